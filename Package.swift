@@ -1,0 +1,141 @@
+// swift-tools-version:6.2
+import PackageDescription
+
+let swiftSettings: [SwiftSetting] = [
+    .enableUpcomingFeature("ExistentialAny"),
+    .enableUpcomingFeature("InferIsolatedConformances"),
+    .enableUpcomingFeature("MemberImportVisibility"),
+]
+
+/// One service executable: its folder under Services/ and the libraries it needs.
+func service(_ name: String, folder: String) -> Target {
+    .executableTarget(
+        name: name,
+        dependencies: [
+            "Shared",
+            .product(name: "Hummingbird", package: "hummingbird"),
+            .product(name: "PostgresNIO", package: "postgres-nio"),
+            .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            .product(name: "Configuration", package: "swift-configuration"),
+            .product(name: "Logging", package: "swift-log"),
+        ],
+        path: "Services/\(folder)",
+        swiftSettings: swiftSettings
+    )
+}
+
+/// The tests of one service: real HTTP through Hummingbird's test client.
+func serviceTests(_ name: String) -> Target {
+    .testTarget(
+        name: "\(name)Tests",
+        dependencies: [
+            .target(name: name),
+            "Shared",
+            "LatchkeyTestSupport",
+            .product(name: "HummingbirdTesting", package: "hummingbird"),
+        ],
+        path: "Tests/\(name)Tests",
+        swiftSettings: swiftSettings
+    )
+}
+
+let package = Package(
+    name: "Latchkey",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "registration-gateway", targets: ["RegistrationGateway"]),
+        .executable(name: "token-service", targets: ["TokenService"]),
+        .executable(name: "dpop-verifier", targets: ["DPoPVerifier"]),
+        .executable(name: "audit-consumer", targets: ["AuditConsumer"]),
+        .executable(name: "latchkey", targets: ["LatchkeyCLI"]),
+        .library(name: "Shared", targets: ["Shared"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
+        .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
+        .package(url: "https://github.com/apple/swift-crypto.git", from: "4.5.2"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-configuration.git", from: "1.4.0"),
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
+    ],
+    targets: [
+        .systemLibrary(
+            name: "CRdKafka",
+            path: "Shared/CRdKafka",
+            pkgConfig: "rdkafka",
+            providers: [.apt(["librdkafka-dev"])]
+        ),
+        .target(
+            name: "Shared",
+            dependencies: [
+                "CRdKafka",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Configuration", package: "swift-configuration"),
+            ],
+            path: "Shared",
+            exclude: ["CRdKafka"],
+            resources: [.copy("Events/Schemas"), .copy("Postgres/Migrations")],
+            swiftSettings: swiftSettings
+        ),
+        service("RegistrationGateway", folder: "RegistrationGateway"),
+        service("TokenService", folder: "TokenService"),
+        service("DPoPVerifier", folder: "DPoPVerifier"),
+        service("AuditConsumer", folder: "AuditConsumer"),
+        .executableTarget(
+            name: "LatchkeyCLI",
+            dependencies: [
+                "Shared",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Configuration", package: "swift-configuration"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Services/LatchkeyCLI",
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "LatchkeyTestSupport",
+            dependencies: [
+                "Shared",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+            ],
+            path: "Tests/LatchkeyTestSupport",
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "SharedTests",
+            dependencies: [
+                "Shared",
+                "LatchkeyTestSupport",
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "MetricsTestKit", package: "swift-metrics"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            path: "Tests/SharedTests",
+            swiftSettings: swiftSettings
+        ),
+        serviceTests("RegistrationGateway"),
+        serviceTests("TokenService"),
+        serviceTests("DPoPVerifier"),
+        serviceTests("AuditConsumer"),
+    ]
+)

@@ -1,0 +1,11 @@
+import Shared
+
+/// `dpop-verifier`: the sidecar that verifies access token and DPoP proof in front of an API.
+@main
+struct Main {
+    static func main() async {
+        await ServiceMain.run(name: "dpop-verifier") { reader, logger in
+            try await buildApplication(reader: reader, logger: logger)
+        }
+    }
+}

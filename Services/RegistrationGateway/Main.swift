@@ -1,0 +1,11 @@
+import Shared
+
+/// `registration-gateway`: RFC 7591/7592 dynamic client registration and the admin API.
+@main
+struct Main {
+    static func main() async {
+        await ServiceMain.run(name: "registration-gateway") { reader, logger in
+            try await buildApplication(reader: reader, logger: logger)
+        }
+    }
+}

@@ -1,0 +1,170 @@
+import Foundation
+
+/// A parsed JWS in compact serialisation (RFC 7515 §7.1): exactly three base64url segments.
+///
+/// Parsing validates structure, encoding and the header; `verify` checks the signature against an
+/// explicit algorithm allow-list; `claims` decodes the payload as a JSON object.
+public struct CompactJWS: Sendable {
+    public let header: JWSHeader
+    /// Decoded payload bytes.
+    public let payload: Data
+    /// Decoded signature bytes (raw R||S for ECDSA).
+    public let signature: Data
+    /// ASCII bytes of `BASE64URL(header) '.' BASE64URL(payload)`, the input the signature covers.
+    public let signingInput: Data
+
+    /// Default bound on the serialised length; callers with tighter needs (DPoP) pass less.
+    public static let defaultMaximumLength = 64 * 1024
+
+    /// Header parameters defined by RFC 7515 §4.1; they may never appear in `crit`.
+    private static let registeredHeaderNames: Set<String> = [
+        "alg", "jku", "jwk", "kid", "x5u", "x5c", "x5t", "x5t#S256", "typ", "cty", "crit",
+    ]
+
+    /// Parses and validates the structure of a compact JWS.
+    ///
+    /// - Parameter understoodCriticalHeaders: extension parameters this caller processes; any other
+    ///   name in `crit` makes the JWS invalid (RFC 7515 §4.1.11). Empty by default.
+    public init(parsing compact: String, maximumLength: Int = CompactJWS.defaultMaximumLength,
+                understoodCriticalHeaders: Set<String> = []) throws(JOSEError) {
+        let utf8 = compact.utf8
+        guard utf8.count <= maximumLength else { throw .malformed("JWS exceeds \(maximumLength) bytes") }
+        let dot = UInt8(ascii: ".")
+        guard let firstDot = utf8.firstIndex(of: dot) else { throw .malformed("JWS must have three segments") }
+        let afterFirst = utf8.index(after: firstDot)
+        guard let secondDot = utf8[afterFirst...].firstIndex(of: dot) else {
+            throw .malformed("JWS must have three segments")
+        }
+        let afterSecond = utf8.index(after: secondDot)
+        guard !utf8[afterSecond...].contains(dot) else { throw .malformed("JWS must have exactly three segments") }
+        guard firstDot > utf8.startIndex else { throw .malformed("JWS header segment is empty") }
+
+        guard let headerBytes = Base64URL.decodeBytes(utf8[..<firstDot]) else {
+            throw .malformed("JWS header is not strict base64url")
+        }
+        guard let payloadBytes = Base64URL.decodeBytes(utf8[afterFirst..<secondDot]) else {
+            throw .malformed("JWS payload is not strict base64url")
+        }
+        guard let signatureBytes = Base64URL.decodeBytes(utf8[afterSecond...]) else {
+            throw .malformed("JWS signature is not strict base64url")
+        }
+
+        let headerJSON = Data(headerBytes)
+        guard JOSEJSON.looksLikeObject(headerJSON) else { throw .malformed("JWS header is not a JSON object") }
+        let fields: DecodedHeaderFields
+        do {
+            fields = try JSONDecoder().decode(DecodedHeaderFields.self, from: headerJSON)
+        } catch let error as DecodingError {
+            throw .malformed("JWS header: \(JOSEJSON.describe(error))")
+        } catch {
+            throw .malformed("JWS header is not valid JSON")
+        }
+
+        let header = JWSHeader(alg: fields.alg, typ: fields.typ, kid: fields.kid, cty: fields.cty,
+                               jwk: fields.jwk, crit: fields.crit, rawJSON: headerJSON)
+        if let crit = fields.crit {
+            try Self.checkCritical(crit, header: header, understood: understoodCriticalHeaders)
+        }
+
+        self.header = header
+        self.payload = Data(payloadBytes)
+        self.signature = Data(signatureBytes)
+        self.signingInput = Data(utf8[..<secondDot])
+    }
+
+    private static func checkCritical(_ crit: [String], header: JWSHeader, understood: Set<String>) throws(JOSEError) {
+        guard !crit.isEmpty else { throw .malformed("crit must not be empty") }
+        guard Set(crit).count == crit.count else { throw .malformed("crit lists a parameter twice") }
+        for name in crit {
+            if registeredHeaderNames.contains(name) {
+                throw .malformed("crit must not list registered parameter \(name)")
+            }
+            guard understood.contains(name) else {
+                throw .unsupportedCriticalHeader("unsupported critical header parameter \(name)")
+            }
+        }
+        // Only reached when the caller understands every listed name; each must then be present.
+        let object = try header.jsonObject()
+        for name in crit where object[name] == nil {
+            throw .malformed("critical header parameter \(name) is missing")
+        }
+    }
+
+    /// Verifies the signature with `key`; the header `alg` must be implemented, allow-listed and of
+    /// the key's type. Returns the algorithm used.
+    @discardableResult
+    public func verify(using key: JWSPublicKey, allowedAlgorithms: Set<JWSAlgorithm>) throws(JOSEError) -> JWSAlgorithm {
+        let algorithm = try checkedAlgorithm(allowedAlgorithms)
+        guard key.supports(algorithm) else {
+            throw .keyAlgorithmMismatch("key cannot verify \(algorithm.rawValue)")
+        }
+        guard key.isValidSignature(signature, for: signingInput, algorithm: algorithm) else {
+            throw .invalidSignature("signature does not verify")
+        }
+        return algorithm
+    }
+
+    /// Verifies with a JWK: the JWK must match the algorithm (type, curve, `alg`, `use`) and be public.
+    @discardableResult
+    public func verify(using jwk: JWK, allowedAlgorithms: Set<JWSAlgorithm>) throws(JOSEError) -> JWSAlgorithm {
+        let algorithm = try checkedAlgorithm(allowedAlgorithms)
+        try algorithm.validate(jwk)
+        return try verify(using: try JWSPublicKey(jwk: jwk), allowedAlgorithms: [algorithm])
+    }
+
+    /// The header `alg` as an implemented and allowed algorithm.
+    public func checkedAlgorithm(_ allowedAlgorithms: Set<JWSAlgorithm>) throws(JOSEError) -> JWSAlgorithm {
+        guard let algorithm = header.algorithm else {
+            throw .unsupportedAlgorithm("unsupported alg \(header.alg)")
+        }
+        guard allowedAlgorithms.contains(algorithm) else {
+            throw .algorithmNotAllowed("alg \(algorithm.rawValue) is not allowed")
+        }
+        return algorithm
+    }
+
+    /// Decodes the payload as a JSON object into `type`; non-objects and mistyped members are refused.
+    public func claims<T: Decodable>(as type: T.Type = T.self) throws(JOSEError) -> T {
+        guard JOSEJSON.looksLikeObject(payload) else { throw .malformed("JWS payload is not a JSON object") }
+        do {
+            return try JSONDecoder().decode(T.self, from: payload)
+        } catch let error as DecodingError {
+            throw .malformed("JWS payload: \(JOSEJSON.describe(error))")
+        } catch let error as JOSEError {
+            throw error
+        } catch {
+            throw .malformed("JWS payload is not valid JSON")
+        }
+    }
+
+    /// The payload as a JSON dictionary.
+    public func payloadObject() throws(JOSEError) -> [String: Any] {
+        try JOSEJSON.parse(payload, what: "payload")
+    }
+}
+
+extension CompactJWS {
+    /// Signs `payload` bytes and returns the compact serialisation.
+    public static func sign(payload: Data, using key: SigningKey,
+                            header parameters: JWSHeaderParameters = JWSHeaderParameters()) throws(JOSEError) -> String {
+        let header = EncodedHeader(alg: key.algorithm.rawValue, typ: parameters.typ, kid: parameters.kid,
+                                   cty: parameters.cty, jwk: parameters.jwk?.publicJWK)
+        let headerJSON: Data
+        do { headerJSON = try JOSEJSON.encoder().encode(header) } catch {
+            throw .malformed("cannot encode JWS header")
+        }
+        let signingInput = Base64URL.encode(headerJSON) + "." + Base64URL.encode(payload)
+        let signature = try key.sign(Data(signingInput.utf8))
+        return signingInput + "." + Base64URL.encode(signature)
+    }
+
+    /// Encodes `claims` as JSON and signs them.
+    public static func sign<Claims: Encodable>(claims: Claims, using key: SigningKey,
+                                               header parameters: JWSHeaderParameters = JWSHeaderParameters()) throws(JOSEError) -> String {
+        let payload: Data
+        do { payload = try JOSEJSON.encoder().encode(claims) } catch {
+            throw .malformed("cannot encode JWS claims")
+        }
+        return try sign(payload: payload, using: key, header: parameters)
+    }
+}

@@ -1,0 +1,130 @@
+import Crypto
+import Foundation
+import Synchronization
+
+/// Remembers DPoP proof identifiers (per key thumbprint) until their acceptance window closes.
+public protocol DPoPReplayCache: Sendable {
+    /// Records (`jkt`, `jti`) until `expiresAt` (Unix seconds). Returns true the first time the pair
+    /// is seen within its lifetime, false for a replay.
+    func insertIfAbsent(jkt: String, jti: String, expiresAt: Int64) async -> Bool
+}
+
+/// A bounded in-process replay cache. It sees one replica's traffic only: a proof replayed to
+/// another replica is not caught here (the protocol is async so a shared store can implement it).
+///
+/// Bound: at most `maxEntries` entries. Each entry stores a 32-byte SHA-256 of (jkt, jti) rather
+/// than the strings, so its size is fixed whatever the client sends: 40 bytes in the dictionary
+/// and 40 in the expiry heap, about 220 bytes per entry with hash-table slack and array growth
+/// (measured: a full 100,000-entry cache adds ≈ 22 MB RSS). On insert, expired entries are swept
+/// first; if the cache is still full, the entries closest to expiry are evicted and counted in
+/// `evictions` (non-zero means the bound is too small for the traffic). Inserts are O(log n) amortised.
+public final class InMemoryDPoPReplayCache: DPoPReplayCache {
+    /// SHA-256 of the pair, stored inline (no per-entry heap allocation).
+    struct Key: Hashable {
+        let a: UInt64, b: UInt64, c: UInt64, d: UInt64
+    }
+
+    struct Entry {
+        let expiresAt: Int64
+        let key: Key
+    }
+
+    struct State {
+        var expiries: [Key: Int64] = [:]
+        /// Binary min-heap ordered by `expiresAt`; exactly one heap entry per dictionary key.
+        var heap: [Entry] = []
+        var evictions: Int = 0
+    }
+
+    public let maxEntries: Int
+    private let clock: any WallClock
+    private let state = Mutex(State())
+
+    public init(maxEntries: Int = 100_000, clock: any WallClock = SystemWallClock()) {
+        precondition(maxEntries > 0, "maxEntries must be positive")
+        self.maxEntries = maxEntries
+        self.clock = clock
+    }
+
+    /// Live entries (for metrics).
+    public var count: Int { state.withLock { $0.expiries.count } }
+
+    /// Entries dropped before expiry because the cache was full (for metrics).
+    public var evictions: Int { state.withLock { $0.evictions } }
+
+    public func insertIfAbsent(jkt: String, jti: String, expiresAt: Int64) async -> Bool {
+        insert(key: Self.key(jkt: jkt, jti: jti), expiresAt: expiresAt)
+    }
+
+    func insert(key: Key, expiresAt: Int64) -> Bool {
+        let now = Int64(clock.now().timeIntervalSince1970.rounded(.down))
+        return state.withLock { state in
+            Self.sweep(&state, now: now)
+            if state.expiries[key] != nil { return false }
+            // Already expired: nothing to remember, and it must not push out live entries.
+            if expiresAt < now { return true }
+            while state.expiries.count >= maxEntries {
+                let victim = Self.popMin(&state.heap)
+                state.expiries[victim.key] = nil
+                state.evictions += 1
+            }
+            state.expiries[key] = expiresAt
+            Self.push(Entry(expiresAt: expiresAt, key: key), into: &state.heap)
+            return true
+        }
+    }
+
+    static func key(jkt: String, jti: String) -> Key {
+        var hasher = SHA256()
+        // Length prefix keeps ("ab","c") and ("a","bc") apart.
+        var length = UInt64(jkt.utf8.count).bigEndian
+        withUnsafeBytes(of: &length) { hasher.update(bufferPointer: $0) }
+        hasher.update(data: Data(jkt.utf8))
+        hasher.update(data: Data(jti.utf8))
+        return hasher.finalize().withUnsafeBytes { raw in
+            Key(a: raw.loadUnaligned(fromByteOffset: 0, as: UInt64.self),
+                b: raw.loadUnaligned(fromByteOffset: 8, as: UInt64.self),
+                c: raw.loadUnaligned(fromByteOffset: 16, as: UInt64.self),
+                d: raw.loadUnaligned(fromByteOffset: 24, as: UInt64.self))
+        }
+    }
+
+    private static func sweep(_ state: inout State, now: Int64) {
+        // An entry protects through its `expiresAt` second inclusive, matching the verifier's
+        // inclusive ±window check.
+        while let top = state.heap.first, top.expiresAt < now {
+            _ = popMin(&state.heap)
+            state.expiries[top.key] = nil
+        }
+    }
+
+    private static func push(_ entry: Entry, into heap: inout [Entry]) {
+        heap.append(entry)
+        var child = heap.count - 1
+        while child > 0 {
+            let parent = (child - 1) / 2
+            guard heap[child].expiresAt < heap[parent].expiresAt else { break }
+            heap.swapAt(child, parent)
+            child = parent
+        }
+    }
+
+    private static func popMin(_ heap: inout [Entry]) -> Entry {
+        let top = heap[0]
+        let last = heap.removeLast()
+        guard !heap.isEmpty else { return top }
+        heap[0] = last
+        var parent = 0
+        while true {
+            let left = 2 * parent + 1
+            let right = left + 1
+            var smallest = parent
+            if left < heap.count, heap[left].expiresAt < heap[smallest].expiresAt { smallest = left }
+            if right < heap.count, heap[right].expiresAt < heap[smallest].expiresAt { smallest = right }
+            guard smallest != parent else { break }
+            heap.swapAt(parent, smallest)
+            parent = smallest
+        }
+        return top
+    }
+}

@@ -1,0 +1,68 @@
+import Foundation
+
+/// Every event Latchkey emits, by its CloudEvents `type`; each has its own Kafka topic and schema.
+public enum LatchkeyEventType: String, ProtocolStringEnum {
+    case clientRegistered = "io.latchkey.client.registered.v1"
+    case tokenIssued = "io.latchkey.token.issued.v1"
+    case clientRevoked = "io.latchkey.client.revoked.v1"
+    case clientUpdated = "io.latchkey.client.updated.v1"
+    case userRegistered = "io.latchkey.user.registered.v1"
+    case tokenRevoked = "io.latchkey.token.revoked.v1"
+    case refreshTokenReuseDetected = "io.latchkey.refresh_token.reuse_detected.v1"
+
+    public static var valueDescription: String { "event type" }
+
+    /// The default topic prefix (DESIGN §5); deployments may configure another.
+    public static let defaultTopicPrefix = "latchkey."
+
+    /// The CloudEvents `type` attribute.
+    public var cloudEventType: String { rawValue }
+
+    /// The topic name without prefix.
+    public var topicSuffix: String {
+        switch self {
+        case .clientRegistered: return "client-registered"
+        case .tokenIssued: return "token-issued"
+        case .clientRevoked: return "client-revoked"
+        case .clientUpdated: return "client-updated"
+        case .userRegistered: return "user-registered"
+        case .tokenRevoked: return "token-revoked"
+        case .refreshTokenReuseDetected: return "refresh-token-reuse-detected"
+        }
+    }
+
+    /// The Kafka topic, e.g. `latchkey.client-registered`.
+    public func topic(prefix: String = LatchkeyEventType.defaultTopicPrefix) -> String {
+        prefix + topicSuffix
+    }
+
+    /// The event type whose topic is `topic` under `prefix`.
+    public init?(topic: String, prefix: String = LatchkeyEventType.defaultTopicPrefix) {
+        guard topic.hasPrefix(prefix) else { return nil }
+        let suffix = topic.dropFirst(prefix.count)
+        guard let match = Self.allCases.first(where: { $0.topicSuffix == suffix }) else { return nil }
+        self = match
+    }
+
+    /// Every topic under `prefix`, for topic creation and an audit consumer's subscription.
+    public static func allTopics(prefix: String = LatchkeyEventType.defaultTopicPrefix) -> [String] {
+        allCases.map { $0.topic(prefix: prefix) }
+    }
+
+    /// File name of the JSON Schema of the whole CloudEvent, e.g. `io.latchkey.client.registered.v1.schema.json`.
+    public var schemaFileName: String { rawValue + ".schema.json" }
+
+    /// The Kafka message key `{tenant}/{client_id}`: one partition per client keeps its events in order.
+    public static func kafkaKey(tenant: TenantSlug, clientID: String) -> String {
+        "\(tenant.rawValue)/\(clientID)"
+    }
+
+    /// Splits a key made by `kafkaKey(tenant:clientID:)`; `nil` when it is not one.
+    public static func parseKafkaKey(_ key: String) -> (tenant: TenantSlug, clientID: String)? {
+        guard let slash = key.firstIndex(of: "/"), let tenant = TenantSlug(rawValue: String(key[..<slash])) else {
+            return nil
+        }
+        let clientID = String(key[key.index(after: slash)...])
+        return clientID.isEmpty ? nil : (tenant, clientID)
+    }
+}

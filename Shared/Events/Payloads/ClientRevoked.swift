@@ -1,0 +1,71 @@
+import Foundation
+
+/// A client stopped being usable. `dpop-verifier` consumes this to reject the client's access
+/// tokens within seconds; the token service has already killed its refresh tokens.
+public struct ClientRevoked: EventPayload, Hashable {
+    public static var eventType: LatchkeyEventType { .clientRevoked }
+
+    /// Why the client was revoked (DESIGN §3–§4).
+    public enum Reason: String, ProtocolStringEnum {
+        /// RFC 7592 DELETE by the client or its user.
+        case deregistered
+        /// An administrator revoked this client; `reason_detail` holds the stated reason.
+        case admin
+        /// Unused for longer than the policy's `inactive_client_ttl`.
+        case expired
+        /// Every client of a user was revoked at once (by an administrator or the user).
+        case userRevokedAll = "user_revoked_all"
+        /// A rotated refresh token was replayed and the client is no longer trusted.
+        case refreshTokenReuse = "refresh_token_reuse"
+
+        public static var valueDescription: String { "revocation reason" }
+
+        /// The status the client is left in.
+        public var resultingStatus: ClientStatus {
+            switch self {
+            case .deregistered: return .deleted
+            case .expired: return .expired
+            case .admin, .userRevokedAll, .refreshTokenReuse: return .revoked
+            }
+        }
+    }
+
+    public var tenant: TenantSlug
+    public var clientID: String
+    public var reason: Reason
+    /// Free text an administrator gave ("device reported stolen"); never a credential.
+    public var reasonDetail: String?
+    public var authenticatedUser: UUID?
+    public var actor: EventActor
+    public var revokedAt: Date
+
+    public var eventSubject: String { clientID }
+
+    public init(
+        tenant: TenantSlug,
+        clientID: String,
+        reason: Reason,
+        reasonDetail: String? = nil,
+        authenticatedUser: UUID? = nil,
+        actor: EventActor,
+        revokedAt: Date
+    ) {
+        self.tenant = tenant
+        self.clientID = clientID
+        self.reason = reason
+        self.reasonDetail = reasonDetail
+        self.authenticatedUser = authenticatedUser
+        self.actor = actor
+        self.revokedAt = RFC3339Timestamp.normalized(revokedAt)
+    }
+
+    enum CodingKeys: String, CodingKey, CaseIterable {
+        case tenant
+        case clientID = "client_id"
+        case reason
+        case reasonDetail = "reason_detail"
+        case authenticatedUser = "authenticated_user"
+        case actor
+        case revokedAt = "revoked_at"
+    }
+}

@@ -1,0 +1,45 @@
+import Hummingbird
+import Logging
+
+/// Turns every error into the JSON error shape of DESIGN §4; unknown errors become an opaque 500.
+public struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
+    public init() {}
+
+    public func handle(
+        _ request: Request, context: Context, next: (Request, Context) async throws -> Response
+    ) async throws -> Response {
+        do {
+            return try await next(request, context)
+        } catch let error as OAuthError {
+            return try error.response(from: request, context: context)
+        } catch let error as HTTPError {
+            return OAuthError.jsonResponse(
+                status: error.status, code: Self.code(for: error.status),
+                description: error.body ?? error.status.reasonPhrase, extraHeaders: error.headers)
+        } catch let error as any HTTPResponseError {
+            return OAuthError.jsonResponse(
+                status: error.status, code: Self.code(for: error.status), description: error.status.reasonPhrase)
+        } catch {
+            // The detail stays in the log (never a secret: errors carry no request bodies).
+            context.logger.error("unhandled error", metadata: ["error": "\(String(reflecting: type(of: error)))"])
+            return OAuthError.jsonResponse(
+                status: .internalServerError, code: "server_error", description: "internal error")
+        }
+    }
+
+    /// The error code a bare HTTP status maps to.
+    static func code(for status: HTTPResponse.Status) -> String {
+        switch status.code {
+        case 400: "invalid_request"
+        case 401: "invalid_token"
+        case 403: "access_denied"
+        case 404: "not_found"
+        case 405: "method_not_allowed"
+        case 413: "request_too_large"
+        case 415: "unsupported_media_type"
+        case 429: "too_many_requests"
+        case 500...: "server_error"
+        default: "invalid_request"
+        }
+    }
+}

@@ -1,0 +1,57 @@
+import Hummingbird
+import Prometheus
+
+/// A named dependency check behind `/readyz`.
+public struct ReadinessCheck: Sendable {
+    public let name: String
+    public let check: @Sendable () async -> Bool
+
+    public init(_ name: String, check: @escaping @Sendable () async -> Bool) {
+        self.name = name
+        self.check = check
+    }
+}
+
+/// `/healthz`, `/readyz` and `/metrics`, the same on every service.
+public struct HealthRoutes<Context: RequestContext>: Sendable {
+    public let checks: [ReadinessCheck]
+    public let registry: PrometheusCollectorRegistry
+
+    public init(checks: [ReadinessCheck], registry: PrometheusCollectorRegistry = LatchkeyMetrics.registry) {
+        self.checks = checks
+        self.registry = registry
+    }
+
+    public func register(on router: Router<Context>) {
+        router.get("/healthz") { _, _ in
+            Self.json(.ok, ["status": "ok"])
+        }
+        router.get("/readyz") { _, _ in
+            // Checks run concurrently so one slow dependency does not hide the others' state.
+            let results = await withTaskGroup(of: (String, Bool).self) { group in
+                for check in checks { group.addTask { (check.name, await check.check()) } }
+                var results: [String: String] = [:]
+                for await (name, ok) in group { results[name] = ok ? "ok" : "failing" }
+                return results
+            }
+            let ready = !results.values.contains("failing")
+            var body = results
+            body["status"] = ready ? "ready" : "not_ready"
+            return Self.json(ready ? .ok : .serviceUnavailable, body)
+        }
+        router.get("/metrics") { _, _ in
+            var buffer: [UInt8] = []
+            registry.emit(into: &buffer)
+            return Response(
+                status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
+                body: .init(byteBuffer: ByteBuffer(bytes: buffer)))
+        }
+    }
+
+    static func json(_ status: HTTPResponse.Status, _ body: [String: String]) -> Response {
+        let pairs = body.sorted { $0.key < $1.key }.map { "\"\($0.key)\":\"\($0.value)\"" }
+        return Response(
+            status: status, headers: [.contentType: "application/json", .cacheControl: "no-store"],
+            body: .init(byteBuffer: ByteBuffer(string: "{" + pairs.joined(separator: ",") + "}")))
+    }
+}

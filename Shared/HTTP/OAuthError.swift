@@ -1,0 +1,42 @@
+import Foundation
+import Hummingbird
+
+/// An error answered as `{"error": …, "error_description": …}` with the status the RFC names.
+public struct OAuthError: HTTPResponseError, Sendable, CustomStringConvertible {
+    public var status: HTTPResponse.Status
+    public var code: String
+    public var errorDescription: String
+    public var headers: HTTPFields
+
+    public init(_ status: HTTPResponse.Status, _ code: String, _ description: String, headers: HTTPFields = [:]) {
+        self.status = status
+        self.code = code
+        self.errorDescription = description
+        self.headers = headers
+    }
+
+    public var description: String { "\(status.code) \(code): \(errorDescription)" }
+
+    public static func invalidRequest(_ description: String) -> OAuthError {
+        OAuthError(.badRequest, "invalid_request", description)
+    }
+
+    public static func notFound(_ description: String) -> OAuthError {
+        OAuthError(.notFound, "not_found", description)
+    }
+
+    public func response(from request: Request, context: some RequestContext) throws -> Response {
+        Self.jsonResponse(status: status, code: code, description: errorDescription, extraHeaders: headers)
+    }
+
+    /// Builds the JSON error body; errors may follow a token request, so they are never cached.
+    public static func jsonResponse(
+        status: HTTPResponse.Status, code: String, description: String, extraHeaders: HTTPFields = [:]
+    ) -> Response {
+        let body: [String: String] = ["error": code, "error_description": description]
+        let data = (try? JSONSerialization.data(withJSONObject: body, options: [.sortedKeys])) ?? Data()
+        var headers: HTTPFields = [.contentType: "application/json", .cacheControl: "no-store"]
+        headers.append(contentsOf: extraHeaders)
+        return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: data)))
+    }
+}

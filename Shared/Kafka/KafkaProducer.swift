@@ -1,0 +1,110 @@
+import Logging
+import Metrics
+import ServiceLifecycle
+
+/// An idempotent Kafka producer whose ``send(_:)`` returns once the cluster acknowledged the record.
+///
+/// Delivery reports are only served while ``run()`` executes, so add the producer to the
+/// `ServiceGroup` (or otherwise run it) before sending. Graceful shutdown stops accepting
+/// sends, flushes outstanding records for `shutdownFlushTimeout`, fails the rest, and destroys
+/// the librdkafka handle; a producer is not restartable.
+public final class KafkaProducer: Service, Sendable {
+    private let client: RdKafkaClient
+    private let deliveries: KafkaDeliveryRegistry
+    private let pollQueue: KafkaBlockingQueue
+    private let stopPolling = KafkaInterruptFlag()
+    private let shutdownFlushTimeout: Duration
+    private let logger: Logger
+
+    public init(configuration: KafkaConfiguration, logger: Logger) throws {
+        let deliveries = KafkaDeliveryRegistry()
+        var callbacks = RdKafkaClient.Callbacks(
+            logger: logger,
+            delivery: { id, result in deliveries.complete(id, with: result) }
+        )
+        if configuration.statisticsInterval != nil {
+            let recorder = KafkaStatisticsRecorder(
+                clientID: configuration.clientID,
+                role: "producer",
+                factory: configuration.metricsFactory ?? MetricsSystem.factory
+            )
+            callbacks.statistics = { recorder.record(json: $0) }
+        }
+        self.client = try RdKafkaClient(
+            role: .producer,
+            properties: configuration.producerProperties(),
+            callbacks: callbacks
+        )
+        self.deliveries = deliveries
+        self.pollQueue = KafkaBlockingQueue(label: "latchkey.kafka.producer.\(configuration.clientID)")
+        self.shutdownFlushTimeout = configuration.shutdownFlushTimeout
+        self.logger = logger
+    }
+
+    /// Publishes one record and waits for its delivery report.
+    ///
+    /// Returns where the record was stored, or throws the delivery error (for example
+    /// `_MSG_TIMED_OUT` after `messageTimeout`). Retriable broker errors are retried inside
+    /// librdkafka without duplicating the record. Cancelling the calling task does not
+    /// withdraw a record that was already handed over; the call still waits for its fate.
+    public func send(_ message: KafkaOutgoingMessage) async throws -> KafkaDeliveryReport {
+        while true {
+            do {
+                return try await enqueueAndAwaitDelivery(message)
+            } catch let error as KafkaError where error.code == .queueFull {
+                // The local queue is bounded (queue.buffering.max.messages); wait for room.
+                try await Task.sleep(for: .milliseconds(20))
+            }
+        }
+    }
+
+    private func enqueueAndAwaitDelivery(_ message: KafkaOutgoingMessage) async throws -> KafkaDeliveryReport {
+        try await withCheckedThrowingContinuation { continuation in
+            let client = self.client
+            let failure = deliveries.register(continuation) { id in
+                client.produce(message, messageID: id)
+            }
+            if let failure {
+                continuation.resume(throwing: failure)
+            }
+        }
+    }
+
+    /// Serves delivery reports until graceful shutdown or cancellation, then drains and stops.
+    public func run() async throws {
+        let client = self.client
+        let stopPolling = self.stopPolling
+        await withTaskCancellationOrGracefulShutdownHandler {
+            await pollQueue.run {
+                // A bounded wait keeps the stop flag checked several times a second.
+                while !stopPolling.isRaised {
+                    client.poll(timeout: .milliseconds(100))
+                }
+            }
+        } onCancelOrGracefulShutdown: {
+            stopPolling.raise()
+        }
+        await shutDown()
+    }
+
+    private func shutDown() async {
+        deliveries.close()
+        let client = self.client
+        let flushTimeout = shutdownFlushTimeout
+        // flush serves delivery reports itself while it waits.
+        let remaining = await pollQueue.run { client.flush(timeout: flushTimeout) }
+        if remaining > 0 {
+            logger.warning("Kafka producer shutting down with undelivered records", metadata: ["count": "\(remaining)"])
+            await pollQueue.run {
+                client.purgeOutstanding()
+                // Serve the purge delivery reports so each waiting send learns its record failed.
+                _ = client.flush(timeout: .milliseconds(500))
+            }
+        }
+        deliveries.failAll(with: .producerShutDown)
+        // No send can reach the handle any more (the registry is closed), so release it now
+        // rather than whenever the last reference to the producer goes away.
+        await pollQueue.run { client.destroy() }
+        logger.debug("Kafka producer stopped", metadata: ["kafka.client": "\(client.name)"])
+    }
+}

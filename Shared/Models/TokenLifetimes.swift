@@ -1,0 +1,46 @@
+import Foundation
+
+/// Lifetimes, in seconds, of what the token service issues for a tenant.
+public struct TokenLifetimes: Codable, Sendable, Hashable {
+    public var accessToken: Int
+    /// Absolute lifetime of a refresh token family, counted from the first grant.
+    public var refreshToken: Int
+    /// The `dcr`-scoped token a user obtains to register an app instance; kept short (DESIGN §3).
+    public var dcrAccessToken: Int
+    /// RFC 6749 §4.1.2 recommends at most 10 minutes.
+    public var authorizationCode: Int
+    public var idToken: Int
+
+    public init(
+        accessToken: Int = 600,
+        refreshToken: Int = 2_592_000,
+        dcrAccessToken: Int = 300,
+        authorizationCode: Int = 60,
+        idToken: Int = 600
+    ) {
+        self.accessToken = accessToken
+        self.refreshToken = refreshToken
+        self.dcrAccessToken = dcrAccessToken
+        self.authorizationCode = authorizationCode
+        self.idToken = idToken
+    }
+
+    enum CodingKeys: String, CodingKey, CaseIterable {
+        case accessToken = "access_token"
+        case refreshToken = "refresh_token"
+        case dcrAccessToken = "dcr_access_token"
+        case authorizationCode = "authorization_code"
+        case idToken = "id_token"
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let defaults = TokenLifetimes()
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        accessToken = try container.decodeIfPresent(Int.self, forKey: .accessToken) ?? defaults.accessToken
+        refreshToken = try container.decodeIfPresent(Int.self, forKey: .refreshToken) ?? defaults.refreshToken
+        dcrAccessToken = try container.decodeIfPresent(Int.self, forKey: .dcrAccessToken) ?? defaults.dcrAccessToken
+        authorizationCode =
+            try container.decodeIfPresent(Int.self, forKey: .authorizationCode) ?? defaults.authorizationCode
+        idToken = try container.decodeIfPresent(Int.self, forKey: .idToken) ?? defaults.idToken
+    }
+}

@@ -1,0 +1,28 @@
+import Foundation
+
+/// One outbox row as the relay publishes it: an encoded CloudEvent bound for a topic and key.
+public struct OutboxMessage: Sendable, Equatable {
+    public let sequence: Int64
+    public let eventID: UUID
+    public let eventType: String
+    public let topic: String
+    public let key: String
+    public let payload: String
+    public let attempts: Int
+
+    public init(sequence: Int64, eventID: UUID, eventType: String, topic: String, key: String, payload: String, attempts: Int) {
+        self.sequence = sequence
+        self.eventID = eventID
+        self.eventType = eventType
+        self.topic = topic
+        self.key = key
+        self.payload = payload
+        self.attempts = attempts
+    }
+}
+
+/// Publishes a batch in order and reports each message's delivery; Kafka in production.
+public protocol OutboxPublisher: Sendable {
+    /// One result per message, in the same order; returns only when every delivery is known.
+    func publish(_ messages: [OutboxMessage]) async -> [Result<Void, any Error>]
+}

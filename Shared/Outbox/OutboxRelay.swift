@@ -1,0 +1,193 @@
+import Foundation
+import Logging
+import Metrics
+import PostgresNIO
+import ServiceLifecycle
+
+/// Publishes outbox rows to Kafka and marks them sent only after their delivery reports.
+///
+/// Safe with several replicas: claims are taken under a short transaction-scoped advisory lock
+/// with `FOR UPDATE SKIP LOCKED`, and a row is only claimed when no earlier unsent row with the
+/// same key is held by another relay or waiting out a backoff, which keeps per-key order.
+public final class OutboxRelay: Service, Sendable {
+    static let claimLockKey: Int64 = 0x4C4B_4F55_5442_4F58  // "LKOUTBOX"
+
+    public let relayID: String
+    private let database: Database
+    private let publisher: any OutboxPublisher
+    private let configuration: OutboxRelayConfiguration
+    private let logger: Logger
+    private let metrics = OutboxMetrics()
+
+    /// `database` must use the cross-tenant role (`latchkey_system`).
+    public init(
+        database: Database, publisher: any OutboxPublisher, configuration: OutboxRelayConfiguration = .init(),
+        relayID: String = "relay-\(UUID().uuidString.lowercased().prefix(8))", logger: Logger
+    ) {
+        self.database = database
+        self.publisher = publisher
+        self.configuration = configuration
+        self.relayID = relayID
+        var logger = logger
+        logger[metadataKey: "relay"] = .string(relayID)
+        self.logger = logger
+    }
+
+    public func run() async throws {
+        await cancelWhenGracefulShutdown {
+            var lastMaintenance = ContinuousClock.now - self.configuration.maintenanceInterval
+            while !Task.isCancelled {
+                do {
+                    if ContinuousClock.now - lastMaintenance >= self.configuration.maintenanceInterval {
+                        try await self.maintain()
+                        lastMaintenance = .now
+                    }
+                    if try await self.relayBatch() == 0 {
+                        try await Task.sleep(for: self.configuration.idlePollInterval)
+                    }
+                } catch is CancellationError {
+                    return
+                } catch {
+                    self.logger.warning("outbox relay round failed", metadata: ["error": "\(error)"])
+                    try? await Task.sleep(for: .seconds(1))
+                }
+            }
+        }
+    }
+
+    /// Claims, publishes and settles one batch; returns how many rows it handled.
+    @discardableResult
+    public func relayBatch() async throws -> Int {
+        let batch = try await claim()
+        guard !batch.isEmpty else { return 0 }
+        let results = await publisher.publish(batch)
+        var delivered: [Int64] = []
+        var failed: [(OutboxMessage, String)] = []
+        for (message, result) in zip(batch, results) {
+            switch result {
+            case .success: delivered.append(message.sequence)
+            case .failure(let error): failed.append((message, "\(error)"))
+            }
+        }
+        if !delivered.isEmpty { try await markSent(delivered) }
+        if !failed.isEmpty { try await scheduleRetry(failed) }
+        return batch.count
+    }
+
+    private func claim() async throws -> [OutboxMessage] {
+        let lease = Self.seconds(configuration.leaseDuration)
+        return try await database.withTransaction { connection in
+            // Serialises claiming (a few milliseconds) so the per-key ordering check sees every claim.
+            try await connection.query("SELECT pg_advisory_xact_lock(\(Self.claimLockKey))", logger: logger)
+            let rows = try await connection.query(
+                """
+                WITH candidates AS (
+                    SELECT o.seq FROM outbox o
+                    WHERE o.sent_at IS NULL AND o.available_at <= clock_timestamp()
+                      AND (o.claimed_until IS NULL OR o.claimed_until < clock_timestamp() OR o.claimed_by = \(relayID))
+                      AND NOT EXISTS (
+                          SELECT 1 FROM outbox p
+                          WHERE p.message_key = o.message_key AND p.sent_at IS NULL AND p.seq < o.seq
+                            AND ((p.claimed_until >= clock_timestamp() AND p.claimed_by <> \(relayID))
+                                 OR p.available_at > clock_timestamp()))
+                    ORDER BY o.seq
+                    LIMIT \(configuration.batchSize)
+                    FOR UPDATE SKIP LOCKED)
+                UPDATE outbox SET claimed_by = \(relayID),
+                                  claimed_until = clock_timestamp() + make_interval(secs => \(lease))
+                FROM candidates WHERE outbox.seq = candidates.seq
+                RETURNING outbox.seq, outbox.event_id, outbox.event_type, outbox.topic, outbox.message_key,
+                          outbox.payload, outbox.attempts
+                """, logger: logger)
+            var messages: [OutboxMessage] = []
+            for try await (seq, id, type, topic, key, payload, attempts) in rows.decode(
+                (Int64, UUID, String, String, String, String, Int).self)
+            {
+                messages.append(OutboxMessage(
+                    sequence: seq, eventID: id, eventType: type, topic: topic, key: key, payload: payload,
+                    attempts: attempts))
+            }
+            return messages.sorted { $0.sequence < $1.sequence }
+        }
+    }
+
+    private func markSent(_ sequences: [Int64]) async throws {
+        let (marked, latencies) = try await database.withTransaction { connection in
+            let rows = try await connection.query(
+                """
+                UPDATE outbox SET sent_at = clock_timestamp(), claimed_by = NULL, claimed_until = NULL, last_error = NULL
+                WHERE seq = ANY(\(sequences)) AND sent_at IS NULL
+                RETURNING extract(epoch FROM clock_timestamp() - created_at)::float8
+                """, logger: logger)
+            var latencies: [Double] = []
+            for try await latency in rows.decode(Double.self) { latencies.append(latency) }
+            return (latencies.count, latencies)
+        }
+        metrics.published.increment(by: marked)
+        for latency in latencies { metrics.publishLatency.recordNanoseconds(Int64(latency * 1e9)) }
+        // Another relay whose lease had lapsed delivered these too: same event ids, counted, not hidden.
+        let duplicates = sequences.count - marked
+        if duplicates > 0 {
+            metrics.duplicates.increment(by: duplicates)
+            logger.info("outbox rows were already marked sent by another relay", metadata: ["count": "\(duplicates)"])
+        }
+    }
+
+    private func scheduleRetry(_ failures: [(OutboxMessage, String)]) async throws {
+        metrics.failures.increment(by: failures.count)
+        logger.warning("outbox deliveries failed; will retry", metadata: [
+            "count": "\(failures.count)", "error": "\(failures[0].1)",
+        ])
+        let sequences = failures.map(\.0.sequence)
+        let delays = failures.map { Self.seconds(backoff(attempt: $0.0.attempts + 1)) }
+        let errors = failures.map { String($0.1.prefix(500)) }
+        try await database.withTransaction { connection in
+            _ = try await connection.query(
+                """
+                UPDATE outbox SET attempts = attempts + 1, last_error = f.error, claimed_by = NULL, claimed_until = NULL,
+                                  available_at = clock_timestamp() + make_interval(secs => f.delay)
+                FROM unnest(\(sequences)::bigint[], \(delays)::float8[], \(errors)::text[]) AS f(seq, delay, error)
+                WHERE outbox.seq = f.seq AND outbox.claimed_by = \(relayID)
+                """, logger: logger)
+        }
+    }
+
+    /// Capped exponential backoff with jitter in [50%, 100%] so retrying relays do not move in lockstep.
+    func backoff(attempt: Int) -> Duration {
+        let base = Self.seconds(configuration.initialBackoff) * pow(2, Double(min(attempt - 1, 20)))
+        let capped = min(base, Self.seconds(configuration.maximumBackoff))
+        return .milliseconds(Int64(capped * Double.random(in: 0.5...1.0) * 1_000))
+    }
+
+    private func maintain() async throws {
+        let retention = Self.seconds(configuration.retention)
+        let (backlog, oldest) = try await database.withTransaction { connection in
+            try await connection.query(
+                "DELETE FROM outbox WHERE sent_at < clock_timestamp() - make_interval(secs => \(retention))",
+                logger: logger)
+            let rows = try await connection.query(
+                """
+                SELECT count(*)::int8, coalesce(extract(epoch FROM clock_timestamp() - min(created_at)), 0)::float8
+                FROM outbox WHERE sent_at IS NULL
+                """, logger: logger)
+            for try await (count, age) in rows.decode((Int64, Double).self) { return (count, age) }
+            return (Int64(0), 0.0)
+        }
+        metrics.backlog.record(backlog)
+        metrics.oldestUnsentAge.record(oldest)
+    }
+
+    static func seconds(_ duration: Duration) -> Double {
+        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+    }
+}
+
+/// The relay's metrics (Prometheus names under `latchkey_outbox_`).
+struct OutboxMetrics: Sendable {
+    let published = Counter(label: "latchkey_outbox_published_total")
+    let failures = Counter(label: "latchkey_outbox_publish_failures_total")
+    let duplicates = Counter(label: "latchkey_outbox_duplicate_publishes_total")
+    let backlog = Gauge(label: "latchkey_outbox_backlog")
+    let oldestUnsentAge = Gauge(label: "latchkey_outbox_oldest_unsent_age_seconds")
+    let publishLatency = Metrics.Timer(label: "latchkey_outbox_publish_latency_seconds")
+}

@@ -1,0 +1,18 @@
+/// Tuning of the outbox relay; the defaults suit one relay per service replica.
+public struct OutboxRelayConfiguration: Sendable {
+    /// Rows claimed per round trip.
+    public var batchSize: Int = 200
+    /// Sleep between polls when the outbox is empty (bounds outbox-to-Kafka latency when idle).
+    public var idlePollInterval: Duration = .milliseconds(25)
+    /// How long a claim protects rows from other relays; a crashed relay's rows return after this.
+    public var leaseDuration: Duration = .seconds(120)
+    /// First retry delay after a failed delivery; doubles per attempt up to `maximumBackoff`, with jitter.
+    public var initialBackoff: Duration = .milliseconds(200)
+    public var maximumBackoff: Duration = .seconds(30)
+    /// Sent rows are deleted after this long.
+    public var retention: Duration = .seconds(7 * 24 * 3600)
+    /// How often backlog gauges are refreshed and old rows purged.
+    public var maintenanceInterval: Duration = .seconds(5)
+
+    public init() {}
+}

@@ -1,0 +1,77 @@
+import Foundation
+import Logging
+import PostgresNIO
+import Shared
+
+/// The shared, migrated test database, plus helpers to reach it under each role.
+public enum TestDatabase {
+    private actor Once {
+        var done = false
+        func migrate() async throws {
+            guard !done else { return }
+            try await withPostgresClient(TestEnvironment.migrationDatabase()) { client in
+                try await Migrator(logger: TestEnvironment.logger).migrate(client: client)
+            }
+            done = true
+        }
+    }
+    private static let once = Once()
+
+    /// Applies migrations to the test database once per test process.
+    public static func prepare() async throws {
+        try await once.migrate()
+    }
+
+    /// Runs `body` with the tenant-scoped (`latchkey_app`) database.
+    public static func withApp<Result: Sendable>(_ body: (Database) async throws -> Result) async throws -> Result {
+        try await prepare()
+        return try await withPostgresClient(TestEnvironment.appDatabase()) { client in
+            try await body(Database(client: client, logger: TestEnvironment.logger))
+        }
+    }
+
+    /// Runs `body` with the cross-tenant (`latchkey_system`) database.
+    public static func withSystem<Result: Sendable>(_ body: (Database) async throws -> Result) async throws -> Result {
+        try await prepare()
+        return try await withPostgresClient(TestEnvironment.systemDatabase()) { client in
+            try await body(Database(client: client, logger: TestEnvironment.logger))
+        }
+    }
+
+    /// Creates a tenant row (as the app role, scoped to that tenant) with the given policy JSON.
+    public static func createTenant(_ slug: String, in database: Database, policy: String = "{}") async throws {
+        try await database.withTenantTransaction(slug) { connection in
+            try await connection.query(
+                "INSERT INTO tenants (tenant_id, display_name, policy) VALUES (\(slug), \(slug), \(policy)::jsonb)",
+                logger: database.logger)
+        }
+    }
+
+    /// Creates an empty database owned by the migration role and drops it after `body`.
+    public static func withScratchDatabase<Result: Sendable>(
+        _ body: (DatabaseConfiguration) async throws -> Result
+    ) async throws -> Result {
+        let owner = try TestEnvironment.migrationDatabase()
+        let name = "latchkey_scratch_\(UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "").prefix(12))"
+        try await withPostgresClient(owner) { client in
+            try await client.query(PostgresQuery(unsafeSQL: "CREATE DATABASE \(name)"), logger: TestEnvironment.logger)
+        }
+        var scratch = owner
+        scratch.database = name
+        do {
+            let result = try await body(scratch)
+            try await dropDatabase(name, owner: owner)
+            return result
+        } catch {
+            try? await dropDatabase(name, owner: owner)
+            throw error
+        }
+    }
+
+    private static func dropDatabase(_ name: String, owner: DatabaseConfiguration) async throws {
+        try await withPostgresClient(owner) { client in
+            try await client.query(
+                PostgresQuery(unsafeSQL: "DROP DATABASE IF EXISTS \(name) WITH (FORCE)"), logger: TestEnvironment.logger)
+        }
+    }
+}

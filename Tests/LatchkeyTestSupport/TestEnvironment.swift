@@ -1,0 +1,58 @@
+import Foundation
+import Logging
+import PostgresNIO
+import Shared
+
+/// Where the test PostgreSQL lives; `scripts/test.sh` exports these. Missing means failure, never a skip.
+public enum TestEnvironment {
+    public struct Missing: Error, CustomStringConvertible {
+        public let description: String
+    }
+
+    public static func value(_ name: String) throws -> String {
+        guard let value = ProcessInfo.processInfo.environment[name], !value.isEmpty else {
+            throw Missing(description: "\(name) is not set: run the suite with scripts/test.sh")
+        }
+        return value
+    }
+
+    /// Tenant-scoped service role (`latchkey_app`).
+    public static func appDatabase() throws -> DatabaseConfiguration {
+        try DatabaseConfiguration(url: value("LATCHKEY_TEST_DATABASE_URL"))
+    }
+
+    /// Cross-tenant role (`latchkey_system`).
+    public static func systemDatabase() throws -> DatabaseConfiguration {
+        try DatabaseConfiguration(url: value("LATCHKEY_TEST_SYSTEM_DATABASE_URL"))
+    }
+
+    /// Owner role, used for migrations and for creating throwaway databases.
+    public static func migrationDatabase() throws -> DatabaseConfiguration {
+        try DatabaseConfiguration(url: value("LATCHKEY_TEST_MIGRATION_DATABASE_URL"))
+    }
+
+    public static let logger: Logger = {
+        var logger = Logger(label: "latchkey.tests")
+        logger.logLevel = ProcessInfo.processInfo.environment["LATCHKEY_TEST_LOG_LEVEL"].flatMap { Logger.Level(rawValue: $0) } ?? .warning
+        return logger
+    }()
+
+    /// A tenant slug no other test uses.
+    public static func uniqueTenant(_ prefix: String = "t") -> String {
+        "\(prefix)-\(UUID().uuidString.lowercased().prefix(18))"
+    }
+}
+
+/// Runs `body` with a running `PostgresClient` for `configuration`, shutting it down afterwards.
+@discardableResult
+public func withPostgresClient<Result: Sendable>(
+    _ configuration: DatabaseConfiguration,
+    _ body: (PostgresClient) async throws -> Result
+) async throws -> Result {
+    let client = configuration.makeClient(logger: TestEnvironment.logger)
+    return try await withThrowingTaskGroup(of: Void.self) { group in
+        group.addTask { await client.run() }
+        defer { group.cancelAll() }
+        return try await body(client)
+    }
+}

@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# Private PostgreSQL cluster for development and tests, under .run/postgres on a non-default port.
+# Usage: scripts/postgres.sh start|stop|status|env
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+APP_PASSWORD="${LATCHKEY_PG_APP_PASSWORD:-latchkey-app-dev}"
+SYSTEM_PASSWORD="${LATCHKEY_PG_SYSTEM_PASSWORD:-latchkey-system-dev}"
+OWNER_PASSWORD="${LATCHKEY_PG_OWNER_PASSWORD:-latchkey-owner-dev}"
+
+psql_admin() { PGOPTIONS="-c client_min_messages=warning" as_postgres "$PG_BIN/psql" -h "$PG_DIR/socket" -p "$PG_PORT" -U postgres -v ON_ERROR_STOP=1 -qAt "$@"; }
+
+start() {
+    mkdir -p "$RUN_DIR"
+    if [ ! -f "$PG_DIR/data/PG_VERSION" ]; then
+        log "creating PostgreSQL cluster in $PG_DIR (port $PG_PORT)"
+        mkdir -p "$PG_DIR/data" "$PG_DIR/socket"
+        [ "$(id -u)" -ne 0 ] || chown -R postgres:postgres "$PG_DIR"
+        as_postgres "$PG_BIN/initdb" -D "$PG_DIR/data" -U postgres --auth-local=trust --auth-host=scram-sha-256 \
+            --encoding=UTF8 --locale=C.UTF-8 >/dev/null
+        cat >>"$PG_DIR/data/postgresql.conf" <<CONF
+listen_addresses = '127.0.0.1'
+port = $PG_PORT
+unix_socket_directories = '$PG_DIR/socket'
+max_connections = 300
+shared_buffers = 256MB
+fsync = on
+log_min_messages = warning
+CONF
+    fi
+    if ! as_postgres "$PG_BIN/pg_ctl" -D "$PG_DIR/data" status >/dev/null 2>&1; then
+        log "starting PostgreSQL on 127.0.0.1:$PG_PORT"
+        as_postgres "$PG_BIN/pg_ctl" -D "$PG_DIR/data" -l "$PG_DIR/postgres.log" -w -t 60 start >/dev/null
+    fi
+    # Roles: owner (runs migrations), app (tenant-scoped, RLS), system (cross-tenant jobs).
+    psql_admin -d postgres <<SQL
+DO \$\$
+BEGIN
+    IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'latchkey_owner') THEN
+        CREATE ROLE latchkey_owner LOGIN CREATEDB CREATEROLE PASSWORD '$OWNER_PASSWORD';
+    END IF;
+    IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'latchkey_app') THEN
+        CREATE ROLE latchkey_app LOGIN NOBYPASSRLS PASSWORD '$APP_PASSWORD';
+    END IF;
+    IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'latchkey_system') THEN
+        CREATE ROLE latchkey_system LOGIN NOBYPASSRLS PASSWORD '$SYSTEM_PASSWORD';
+    END IF;
+END
+\$\$;
+GRANT latchkey_app, latchkey_system TO latchkey_owner WITH ADMIN OPTION;
+SQL
+    for db in latchkey latchkey_test; do
+        if [ -z "$(psql_admin -d postgres -c "SELECT 1 FROM pg_database WHERE datname = '$db'")" ]; then
+            psql_admin -d postgres -c "CREATE DATABASE $db OWNER latchkey_owner"
+        fi
+    done
+}
+
+stop() {
+    if [ -f "$PG_DIR/data/PG_VERSION" ] && as_postgres "$PG_BIN/pg_ctl" -D "$PG_DIR/data" status >/dev/null 2>&1; then
+        log "stopping PostgreSQL"
+        as_postgres "$PG_BIN/pg_ctl" -D "$PG_DIR/data" -m fast -w stop >/dev/null
+    fi
+}
+
+# Prints the connection URLs for a database (default: latchkey) as shell exports.
+env_for() {
+    local db="${1:-latchkey}"
+    echo "export DATABASE_URL='postgres://latchkey_app:$APP_PASSWORD@127.0.0.1:$PG_PORT/$db'"
+    echo "export DATABASE_SYSTEM_URL='postgres://latchkey_system:$SYSTEM_PASSWORD@127.0.0.1:$PG_PORT/$db'"
+    echo "export DATABASE_MIGRATION_URL='postgres://latchkey_owner:$OWNER_PASSWORD@127.0.0.1:$PG_PORT/$db'"
+}
+
+case "${1:-start}" in
+    start) start ;;
+    stop) stop ;;
+    status) as_postgres "$PG_BIN/pg_ctl" -D "$PG_DIR/data" status ;;
+    env) env_for "${2:-latchkey}" ;;
+    *) die "usage: $0 start|stop|status|env [database]" ;;
+esac

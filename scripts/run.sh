@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# The README's first command: runs the whole platform locally, no Docker.
+# Installs what is missing, builds, starts PostgreSQL + the embedded Kafka cluster + the four
+# services, migrates, prints the URLs, streams logs, and stops everything on Ctrl-C.
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+cd "$ROOT"
+
+ensure_packages
+log "building (first build takes several minutes)"
+swift build -c "${LATCHKEY_BUILD_CONFIG:-debug}" >/dev/null || swift build -c "${LATCHKEY_BUILD_CONFIG:-debug}"
+BIN="$(swift build -c "${LATCHKEY_BUILD_CONFIG:-debug}" --show-bin-path)"
+
+"$ROOT/scripts/postgres.sh" start
+eval "$("$ROOT/scripts/postgres.sh" env latchkey)"
+
+LOG_DIR="$RUN_DIR/logs"
+mkdir -p "$LOG_DIR"
+PIDS=()
+cleanup() {
+    trap - INT TERM EXIT
+    log "stopping services"
+    for pid in "${PIDS[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
+    for pid in "${PIDS[@]}"; do wait "$pid" 2>/dev/null || true; done
+    "$ROOT/scripts/postgres.sh" stop
+    log "stopped"
+}
+trap cleanup INT TERM EXIT
+
+# Starts one process with its output prefixed by its name, into the terminal and a log file.
+start() {
+    local name="$1"; shift
+    ( "$@" 2>&1 | sed -u "s/^/[$name] /" | tee "$LOG_DIR/$name.log" ) &
+    PIDS+=($!)
+}
+
+rm -f "$RUN_DIR/kafka.bootstrap"
+start kafka "$BIN/latchkey" kafka-cluster --brokers 1 --bootstrap-file "$RUN_DIR/kafka.bootstrap"
+for _ in $(seq 1 100); do [ -s "$RUN_DIR/kafka.bootstrap" ] && break; sleep 0.1; done
+[ -s "$RUN_DIR/kafka.bootstrap" ] || die "embedded Kafka cluster did not start (see $LOG_DIR/kafka.log)"
+export KAFKA_BROKERS="$(cat "$RUN_DIR/kafka.bootstrap")"
+
+log "migrating"
+"$BIN/latchkey" migrate
+
+export LOG_LEVEL="${LOG_LEVEL:-info}"
+HTTP_PORT=8081 start registration-gateway "$BIN/registration-gateway"
+HTTP_PORT=8082 start token-service "$BIN/token-service"
+HTTP_PORT=8083 start dpop-verifier "$BIN/dpop-verifier"
+HTTP_PORT=8084 start audit-consumer "$BIN/audit-consumer"
+
+for port in 8081 8082 8083 8084; do
+    for _ in $(seq 1 100); do curl -fsS "http://127.0.0.1:$port/healthz" >/dev/null 2>&1 && break; sleep 0.1; done
+done
+cat <<INFO
+
+  Latchkey is running.
+    registration-gateway  http://127.0.0.1:8081   (/healthz /readyz /metrics)
+    token-service         http://127.0.0.1:8082
+    dpop-verifier         http://127.0.0.1:8083
+    audit-consumer        http://127.0.0.1:8084
+    PostgreSQL            127.0.0.1:$PG_PORT  (database latchkey)
+    Kafka (embedded)      $KAFKA_BROKERS
+  Logs: $LOG_DIR   Ctrl-C stops everything.
+
+INFO
+wait

@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# The README's test command: installs what is missing, starts the private PostgreSQL cluster,
+# and runs the whole suite (`swift test`) against it and the embedded Kafka cluster.
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+cd "$ROOT"
+
+ensure_packages
+[ -d "$ROOT/../shared/vectors" ] || die "../shared/vectors is missing next to the repository: the vector tests need it"
+"$ROOT/scripts/postgres.sh" start
+eval "$("$ROOT/scripts/postgres.sh" env latchkey_test)"
+export LATCHKEY_TEST_DATABASE_URL="$DATABASE_URL"
+export LATCHKEY_TEST_SYSTEM_DATABASE_URL="$DATABASE_SYSTEM_URL"
+export LATCHKEY_TEST_MIGRATION_DATABASE_URL="$DATABASE_MIGRATION_URL"
+export LATCHKEY_VECTORS_DIR="$ROOT/../shared/vectors"
+
+log "building"
+swift build --build-tests "$@"
+log "running tests"
+swift test --skip-build "$@"
