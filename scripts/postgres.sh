@@ -48,7 +48,7 @@ END
 \$\$;
 GRANT latchkey_app, latchkey_system TO latchkey_owner WITH ADMIN OPTION;
 SQL
-    for db in latchkey latchkey_test; do
+    for db in latchkey latchkey_test ${LATCHKEY_TEST_DB:-}; do
         if [ -z "$(psql_admin -d postgres -c "SELECT 1 FROM pg_database WHERE datname = '$db'")" ]; then
             psql_admin -d postgres -c "CREATE DATABASE $db OWNER latchkey_owner"
         fi

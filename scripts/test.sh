@@ -7,7 +7,7 @@ cd "$ROOT"
 ensure_packages
 [ -d "$ROOT/../shared/vectors" ] || die "../shared/vectors is missing next to the repository: the vector tests need it"
 "$ROOT/scripts/postgres.sh" start
-eval "$("$ROOT/scripts/postgres.sh" env latchkey_test)"
+eval "$("$ROOT/scripts/postgres.sh" env "${LATCHKEY_TEST_DB:-latchkey_test}")"
 export LATCHKEY_TEST_DATABASE_URL="$DATABASE_URL"
 export LATCHKEY_TEST_SYSTEM_DATABASE_URL="$DATABASE_SYSTEM_URL"
 export LATCHKEY_TEST_MIGRATION_DATABASE_URL="$DATABASE_MIGRATION_URL"
