@@ -48,9 +48,39 @@ public final class KafkaProducer: Service, Sendable {
     /// librdkafka without duplicating the record. Cancelling the calling task does not
     /// withdraw a record that was already handed over; the call still waits for its fate.
     public func send(_ message: KafkaOutgoingMessage) async throws -> KafkaDeliveryReport {
+        try await send(message, whenEnqueued: {})
+    }
+
+    /// Publishes records in order and waits for every delivery report; one result per record.
+    ///
+    /// Each record is handed to librdkafka only after the previous one, so records of one key keep
+    /// their order on the partition, while all deliveries are awaited together (one round trip, not N).
+    public func send(batch messages: [KafkaOutgoingMessage]) async -> [Result<KafkaDeliveryReport, any Error>] {
+        await withTaskGroup(of: (Int, Result<KafkaDeliveryReport, any Error>).self) { group in
+            for (index, message) in messages.enumerated() {
+                await withCheckedContinuation { (enqueued: CheckedContinuation<Void, Never>) in
+                    group.addTask {
+                        do {
+                            return (index, .success(try await self.send(message, whenEnqueued: { enqueued.resume() })))
+                        } catch {
+                            return (index, .failure(error))
+                        }
+                    }
+                }
+            }
+            var results = [Result<KafkaDeliveryReport, any Error>?](repeating: nil, count: messages.count)
+            for await (index, result) in group { results[index] = result }
+            return results.map { $0! }
+        }
+    }
+
+    /// `whenEnqueued` runs exactly once: when librdkafka took the record, or when it was refused for good.
+    private func send(
+        _ message: KafkaOutgoingMessage, whenEnqueued: @escaping @Sendable () -> Void
+    ) async throws -> KafkaDeliveryReport {
         while true {
             do {
-                return try await enqueueAndAwaitDelivery(message)
+                return try await enqueueAndAwaitDelivery(message, whenEnqueued: whenEnqueued)
             } catch let error as KafkaError where error.code == .queueFull {
                 // The local queue is bounded (queue.buffering.max.messages); wait for room.
                 try await Task.sleep(for: .milliseconds(20))
@@ -58,14 +88,19 @@ public final class KafkaProducer: Service, Sendable {
         }
     }
 
-    private func enqueueAndAwaitDelivery(_ message: KafkaOutgoingMessage) async throws -> KafkaDeliveryReport {
+    private func enqueueAndAwaitDelivery(
+        _ message: KafkaOutgoingMessage, whenEnqueued: @Sendable () -> Void
+    ) async throws -> KafkaDeliveryReport {
         try await withCheckedThrowingContinuation { continuation in
             let client = self.client
             let failure = deliveries.register(continuation) { id in
                 client.produce(message, messageID: id)
             }
             if let failure {
+                if failure.code != .queueFull { whenEnqueued() }
                 continuation.resume(throwing: failure)
+            } else {
+                whenEnqueued()
             }
         }
     }

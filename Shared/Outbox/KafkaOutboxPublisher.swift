@@ -19,15 +19,7 @@ public struct KafkaOutboxPublisher: OutboxPublisher {
                 ])
         }
         // Enqueued in order so records of one key keep their order on the partition.
-        var results: [Result<Void, any Error>] = []
-        for message in outgoing {
-            do {
-                _ = try await producer.send(message)
-                results.append(.success(()))
-            } catch {
-                results.append(.failure(error))
-            }
-        }
-        return results
+        // Enqueued in order so records of one key keep their order on the partition.
+        return await producer.send(batch: outgoing).map { result in result.map { _ in () } }
     }
 }
