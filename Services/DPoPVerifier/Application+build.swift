@@ -1,17 +1,14 @@
-import Configuration
 import Hummingbird
 import Logging
 import Shared
 
-/// Builds the dpop-verifier application from configuration; tests call this too.
-func buildApplication(reader: ConfigReader, logger: Logger) async throws -> some ApplicationProtocol {
-    let settings = try ServiceSettings(
-        reader: reader, serviceName: "dpop-verifier", defaultPort: 8083, needsSystemDatabase: false)
-    return try buildApplication(settings: settings, logger: logger)
+extension ServiceDescriptor {
+    /// `dpop-verifier`, port 8083 by default.
+    static let dpopVerifier = ServiceDescriptor(name: "dpop-verifier", defaultPort: 8083, needsSystemDatabase: false)
 }
 
+/// Builds the dpop-verifier application; `Main` and the tests call this.
 func buildApplication(settings: ServiceSettings, logger: Logger) throws -> some ApplicationProtocol {
     let runtime = try ServiceRuntime(settings: settings, logger: logger)
-    let router = runtime.makeRouter()
-    return runtime.makeApplication(router: router)
+    return runtime.makeApplication(router: runtime.makeRouter())
 }

@@ -1,18 +1,14 @@
-import Configuration
 import Hummingbird
 import Logging
 import Shared
 
-/// Builds the registration-gateway application from configuration; tests call this too.
-func buildApplication(reader: ConfigReader, logger: Logger) async throws -> some ApplicationProtocol {
-    let settings = try ServiceSettings(
-        reader: reader, serviceName: "registration-gateway", defaultPort: 8081, needsSystemDatabase: true)
-    return try buildApplication(settings: settings, logger: logger)
+extension ServiceDescriptor {
+    /// `registration-gateway`, port 8081 by default.
+    static let registrationGateway = ServiceDescriptor(name: "registration-gateway", defaultPort: 8081, needsSystemDatabase: true)
 }
 
+/// Builds the registration-gateway application; `Main` and the tests call this.
 func buildApplication(settings: ServiceSettings, logger: Logger) throws -> some ApplicationProtocol {
     let runtime = try ServiceRuntime(settings: settings, logger: logger)
-    let outbox = try runtime.makeOutboxServices()
-    let router = runtime.makeRouter()
-    return runtime.makeApplication(router: router, services: outbox)
+    return runtime.makeApplication(router: runtime.makeRouter(), services: try runtime.makeOutboxServices())
 }

@@ -4,8 +4,8 @@ import Shared
 @main
 struct Main {
     static func main() async {
-        await ServiceMain.run(name: "registration-gateway") { reader, logger in
-            try await buildApplication(reader: reader, logger: logger)
+        await ServiceMain.run(.registrationGateway) { settings, logger in
+            try buildApplication(settings: settings, logger: logger)
         }
     }
 }

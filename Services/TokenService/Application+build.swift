@@ -1,18 +1,14 @@
-import Configuration
 import Hummingbird
 import Logging
 import Shared
 
-/// Builds the token-service application from configuration; tests call this too.
-func buildApplication(reader: ConfigReader, logger: Logger) async throws -> some ApplicationProtocol {
-    let settings = try ServiceSettings(
-        reader: reader, serviceName: "token-service", defaultPort: 8082, needsSystemDatabase: true)
-    return try buildApplication(settings: settings, logger: logger)
+extension ServiceDescriptor {
+    /// `token-service`, port 8082 by default.
+    static let tokenService = ServiceDescriptor(name: "token-service", defaultPort: 8082, needsSystemDatabase: true)
 }
 
+/// Builds the token-service application; `Main` and the tests call this.
 func buildApplication(settings: ServiceSettings, logger: Logger) throws -> some ApplicationProtocol {
     let runtime = try ServiceRuntime(settings: settings, logger: logger)
-    let outbox = try runtime.makeOutboxServices()
-    let router = runtime.makeRouter()
-    return runtime.makeApplication(router: router, services: outbox)
+    return runtime.makeApplication(router: runtime.makeRouter(), services: try runtime.makeOutboxServices())
 }

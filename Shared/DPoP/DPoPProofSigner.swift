@@ -16,20 +16,11 @@ public struct DPoPProofSigner: Sendable {
         key.publicKey.thumbprint
     }
 
-    private struct Claims: Encodable {
-        let jti: String
-        let htm: String
-        let htu: String
-        let iat: Int64
-        let ath: String?
-        let nonce: String?
-    }
-
     /// A signed proof for one request. `url` is sent without query and fragment.
     public func proof(method: String, url: String, accessToken: String? = nil, nonce: String? = nil,
                       jti: String = UUID().uuidString.lowercased(), iat: Int64? = nil) throws(JOSEError) -> String {
         let htu = Self.stripQueryAndFragment(url)
-        let claims = Claims(jti: jti, htm: method, htu: htu,
+        let claims = DPoPProofClaims(jti: jti, htm: method, htu: htu,
                             iat: iat ?? Int64(clock.now().timeIntervalSince1970.rounded(.down)),
                             ath: accessToken.map { Base64URL.encode(SHA256.hash(data: Data($0.utf8))) },
                             nonce: nonce)

@@ -17,7 +17,7 @@ public struct DPoPVerifiedProof: Sendable, Hashable {
 }
 
 /// The typed proof claims; wrong JSON types (e.g. `iat` as a string) fail decoding.
-struct DPoPProofClaims: Decodable {
+struct DPoPProofClaims: Codable {
     let jti: String
     let htm: String
     let htu: String

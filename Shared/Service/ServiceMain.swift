@@ -6,11 +6,12 @@ import PostgresNIO
 
 /// The thin `@main` every service shares: `serve` (default) or `migrate`.
 public enum ServiceMain {
-    /// Runs the service named `name`; `build` makes its application from configuration.
+    /// Runs the service `descriptor` names; `build` makes its application from the settings read from the environment.
     public static func run<App: ApplicationProtocol>(
-        name: String,
-        build: @escaping @Sendable (ConfigReader, Logger) async throws -> App
+        _ descriptor: ServiceDescriptor,
+        build: @escaping @Sendable (ServiceSettings, Logger) async throws -> App
     ) async {
+        let name = descriptor.name
         LatchkeyMetrics.bootstrap()
         let reader = ConfigReader(providers: [EnvironmentVariablesProvider()])
         var logger = Logger(label: name)
@@ -19,7 +20,8 @@ public enum ServiceMain {
         do {
             switch arguments.first {
             case nil, "serve":
-                let app = try await build(reader, logger)
+                let settings = try ServiceSettings(reader: reader, descriptor: descriptor)
+                let app = try await build(settings, logger)
                 try await app.runService()
             case "migrate":
                 try await migrate(reader: reader, logger: logger)

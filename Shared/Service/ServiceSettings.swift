@@ -30,12 +30,13 @@ public struct ServiceSettings: Sendable {
 
     /// Reads `HTTP_HOST`, `HTTP_PORT`, `DATABASE_URL`, `DATABASE_SYSTEM_URL`, `KAFKA_BROKERS`,
     /// `KAFKA_TOPIC_PREFIX` and `LOG_LEVEL`.
-    public init(reader: ConfigReader, serviceName: String, defaultPort: Int, needsSystemDatabase: Bool) throws {
+    public init(reader: ConfigReader, descriptor: ServiceDescriptor) throws {
+        let serviceName = descriptor.name
         guard let databaseURL = reader.string(forKey: "database.url", isSecret: true) else {
             throw ConfigurationError("DATABASE_URL is required (postgres://latchkey_app:…@host:5432/latchkey)")
         }
         var systemDatabase: DatabaseConfiguration?
-        if needsSystemDatabase {
+        if descriptor.needsSystemDatabase {
             guard let url = reader.string(forKey: "database.system.url", isSecret: true) else {
                 throw ConfigurationError("DATABASE_SYSTEM_URL is required (the latchkey_system role, for the outbox relay)")
             }
@@ -54,7 +55,7 @@ public struct ServiceSettings: Sendable {
         self.init(
             serviceName: serviceName,
             host: reader.string(forKey: "http.host", default: "127.0.0.1"),
-            port: reader.int(forKey: "http.port", default: defaultPort),
+            port: reader.int(forKey: "http.port", default: descriptor.defaultPort),
             database: database, systemDatabase: systemDatabase, kafkaBrokers: brokers,
             topicPrefix: reader.string(forKey: "kafka.topic.prefix", default: LatchkeyEventType.defaultTopicPrefix),
             logLevel: level)

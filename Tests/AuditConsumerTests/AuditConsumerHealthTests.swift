@@ -4,18 +4,9 @@ import Testing
 @testable import AuditConsumer
 
 @Suite struct AuditConsumerHealthTests {
-    @Test func servesHealthReadinessAndMetricsAgainstRealDependencies() async throws {
-        let cluster = try EmbeddedKafkaCluster(brokers: 1)
-        defer { cluster.shutdown() }
-        let settings = try await TestServiceSettings.make(
-            serviceName: "audit-consumer", kafkaBrokers: cluster.bootstrapServers, needsSystemDatabase: true)
-        try await ServiceHealthExpectations.expectHealthy(buildApplication(settings: settings, logger: TestServiceSettings.logger))
-    }
-
-    @Test func readinessFailsWhenKafkaIsUnreachable() async throws {
-        let settings = try await TestServiceSettings.make(
-            serviceName: "audit-consumer", kafkaBrokers: ServiceHealthExpectations.unreachableKafka, needsSystemDatabase: true)
-        try await ServiceHealthExpectations.expectNotReadyWithoutKafka(
-            buildApplication(settings: settings, logger: TestServiceSettings.logger))
+    @Test func healthReadinessAndMetricsAgainstRealDependencies() async throws {
+        try await ServiceHealthExpectations.verify(.auditConsumer) { settings in
+            try buildApplication(settings: settings, logger: TestServiceSettings.logger)
+        }
     }
 }

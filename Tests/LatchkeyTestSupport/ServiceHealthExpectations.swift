@@ -5,6 +5,16 @@ import Testing
 
 /// The checks every service's application must pass: health, readiness against real dependencies, metrics.
 public enum ServiceHealthExpectations {
+    /// Builds the service twice: against an embedded Kafka cluster (healthy) and unreachable brokers (not ready).
+    public static func verify<App: ApplicationProtocol>(
+        _ descriptor: ServiceDescriptor, build: (ServiceSettings) throws -> App
+    ) async throws {
+        let cluster = try EmbeddedKafkaCluster(brokers: 1)
+        defer { cluster.shutdown() }
+        try await expectHealthy(build(TestServiceSettings.make(descriptor, kafkaBrokers: cluster.bootstrapServers)))
+        try await expectNotReadyWithoutKafka(build(TestServiceSettings.make(descriptor, kafkaBrokers: unreachableKafka)))
+    }
+
     /// `/healthz`, `/readyz` (all dependencies ok), `/metrics`, and JSON 404s for unknown routes.
     public static func expectHealthy(_ app: some ApplicationProtocol) async throws {
         try await app.test(.router) { client in

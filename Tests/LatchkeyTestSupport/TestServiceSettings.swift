@@ -3,13 +3,11 @@ import Shared
 
 /// Settings for building a service application in tests: the test databases and a given Kafka.
 public enum TestServiceSettings {
-    public static func make(
-        serviceName: String, kafkaBrokers: String, needsSystemDatabase: Bool = true
-    ) async throws -> ServiceSettings {
+    public static func make(_ descriptor: ServiceDescriptor, kafkaBrokers: String) async throws -> ServiceSettings {
         try await TestDatabase.prepare()
         return ServiceSettings(
-            serviceName: serviceName, host: "127.0.0.1", port: 0, database: try TestEnvironment.appDatabase(),
-            systemDatabase: needsSystemDatabase ? try TestEnvironment.systemDatabase() : nil,
+            serviceName: descriptor.name, host: "127.0.0.1", port: 0, database: try TestEnvironment.appDatabase(),
+            systemDatabase: descriptor.needsSystemDatabase ? try TestEnvironment.systemDatabase() : nil,
             kafkaBrokers: kafkaBrokers, logLevel: .warning)
     }
 

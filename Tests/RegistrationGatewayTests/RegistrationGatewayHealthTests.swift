@@ -4,18 +4,9 @@ import Testing
 @testable import RegistrationGateway
 
 @Suite struct RegistrationGatewayHealthTests {
-    @Test func servesHealthReadinessAndMetricsAgainstRealDependencies() async throws {
-        let cluster = try EmbeddedKafkaCluster(brokers: 1)
-        defer { cluster.shutdown() }
-        let settings = try await TestServiceSettings.make(
-            serviceName: "registration-gateway", kafkaBrokers: cluster.bootstrapServers, needsSystemDatabase: true)
-        try await ServiceHealthExpectations.expectHealthy(buildApplication(settings: settings, logger: TestServiceSettings.logger))
-    }
-
-    @Test func readinessFailsWhenKafkaIsUnreachable() async throws {
-        let settings = try await TestServiceSettings.make(
-            serviceName: "registration-gateway", kafkaBrokers: ServiceHealthExpectations.unreachableKafka, needsSystemDatabase: true)
-        try await ServiceHealthExpectations.expectNotReadyWithoutKafka(
-            buildApplication(settings: settings, logger: TestServiceSettings.logger))
+    @Test func healthReadinessAndMetricsAgainstRealDependencies() async throws {
+        try await ServiceHealthExpectations.verify(.registrationGateway) { settings in
+            try buildApplication(settings: settings, logger: TestServiceSettings.logger)
+        }
     }
 }
