@@ -32,12 +32,12 @@ public struct ServiceSettings: Sendable {
     /// `KAFKA_TOPIC_PREFIX` and `LOG_LEVEL`.
     public init(reader: ConfigReader, descriptor: ServiceDescriptor) throws {
         let serviceName = descriptor.name
-        guard let databaseURL = reader.string(forKey: "database.url", isSecret: true) else {
+        guard let databaseURL = reader.string(forKey: "database.url", isSecret: true), !databaseURL.isEmpty else {
             throw ConfigurationError("DATABASE_URL is required (postgres://latchkey_app:…@host:5432/latchkey)")
         }
         var systemDatabase: DatabaseConfiguration?
         if descriptor.needsSystemDatabase {
-            guard let url = reader.string(forKey: "database.system.url", isSecret: true) else {
+            guard let url = reader.string(forKey: "database.system.url", isSecret: true), !url.isEmpty else {
                 throw ConfigurationError("DATABASE_SYSTEM_URL is required (the latchkey_system role, for the outbox relay)")
             }
             systemDatabase = try DatabaseConfiguration(url: url)
