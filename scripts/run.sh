@@ -6,9 +6,11 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 cd "$ROOT"
 
 ensure_packages
-log "building (first build takes several minutes)"
-swift build -c "${LATCHKEY_BUILD_CONFIG:-debug}" >/dev/null || swift build -c "${LATCHKEY_BUILD_CONFIG:-debug}"
-BIN="$(swift build -c "${LATCHKEY_BUILD_CONFIG:-debug}" --show-bin-path)"
+CONFIG="${LATCHKEY_BUILD_CONFIG:-debug}"
+mkdir -p "$RUN_DIR"
+log "building ($CONFIG; the first build takes several minutes, output in $RUN_DIR/build.log)"
+swift build -c "$CONFIG" >"$RUN_DIR/build.log" 2>&1 || { tail -40 "$RUN_DIR/build.log"; die "build failed"; }
+BIN="$(swift build -c "$CONFIG" --show-bin-path)"
 
 "$ROOT/scripts/postgres.sh" start
 eval "$("$ROOT/scripts/postgres.sh" env latchkey)"
@@ -19,17 +21,22 @@ PIDS=()
 cleanup() {
     trap - INT TERM EXIT
     log "stopping services"
-    for pid in "${PIDS[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
-    for pid in "${PIDS[@]}"; do wait "$pid" 2>/dev/null || true; done
+    # Newest first: services drain and flush to Kafka before the embedded cluster goes away.
+    for ((i = ${#PIDS[@]} - 1; i >= 0; i--)); do
+        kill -TERM "${PIDS[i]}" 2>/dev/null || true
+        [ "$i" -gt 0 ] || wait "${PIDS[0]}" 2>/dev/null || true
+        if [ "$i" -eq 1 ]; then for pid in "${PIDS[@]:1}"; do wait "$pid" 2>/dev/null || true; done; fi
+    done
     "$ROOT/scripts/postgres.sh" stop
     log "stopped"
 }
 trap cleanup INT TERM EXIT
 
 # Starts one process with its output prefixed by its name, into the terminal and a log file.
+# The process itself is the background job, so its PID is the one we signal on exit.
 start() {
     local name="$1"; shift
-    ( "$@" 2>&1 | sed -u "s/^/[$name] /" | tee "$LOG_DIR/$name.log" ) &
+    "$@" > >(sed -u "s/^/[$name] /" | tee "$LOG_DIR/$name.log") 2>&1 &
     PIDS+=($!)
 }
 
