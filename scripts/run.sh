@@ -21,12 +21,10 @@ PIDS=()
 cleanup() {
     trap - INT TERM EXIT
     log "stopping services"
-    # Newest first: services drain and flush to Kafka before the embedded cluster goes away.
-    for ((i = ${#PIDS[@]} - 1; i >= 0; i--)); do
-        kill -TERM "${PIDS[i]}" 2>/dev/null || true
-        [ "$i" -gt 0 ] || wait "${PIDS[0]}" 2>/dev/null || true
-        if [ "$i" -eq 1 ]; then for pid in "${PIDS[@]:1}"; do wait "$pid" 2>/dev/null || true; done; fi
-    done
+    # Services first (they drain and flush to Kafka), then the embedded cluster (PIDS[0]).
+    for pid in "${PIDS[@]:1}"; do kill -TERM "$pid" 2>/dev/null || true; done
+    for pid in "${PIDS[@]:1}"; do wait "$pid" 2>/dev/null || true; done
+    if ((${#PIDS[@]})); then kill -TERM "${PIDS[0]}" 2>/dev/null || true; wait "${PIDS[0]}" 2>/dev/null || true; fi
     "$ROOT/scripts/postgres.sh" stop
     log "stopped"
 }
