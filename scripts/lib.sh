@@ -6,6 +6,11 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 RUN_DIR="${LATCHKEY_RUN_DIR:-$ROOT/.run}"
 PG_PORT="${LATCHKEY_PG_PORT:-55432}"
 PG_DIR="$RUN_DIR/postgres"
+# PostgreSQL runs as the `postgres` OS user, which may not reach a checkout under a private home
+# folder; then the cluster lives under /tmp instead (one per checkout).
+if [ "$(id -u)" -eq 0 ] && id postgres >/dev/null 2>&1 && ! runuser -u postgres -- test -x "$ROOT"; then
+    PG_DIR="/tmp/latchkey-postgres-$(printf '%s' "$ROOT" | md5sum | cut -c1-8)"
+fi
 PG_BIN="${LATCHKEY_PG_BIN:-/usr/lib/postgresql/15/bin}"
 export PATH="/opt/swift/usr/bin:$PATH"
 
