@@ -35,7 +35,9 @@ struct TokenServiceRoutes {
         let directory = TenantDirectory(database: database)
         let keyStore = TenantKeyStore(keys: TenantSigningKeys(envelope: settings.keyEnvelope), database: database)
         let outbox = OutboxWriter(topicPrefix: runtime.settings.topicPrefix)
-        let authentication = TokenEndpointAuthentication(database: database, hasher: settings.secretHasher)
+        let authentication = TokenEndpointAuthentication(
+            database: database, hasher: settings.secretHasher,
+            assertions: ClientAssertionVerifier(replayCache: InMemoryDPoPReplayCache()))
         let dpop = TokenEndpointDPoP(
             nonces: settings.dpopNonces, iatWindowSeconds: settings.dpopIatWindowSeconds,
             replayCache: InMemoryDPoPReplayCache())

@@ -21,7 +21,7 @@ struct IntrospectionController: Sendable {
         let endpoints = TenantEndpoints(settings: settings, tenant: tenant.id)
         let form = try await FormParameters.read(from: request)
         guard let token = form["token"] else { throw OAuthError.invalidRequest("token is required") }
-        let caller = try await authentication.authenticate(request: request, form: form, tenant: tenant.id)
+        let caller = try await authentication.authenticate(request: request, form: form, endpoints: endpoints)
         guard caller.clientType == .confidential else { throw TokenEndpointAuthentication.invalidClient(tenant: tenant.id) }
         let claims = try await lookup.accessTokenClaims(token, endpoints: endpoints)
         let logger = database.logger

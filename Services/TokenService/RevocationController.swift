@@ -21,7 +21,7 @@ struct RevocationController: Sendable {
         let endpoints = TenantEndpoints(settings: settings, tenant: tenant.id)
         let form = try await FormParameters.read(from: request)
         guard let token = form["token"] else { throw OAuthError.invalidRequest("token is required") }
-        let client = try await authentication.authenticate(request: request, form: form, tenant: tenant.id)
+        let client = try await authentication.authenticate(request: request, form: form, endpoints: endpoints)
         let actor = EventActor.client(client.clientID)
         let claims = try await lookup.accessTokenClaims(token, endpoints: endpoints)
         let logger = database.logger

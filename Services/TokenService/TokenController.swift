@@ -25,7 +25,7 @@ struct TokenController: Sendable {
         guard let grant = GrantType(rawValue: grantName), grant.isSupported else {
             throw OAuthError(.badRequest, "unsupported_grant_type", "grant type is not supported")
         }
-        let client = try await authentication.authenticate(request: request, form: form, tenant: tenant.id)
+        let client = try await authentication.authenticate(request: request, form: form, endpoints: endpoints)
         guard client.grantTypes.contains(grant), client.isStatic || tenant.policy.allowedGrantTypes.contains(grant) else {
             throw OAuthError(.badRequest, "unauthorized_client", "the client may not use this grant type")
         }

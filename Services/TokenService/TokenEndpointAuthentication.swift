@@ -5,13 +5,17 @@ import Shared
 
 /// Client authentication at the token, revocation and introspection endpoints (RFC 6749 §2.3, RFC 7591 §2).
 struct TokenEndpointAuthentication: Sendable {
-    static let supportedMethods: [TokenEndpointAuthMethod] = [.clientSecretBasic, .clientSecretPost, .noAuthentication]
+    static let supportedMethods: [TokenEndpointAuthMethod] = [
+        .clientSecretBasic, .clientSecretPost, .privateKeyJWT, .noAuthentication,
+    ]
 
     let database: Database
     let hasher: KeyedHasher
+    let assertions: ClientAssertionVerifier
 
     /// The authenticated client of `tenant`; every failure is the same `invalid_client` (no client enumeration).
-    func authenticate(request: Request, form: FormParameters, tenant: String) async throws -> StoredClient {
+    func authenticate(request: Request, form: FormParameters, endpoints: TenantEndpoints) async throws -> StoredClient {
+        let tenant = endpoints.tenant
         let presented = try Self.credentials(request: request, form: form)
         let client = try await database.withTenantTransaction(tenant) { connection in
             try await ClientRepository.find(presented.clientID, on: connection, logger: database.logger)
@@ -26,7 +30,8 @@ struct TokenEndpointAuthentication: Sendable {
             guard let secret = presented.secret, let stored = client.secretHash, hasher.matches(secret, storedHash: stored)
             else { throw Self.invalidClient(tenant: tenant) }
         case .privateKeyJWT:
-            throw Self.invalidClient(tenant: tenant)
+            guard let assertion = presented.assertion, await assertions.verify(assertion, client: client, endpoints: endpoints)
+            else { throw Self.invalidClient(tenant: tenant) }
         }
         return client
     }
@@ -41,6 +46,7 @@ struct TokenEndpointAuthentication: Sendable {
         let clientID: String
         let secret: String?
         let method: TokenEndpointAuthMethod
+        var assertion: String? = nil
     }
 
     /// Which method the request used; more than one → `invalid_request` (RFC 6749 §2.3).
@@ -70,8 +76,20 @@ struct TokenEndpointAuthentication: Sendable {
             }
             return Presented(clientID: id, secret: secret, method: .clientSecretBasic)
         }
-        guard form["client_assertion"] == nil, form["client_assertion_type"] == nil else {
-            throw OAuthError(.unauthorized, "invalid_client", "private_key_jwt is not supported")
+        if form["client_assertion"] != nil || form["client_assertion_type"] != nil {
+            guard form["client_secret"] == nil else {
+                throw OAuthError.invalidRequest("more than one client authentication method")
+            }
+            guard form["client_assertion_type"] == ClientAssertionVerifier.assertionType,
+                let assertion = form["client_assertion"]
+            else { throw OAuthError.invalidRequest("client_assertion_type must be \(ClientAssertionVerifier.assertionType)") }
+            guard let id = ClientAssertionVerifier.claimedClientID(assertion) else {
+                throw OAuthError(.unauthorized, "invalid_client", "malformed client assertion")
+            }
+            if let formID = form["client_id"], formID != id {
+                throw OAuthError.invalidRequest("client_id differs from the assertion's subject")
+            }
+            return Presented(clientID: id, secret: nil, method: .privateKeyJWT, assertion: assertion)
         }
         guard let id = form["client_id"] else {
             throw OAuthError(

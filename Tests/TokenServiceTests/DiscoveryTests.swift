@@ -33,7 +33,7 @@ import Testing
                 #expect(document["code_challenge_methods_supported"] as? [String] == ["S256"])
                 #expect((document["dpop_signing_alg_values_supported"] as? [String])?.contains("ES256") == true)
                 #expect(document["token_endpoint_auth_methods_supported"] as? [String]
-                    == ["client_secret_basic", "client_secret_post", "none"])
+                    == ["client_secret_basic", "client_secret_post", "private_key_jwt", "none"])
                 #expect(Set(document["grant_types_supported"] as? [String] ?? [])
                     == ["authorization_code", "refresh_token", "client_credentials"])
                 #expect(document["authorization_response_iss_parameter_supported"] as? Bool == true)

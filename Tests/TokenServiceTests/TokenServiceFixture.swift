@@ -55,11 +55,12 @@ struct TokenServiceFixture: Sendable {
         _ clientID: String, tenant: String? = nil, authMethod: TokenEndpointAuthMethod = .clientSecretBasic,
         grantTypes: [GrantType] = [.clientCredentials], scope: String = "openid profile",
         redirectURIs: [String] = ["com.example.app:/cb"], isStatic: Bool? = nil, dpopBound: Bool? = nil,
-        applicationType: ApplicationType = .native, status: ClientStatus = .active
+        applicationType: ApplicationType = .native, status: ClientStatus = .active, jwks: JWKSet? = nil
     ) async throws -> String? {
         let metadata = ClientMetadata(
             redirectURIs: redirectURIs, tokenEndpointAuthMethod: authMethod, grantTypes: grantTypes, scope: scope,
-            applicationType: applicationType, dpopBoundAccessTokens: dpopBound)
+            jwks: try jwks.map { try JSONValue(encoding: $0) }, applicationType: applicationType,
+            dpopBoundAccessTokens: dpopBound)
         let json = String(decoding: try LatchkeyJSON.encode(metadata), as: UTF8.self)
         let secret = authMethod.usesClientSecret ? SecretTokens.generate() : nil
         let hash = secret.map(settings.secretHasher.hash)
