@@ -25,7 +25,9 @@ import Testing
             let app = try buildApplication(settings: serviceSettings, tokenSettings: settings, logger: TestServiceSettings.logger)
             try await withPostgresClient(serviceSettings.database) { appClient in
                 let database = Database(client: appClient, logger: TestEnvironment.logger)
-                let fixture = TokenServiceFixture(tenant: TestEnvironment.uniqueTenant("tok"), settings: settings, database: database)
+                let fixture = TokenServiceFixture(
+                    tenant: TestEnvironment.uniqueTenant("tok"), settings: settings, database: database,
+                    databaseName: owner.database)
                 try await TestDatabase.createTenant(fixture.tenant, in: database)
                 let secret = try #require(try await fixture.insertClient("svc", scope: "api"))
                 try await app.test(.router) { client in

@@ -18,6 +18,8 @@ struct TokenServiceFixture: Sendable {
     let tenant: String
     let settings: TokenServiceSettings
     let database: Database
+    /// The PostgreSQL database `database` is connected to (for the relay-role queries).
+    let databaseName: String
 
     var issuer: String { "\(Self.publicURL)/t/\(tenant)" }
     var tokenURL: String { "\(issuer)/token" }
@@ -37,13 +39,49 @@ struct TokenServiceFixture: Sendable {
     ) async throws {
         let cluster = try EmbeddedKafkaCluster(brokers: 1)
         defer { cluster.shutdown() }
-        let serviceSettings = try await TestServiceSettings.make(.tokenService, kafkaBrokers: cluster.bootstrapServers)
+        let databaseName = try await OwnDatabase.shared.name()
+        var serviceSettings = try await TestServiceSettings.make(.tokenService, kafkaBrokers: cluster.bootstrapServers)
+        serviceSettings.database.database = databaseName
+        serviceSettings.systemDatabase?.database = databaseName
         let settings = try makeSettings()
         let app = try buildApplication(settings: serviceSettings, tokenSettings: settings, logger: TestServiceSettings.logger)
-        try await TestDatabase.withApp { database in
-            let fixture = TokenServiceFixture(tenant: TestEnvironment.uniqueTenant("tok"), settings: settings, database: database)
+        try await withPostgresClient(serviceSettings.database) { client in
+            let database = Database(client: client, logger: TestEnvironment.logger)
+            let fixture = TokenServiceFixture(
+                tenant: TestEnvironment.uniqueTenant("tok"), settings: settings, database: database, databaseName: databaseName)
             try await TestDatabase.createTenant(fixture.tenant, in: database, policy: policy)
             try await app.test(.router) { client in try await body(client, fixture) }
+        }
+    }
+
+    /// A database of these tests' own (`<test database>_tokensvc`, recreated once per test process), so the
+    /// outbox rows they write are never claimed by another suite's relay (e.g. one pointed at unreachable
+    /// Kafka, which would hold them until its message timeout).
+    actor OwnDatabase {
+        static let shared = OwnDatabase()
+        /// One creation for all callers: the actor is reentrant across the awaits, so the task is what is shared.
+        private var creation: Task<String, any Error>?
+
+        func name() async throws -> String {
+            if let creation { return try await creation.value }
+            let task = Task { try await Self.create() }
+            creation = task
+            return try await task.value
+        }
+
+        private static func create() async throws -> String {
+            let owner = try TestEnvironment.migrationDatabase()
+            let name = owner.database + "_tokensvc"
+            try await withPostgresClient(owner) { client in
+                try await client.query(PostgresQuery(unsafeSQL: "DROP DATABASE IF EXISTS \(name) WITH (FORCE)"), logger: TestEnvironment.logger)
+                try await client.query(PostgresQuery(unsafeSQL: "CREATE DATABASE \(name)"), logger: TestEnvironment.logger)
+            }
+            var own = owner
+            own.database = name
+            try await withPostgresClient(own) { client in
+                try await Migrator(logger: TestEnvironment.logger).migrate(client: client)
+            }
+            return name
         }
     }
 
@@ -121,7 +159,10 @@ struct TokenServiceFixture: Sendable {
 
     /// Outbox payloads of this tenant with the given CloudEvents type (read with the relay's role).
     func outboxPayloads(type: LatchkeyEventType) async throws -> [String] {
-        try await TestDatabase.withSystem { system in
+        var configuration = try TestEnvironment.systemDatabase()
+        configuration.database = databaseName
+        return try await withPostgresClient(configuration) { client in
+            let system = Database(client: client, logger: TestEnvironment.logger)
             let rows = try await system.client.query(
                 "SELECT payload FROM outbox WHERE tenant_id = \(tenant) AND event_type = \(type.cloudEventType) ORDER BY seq",
                 logger: system.logger)
