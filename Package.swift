@@ -18,6 +18,7 @@ func service(_ name: String, folder: String) -> Target {
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             .product(name: "Configuration", package: "swift-configuration"),
             .product(name: "Logging", package: "swift-log"),
+            .product(name: "HTTPTypes", package: "swift-http-types"),
         ],
         path: "Services/\(folder)",
         swiftSettings: swiftSettings
@@ -33,6 +34,8 @@ func serviceTests(_ name: String) -> Target {
             "Shared",
             "LatchkeyTestSupport",
             .product(name: "HummingbirdTesting", package: "hummingbird"),
+            .product(name: "PostgresNIO", package: "postgres-nio"),
+            .product(name: "HTTPTypes", package: "swift-http-types"),
         ],
         path: "Tests/\(name)Tests",
         swiftSettings: swiftSettings

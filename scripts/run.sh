@@ -48,6 +48,17 @@ log "migrating"
 "$BIN/latchkey" migrate
 
 export LOG_LEVEL="${LOG_LEVEL:-info}"
+# Token service: public URLs, and development secrets generated once and kept beside the local database
+# (the key-encryption key must outlive a run: it seals the tenants' signing keys stored there).
+SECRETS="$RUN_DIR/token-service-secrets.env"
+if [ ! -s "$SECRETS" ]; then
+    (umask 077; for name in KEY_ENCRYPTION_KEY SECRET_HASH_KEY DPOP_NONCE_SECRET; do
+        echo "export $name='$(openssl rand -base64 32)'"; done > "$SECRETS")
+fi
+# shellcheck disable=SC1090
+. "$SECRETS"
+export TOKEN_SERVICE_PUBLIC_URL="${TOKEN_SERVICE_PUBLIC_URL:-http://127.0.0.1:8082}"
+export REGISTRATION_GATEWAY_PUBLIC_URL="${REGISTRATION_GATEWAY_PUBLIC_URL:-http://127.0.0.1:8081}"
 HTTP_PORT=8081 start registration-gateway "$BIN/registration-gateway"
 HTTP_PORT=8082 start token-service "$BIN/token-service"
 HTTP_PORT=8083 start dpop-verifier "$BIN/dpop-verifier"

@@ -1,3 +1,4 @@
+import Configuration
 import Hummingbird
 import Logging
 import Shared
@@ -7,8 +8,56 @@ extension ServiceDescriptor {
     static let tokenService = ServiceDescriptor(name: "token-service", defaultPort: 8082, needsSystemDatabase: true)
 }
 
+/// Builds the token-service application from the environment.
+func buildApplication(reader: ConfigReader, logger: Logger) throws -> some ApplicationProtocol {
+    try buildApplication(
+        settings: ServiceSettings(reader: reader, descriptor: .tokenService),
+        tokenSettings: TokenServiceSettings(reader: reader), logger: logger)
+}
+
 /// Builds the token-service application; `Main` and the tests call this.
-func buildApplication(settings: ServiceSettings, logger: Logger) throws -> some ApplicationProtocol {
+func buildApplication(
+    settings: ServiceSettings, tokenSettings: TokenServiceSettings, logger: Logger
+) throws -> some ApplicationProtocol {
     let runtime = try ServiceRuntime(settings: settings, logger: logger)
-    return runtime.makeApplication(router: runtime.makeRouter(), services: try runtime.makeOutboxServices())
+    let router = runtime.makeRouter()
+    TokenServiceRoutes(runtime: runtime, settings: tokenSettings).register(on: router)
+    return runtime.makeApplication(router: router, services: try runtime.makeOutboxServices())
+}
+
+/// Wires the token service's controllers onto the router.
+struct TokenServiceRoutes {
+    let runtime: ServiceRuntime
+    let settings: TokenServiceSettings
+
+    func register(on router: Router<LatchkeyRequestContext>) {
+        let database = runtime.database
+        let directory = TenantDirectory(database: database)
+        let keyStore = TenantKeyStore(keys: TenantSigningKeys(envelope: settings.keyEnvelope), database: database)
+        let outbox = OutboxWriter(topicPrefix: runtime.settings.topicPrefix)
+        let authentication = TokenEndpointAuthentication(
+            database: database, hasher: settings.secretHasher,
+            assertions: ClientAssertionVerifier(replayCache: InMemoryDPoPReplayCache()))
+        let dpop = TokenEndpointDPoP(
+            nonces: settings.dpopNonces, iatWindowSeconds: settings.dpopIatWindowSeconds,
+            replayCache: InMemoryDPoPReplayCache())
+        let issuer = TokenIssuer(hasher: settings.secretHasher, outbox: outbox)
+        let revocation = TokenRevocation(outbox: outbox)
+
+        let discovery = DiscoveryController(settings: settings, keyStore: keyStore, directory: directory)
+        discovery.addRootRoutes(to: router)
+        let tenantGroup = router.group("t/:tenant").add(middleware: TenantResolverMiddleware(directory: directory))
+        discovery.addTenantRoutes(to: tenantGroup)
+        TokenController(
+            settings: settings, database: database, keyStore: keyStore, authentication: authentication, dpop: dpop,
+            issuer: issuer, revocation: revocation
+        ).addRoutes(to: tenantGroup)
+        let lookup = TokenLookup(keyStore: keyStore, hasher: settings.secretHasher)
+        RevocationController(
+            settings: settings, database: database, authentication: authentication, lookup: lookup, revocation: revocation
+        ).addRoutes(to: tenantGroup)
+        IntrospectionController(settings: settings, database: database, authentication: authentication, lookup: lookup)
+            .addRoutes(to: tenantGroup)
+        UserInfoController(settings: settings, database: database, lookup: lookup, dpop: dpop).addRoutes(to: tenantGroup)
+    }
 }

@@ -1,11 +1,13 @@
+import Configuration
 import Shared
 
-/// `token-service`: the authorization server (discovery, JWKS, authorize, token, revoke, introspect).
+/// `token-service`: the authorization server (discovery, JWKS, token, revoke, introspect, userinfo).
 @main
 struct Main {
     static func main() async {
         await ServiceMain.run(.tokenService) { settings, logger in
-            try buildApplication(settings: settings, logger: logger)
+            let reader = ConfigReader(providers: [EnvironmentVariablesProvider()])
+            return try buildApplication(settings: settings, tokenSettings: TokenServiceSettings(reader: reader), logger: logger)
         }
     }
 }

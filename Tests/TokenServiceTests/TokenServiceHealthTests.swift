@@ -6,7 +6,8 @@ import Testing
 @Suite struct TokenServiceHealthTests {
     @Test func healthReadinessAndMetricsAgainstRealDependencies() async throws {
         try await ServiceHealthExpectations.verify(.tokenService) { settings in
-            try buildApplication(settings: settings, logger: TestServiceSettings.logger)
+            try buildApplication(
+                settings: settings, tokenSettings: TokenServiceFixture.makeSettings(), logger: TestServiceSettings.logger)
         }
     }
 }

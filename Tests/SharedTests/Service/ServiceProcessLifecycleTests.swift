@@ -16,7 +16,12 @@ import Testing
         func url(_ c: DatabaseConfiguration) -> String {
             "postgres://\(c.username):\(c.password ?? "")@\(c.host):\(c.port)/\(c.database)"
         }
-        return ["DATABASE_URL": url(app), "DATABASE_SYSTEM_URL": url(system), "KAFKA_BROKERS": kafka, "LOG_LEVEL": "info"]
+        let key = KeyMaterial.generateConfigurationValue
+        return [
+            "DATABASE_URL": url(app), "DATABASE_SYSTEM_URL": url(system), "KAFKA_BROKERS": kafka, "LOG_LEVEL": "info",
+            "TOKEN_SERVICE_PUBLIC_URL": "http://127.0.0.1:8082", "REGISTRATION_GATEWAY_PUBLIC_URL": "http://127.0.0.1:8081",
+            "KEY_ENCRYPTION_KEY": key(), "SECRET_HASH_KEY": key(), "DPOP_NONCE_SECRET": key(),
+        ]
     }
 
     @Test(arguments: [(SIGTERM, "SIGTERM"), (SIGINT, "SIGINT")])

@@ -1,0 +1,160 @@
+import Foundation
+import Logging
+import PostgresNIO
+import Shared
+
+/// RFC 6749 §4.1.3 with PKCE (RFC 7636) and DPoP key binding (RFC 9449 §10).
+struct AuthorizationCodeGrant: Sendable {
+    let issuer: TokenIssuer
+    let revocation: TokenRevocation
+    let database: Database
+    let dpop: TokenEndpointDPoP
+
+    private struct StoredCode {
+        let clientID: String
+        let userID: UUID
+        let redirectURI: String
+        let scope: String
+        let challenge: String?
+        let challengeMethod: String?
+        let nonce: String?
+        let dpopJKT: String?
+        let authTime: Date
+        let expiresAt: Date
+        let consumedAt: Date?
+        let issuedFamilyID: UUID?
+        let issuedAccessJTI: String?
+    }
+
+    /// A replay must commit its revocations before the error goes out, so the transaction returns it.
+    private enum Outcome {
+        case issued(TokenResponse)
+        case replayed
+    }
+
+    func grant(_ grant: GrantContext, signer: (kid: String, key: SigningKey)) async throws -> TokenResponse {
+        guard let code = grant.form["code"] else { throw OAuthError.invalidRequest("code is required") }
+        guard let redirectURI = grant.form["redirect_uri"] else { throw OAuthError.invalidRequest("redirect_uri is required") }
+        let verifier = grant.form["code_verifier"]
+        let codeHash = issuer.hasher.hash(code)
+        let logger = database.logger
+        let outcome: Outcome = try await database.withTenantTransaction(grant.tenant.id) { connection in
+            guard let stored = try await find(codeHash, on: connection, logger: logger) else {
+                throw OAuthError.invalidGrant("authorization code is invalid")
+            }
+            guard stored.clientID == grant.client.clientID else {
+                throw OAuthError.invalidGrant("authorization code was issued to another client")
+            }
+            if stored.consumedAt != nil {
+                try await revokeIssued(by: stored, grant: grant, on: connection, logger: logger)
+                return .replayed
+            }
+            guard stored.expiresAt > Date() else { throw OAuthError.invalidGrant("authorization code has expired") }
+            guard stored.redirectURI == redirectURI else { throw OAuthError.invalidGrant("redirect_uri does not match") }
+            try checkPKCE(stored: stored, verifier: verifier, grant: grant)
+            if let bound = stored.dpopJKT {
+                guard let proof = grant.proof else {
+                    throw dpop.error(.invalidProof("this code is bound to a DPoP key: a proof is required"), tenant: grant.tenant)
+                }
+                guard ConstantTime.equals(bound, proof.jkt) else {
+                    throw dpop.error(.invalidProof("proof key does not match dpop_jkt"), tenant: grant.tenant)
+                }
+            }
+            let scopes = TenantPolicy.scopeTokens(stored.scope)
+            if scopes.contains("dcr") {
+                guard grant.client.isDCRClient, scopes == ["dcr"] else {
+                    throw OAuthError.invalidScope("the dcr scope is reserved for the tenant's DCR client, alone")
+                }
+            }
+            guard try await userIsActive(stored.userID, on: connection, logger: logger) else {
+                throw OAuthError.invalidGrant("the user cannot sign in")
+            }
+            let wantsRefresh = grant.client.grantTypes.contains(.refreshToken) && !scopes.contains("dcr")
+            let refresh = wantsRefresh
+                ? RefreshPlan(
+                    familyID: UUID(), generation: 0,
+                    expiresAt: Date().addingTimeInterval(TimeInterval(grant.tenant.policy.tokenLifetimes.refreshToken)),
+                    boundJKT: grant.refreshBinding)
+                : nil
+            let request = IssuanceRequest(
+                client: grant.client, userID: stored.userID, scopes: scopes, grantType: .authorizationCode,
+                jkt: grant.proof?.jkt, refresh: refresh,
+                idToken: scopes.contains("openid") ? IDTokenPlan(nonce: stored.nonce, authTime: stored.authTime) : nil)
+            let response = try await issuer.issue(
+                request, tenant: grant.tenant, endpoints: grant.endpoints, signer: signer, on: connection, logger: logger)
+            let jti = response.accessTokenID
+            try await connection.query(
+                """
+                UPDATE authorization_codes SET consumed_at = now(), issued_family_id = \(refresh?.familyID),
+                       issued_access_jti = \(jti)
+                WHERE code_hash = \(codeHash)
+                """, logger: logger)
+            return .issued(response)
+        }
+        switch outcome {
+        case .issued(let response): return response
+        case .replayed: throw OAuthError.invalidGrant("authorization code has already been used")
+        }
+    }
+
+    private func checkPKCE(stored: StoredCode, verifier: String?, grant: GrantContext) throws {
+        guard let challenge = stored.challenge else {
+            // A verifier for a code issued without a challenge is refused (PKCE downgrade, RFC 9700 §2.1.1).
+            guard verifier == nil else { throw OAuthError.invalidGrant("code_verifier sent for a code without a challenge") }
+            let required = grant.tenant.policy.pkce.isRequired(
+                clientType: grant.client.clientType, applicationType: grant.client.applicationType)
+            guard !required else { throw OAuthError.invalidGrant("PKCE is required for this client") }
+            return
+        }
+        guard let verifier else { throw OAuthError.invalidGrant("code_verifier is required") }
+        guard let method = PKCE.Method(rawValue: stored.challengeMethod ?? "S256") else {
+            throw OAuthError.invalidGrant("unsupported code_challenge_method")
+        }
+        do {
+            try PKCE.verify(
+                verifier: verifier, challenge: challenge, method: method, allowPlain: grant.tenant.policy.pkce.allowPlain)
+        } catch {
+            throw OAuthError.invalidGrant("code_verifier does not match the code challenge")
+        }
+    }
+
+    /// RFC 6749 §4.1.2: a code used twice revokes every token it produced.
+    private func revokeIssued(by stored: StoredCode, grant: GrantContext, on connection: PostgresConnection, logger: Logger) async throws {
+        let actor = EventActor.system("authorization-code-replay")
+        if let family = stored.issuedFamilyID {
+            try await revocation.revokeFamily(
+                family, tenant: grant.tenant, clientID: stored.clientID, userID: stored.userID,
+                reason: .authorizationCodeReplay, actor: actor, on: connection, logger: logger)
+        }
+        if let jti = stored.issuedAccessJTI {
+            try await revocation.revokeAccessToken(
+                jti: jti, tenant: grant.tenant, clientID: stored.clientID, userID: stored.userID,
+                reason: .authorizationCodeReplay, actor: actor, on: connection, logger: logger)
+        }
+    }
+
+    private func find(_ codeHash: String, on connection: PostgresConnection, logger: Logger) async throws -> StoredCode? {
+        let rows = try await connection.query(
+            """
+            SELECT client_id, user_id, redirect_uri, scope, code_challenge, code_challenge_method, nonce, dpop_jkt,
+                   auth_time, expires_at, consumed_at, issued_family_id, issued_access_jti
+            FROM authorization_codes WHERE code_hash = \(codeHash) FOR UPDATE
+            """, logger: logger)
+        for try await row in rows.decode(
+            (String, UUID, String, String, String?, String?, String?, String?, Date, Date, Date?, UUID?, String?).self)
+        {
+            return StoredCode(
+                clientID: row.0, userID: row.1, redirectURI: row.2, scope: row.3, challenge: row.4, challengeMethod: row.5,
+                nonce: row.6, dpopJKT: row.7, authTime: row.8, expiresAt: row.9, consumedAt: row.10,
+                issuedFamilyID: row.11, issuedAccessJTI: row.12)
+        }
+        return nil
+    }
+}
+
+/// Whether a user may still obtain tokens (shared by the code and refresh grants).
+func userIsActive(_ userID: UUID, on connection: PostgresConnection, logger: Logger) async throws -> Bool {
+    let rows = try await connection.query("SELECT status FROM users WHERE user_id = \(userID)", logger: logger)
+    for try await status in rows.decode(String.self) { return status == "active" }
+    return false
+}

@@ -1,0 +1,56 @@
+import Foundation
+import Logging
+import PostgresNIO
+import Shared
+
+/// A client as the token endpoint needs it, with the keyed hash of its secret (never the secret).
+struct StoredClient: Sendable {
+    let clientID: String
+    let status: ClientStatus
+    let isStatic: Bool
+    let clientType: ClientType
+    let applicationType: ApplicationType
+    let metadata: ClientMetadata
+    let secretHash: String?
+    let secretExpiresAt: Date?
+
+    var authMethod: TokenEndpointAuthMethod { metadata.tokenEndpointAuthMethod ?? .clientSecretBasic }
+    var grantTypes: [GrantType] { metadata.grantTypes ?? [.authorizationCode] }
+    var registeredScopes: [String] { TenantPolicy.scopeTokens(metadata.scope ?? "") }
+    /// The tenant's static DCR client: a static client registered with the reserved `dcr` scope.
+    var isDCRClient: Bool { isStatic && registeredScopes.contains("dcr") }
+
+    func isUsable(at now: Date) -> Bool {
+        guard status == .active else { return false }
+        if let secretExpiresAt, secretExpiresAt <= now { return false }
+        return true
+    }
+}
+
+/// Reads clients inside a tenant-scoped transaction (Row-Level Security confines it to the tenant).
+enum ClientRepository {
+    static func find(_ clientID: String, on connection: PostgresConnection, logger: Logger) async throws -> StoredClient? {
+        let rows = try await connection.query(
+            """
+            SELECT client_id, status, client_kind, client_type, application_type, metadata::text,
+                   client_secret_hash, client_secret_expires_at
+            FROM clients WHERE client_id = \(clientID)
+            """, logger: logger)
+        for try await (id, status, kind, type, appType, metadataJSON, hash, expires) in rows.decode(
+            (String, String, String, String, String, String, String?, Date?).self)
+        {
+            return StoredClient(
+                clientID: id, status: ClientStatus(rawValue: status) ?? .revoked, isStatic: kind == "static",
+                clientType: ClientType(rawValue: type) ?? .public,
+                applicationType: ApplicationType(rawValue: appType) ?? .native,
+                metadata: try LatchkeyJSON.makeDecoder().decode(ClientMetadata.self, from: Data(metadataJSON.utf8)),
+                secretHash: hash, secretExpiresAt: expires)
+        }
+        return nil
+    }
+
+    /// Whether the client exists and is active now (introspection and resources re-check this on every call).
+    static func isActive(_ clientID: String, on connection: PostgresConnection, logger: Logger) async throws -> Bool {
+        try await find(clientID, on: connection, logger: logger)?.isUsable(at: Date()) ?? false
+    }
+}

@@ -1,0 +1,136 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import Shared
+
+/// RFC 8414 / OpenID Connect discovery and the tenant's JWKS.
+struct DiscoveryController: Sendable {
+    let settings: TokenServiceSettings
+    let keyStore: TenantKeyStore
+    let directory: TenantDirectory
+
+    /// `/t/{tenant}/.well-known/openid-configuration` and `/t/{tenant}/jwks` (tenant-resolved group).
+    func addTenantRoutes(to group: RouterGroup<LatchkeyRequestContext>) {
+        group.get(".well-known/openid-configuration") { _, context in
+            try metadataResponse(for: context.requireTenant())
+        }
+        group.get("jwks") { _, context in
+            let tenant = try context.requireTenant()
+            let set = try await keyStore.jwks(tenant: tenant.id)
+            return try JSONResponse.make(set, contentType: "application/jwk-set+json", cacheControl: "public, max-age=300")
+        }
+    }
+
+    /// RFC 8414 §3.1 path-inserted form: `/.well-known/oauth-authorization-server/t/{tenant}`.
+    func addRootRoutes(to router: Router<LatchkeyRequestContext>) {
+        router.get(".well-known/oauth-authorization-server/t/:tenant") { _, context in
+            guard let raw = context.parameters.get("tenant"), let slug = TenantSlug(raw),
+                let tenant = try await directory.tenant(slug), tenant.status == "active"
+            else { throw OAuthError.notFound("unknown tenant") }
+            return try metadataResponse(for: tenant)
+        }
+    }
+
+    func metadataResponse(for tenant: ResolvedTenant) throws -> Response {
+        try JSONResponse.make(metadata(for: tenant), cacheControl: "public, max-age=300")
+    }
+
+    /// Every member DESIGN §4 lists, plus the OpenID Connect ones an RP expects.
+    func metadata(for tenant: ResolvedTenant) -> AuthorizationServerMetadata {
+        let urls = TenantEndpoints(settings: settings, tenant: tenant.id)
+        let scopes = Array(Set(tenant.policy.allowedScopes + ["openid", "dcr"])).sorted()
+        return AuthorizationServerMetadata(
+            issuer: urls.issuer,
+            authorizationEndpoint: urls.authorization,
+            tokenEndpoint: urls.token,
+            jwksURI: urls.jwks,
+            registrationEndpoint: urls.registration,
+            revocationEndpoint: urls.revocation,
+            introspectionEndpoint: urls.introspection,
+            userinfoEndpoint: urls.userinfo,
+            scopesSupported: scopes,
+            responseTypesSupported: ["code"],
+            responseModesSupported: ["query"],
+            grantTypesSupported: [GrantType.authorizationCode, .refreshToken, .clientCredentials].map(\.rawValue),
+            tokenEndpointAuthMethodsSupported: TokenEndpointAuthentication.supportedMethods.map(\.rawValue),
+            revocationEndpointAuthMethodsSupported: TokenEndpointAuthentication.supportedMethods.map(\.rawValue),
+            introspectionEndpointAuthMethodsSupported: TokenEndpointAuthentication.supportedMethods
+                .filter { $0 != .noAuthentication }.map(\.rawValue),
+            codeChallengeMethodsSupported: tenant.policy.pkce.challengeMethods,
+            dpopSigningAlgValuesSupported: JWSAlgorithm.allCases.map(\.rawValue),
+            authorizationResponseIssParameterSupported: true,
+            subjectTypesSupported: ["public"],
+            idTokenSigningAlgValuesSupported: JWSAlgorithm.allCases.map(\.rawValue),
+            claimsSupported: ["sub", "iss", "aud", "exp", "iat", "auth_time", "nonce", "preferred_username", "email"])
+    }
+}
+
+/// The discovery document (RFC 8414 §2, OpenID Connect Discovery §3, RFC 9449 §5.1, RFC 9207 §3).
+struct AuthorizationServerMetadata: Codable, Sendable, Equatable {
+    var issuer: String
+    var authorizationEndpoint: String
+    var tokenEndpoint: String
+    var jwksURI: String
+    var registrationEndpoint: String
+    var revocationEndpoint: String
+    var introspectionEndpoint: String
+    var userinfoEndpoint: String
+    var scopesSupported: [String]
+    var responseTypesSupported: [String]
+    var responseModesSupported: [String]
+    var grantTypesSupported: [String]
+    var tokenEndpointAuthMethodsSupported: [String]
+    var revocationEndpointAuthMethodsSupported: [String]
+    var introspectionEndpointAuthMethodsSupported: [String]
+    var codeChallengeMethodsSupported: [String]
+    var dpopSigningAlgValuesSupported: [String]
+    var authorizationResponseIssParameterSupported: Bool
+    var subjectTypesSupported: [String]
+    var idTokenSigningAlgValuesSupported: [String]
+    var claimsSupported: [String]
+
+    enum CodingKeys: String, CodingKey {
+        case issuer
+        case authorizationEndpoint = "authorization_endpoint"
+        case tokenEndpoint = "token_endpoint"
+        case jwksURI = "jwks_uri"
+        case registrationEndpoint = "registration_endpoint"
+        case revocationEndpoint = "revocation_endpoint"
+        case introspectionEndpoint = "introspection_endpoint"
+        case userinfoEndpoint = "userinfo_endpoint"
+        case scopesSupported = "scopes_supported"
+        case responseTypesSupported = "response_types_supported"
+        case responseModesSupported = "response_modes_supported"
+        case grantTypesSupported = "grant_types_supported"
+        case tokenEndpointAuthMethodsSupported = "token_endpoint_auth_methods_supported"
+        case revocationEndpointAuthMethodsSupported = "revocation_endpoint_auth_methods_supported"
+        case introspectionEndpointAuthMethodsSupported = "introspection_endpoint_auth_methods_supported"
+        case codeChallengeMethodsSupported = "code_challenge_methods_supported"
+        case dpopSigningAlgValuesSupported = "dpop_signing_alg_values_supported"
+        case authorizationResponseIssParameterSupported = "authorization_response_iss_parameter_supported"
+        case subjectTypesSupported = "subject_types_supported"
+        case idTokenSigningAlgValuesSupported = "id_token_signing_alg_values_supported"
+        case claimsSupported = "claims_supported"
+    }
+}
+
+/// JSON responses with explicit caching headers (tokens: `no-store`; metadata: cacheable).
+enum JSONResponse {
+    static func make(
+        _ value: some Encodable, status: HTTPResponse.Status = .ok, contentType: String = "application/json",
+        cacheControl: String = "no-store", extraHeaders: HTTPFields = [:]
+    ) throws -> Response {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        let data = try encoder.encode(value)
+        var headers: HTTPFields = [.contentType: contentType, .cacheControl: cacheControl]
+        if cacheControl == "no-store" { headers[.pragma] = "no-cache" }
+        headers.append(contentsOf: extraHeaders)
+        return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: data)))
+    }
+}
+
+extension HTTPField.Name {
+    /// HTTP/1.0 cache directive RFC 6749 §5.1 still asks for beside `Cache-Control: no-store`.
+    static let pragma = HTTPField.Name("Pragma")!
+}

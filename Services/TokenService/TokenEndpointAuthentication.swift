@@ -1,0 +1,102 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import Shared
+
+/// Client authentication at the token, revocation and introspection endpoints (RFC 6749 §2.3, RFC 7591 §2).
+struct TokenEndpointAuthentication: Sendable {
+    static let supportedMethods: [TokenEndpointAuthMethod] = [
+        .clientSecretBasic, .clientSecretPost, .privateKeyJWT, .noAuthentication,
+    ]
+
+    let database: Database
+    let hasher: KeyedHasher
+    let assertions: ClientAssertionVerifier
+
+    /// The authenticated client of `tenant`; every failure is the same `invalid_client` (no client enumeration).
+    func authenticate(request: Request, form: FormParameters, endpoints: TenantEndpoints) async throws -> StoredClient {
+        let tenant = endpoints.tenant
+        let presented = try Self.credentials(request: request, form: form)
+        let client = try await database.withTenantTransaction(tenant) { connection in
+            try await ClientRepository.find(presented.clientID, on: connection, logger: database.logger)
+        }
+        guard let client, client.isUsable(at: Date()), client.authMethod == presented.method else {
+            throw Self.invalidClient(tenant: tenant)
+        }
+        switch presented.method {
+        case .noAuthentication:
+            guard client.clientType == .public else { throw Self.invalidClient(tenant: tenant) }
+        case .clientSecretBasic, .clientSecretPost:
+            guard let secret = presented.secret, let stored = client.secretHash, hasher.matches(secret, storedHash: stored)
+            else { throw Self.invalidClient(tenant: tenant) }
+        case .privateKeyJWT:
+            guard let assertion = presented.assertion, await assertions.verify(assertion, client: client, endpoints: endpoints)
+            else { throw Self.invalidClient(tenant: tenant) }
+        }
+        return client
+    }
+
+    static func invalidClient(tenant: String) -> OAuthError {
+        OAuthError(
+            .unauthorized, "invalid_client", "client authentication failed",
+            headers: [.wwwAuthenticate: "Basic realm=\"\(tenant)\", charset=\"UTF-8\""])
+    }
+
+    struct Presented {
+        let clientID: String
+        let secret: String?
+        let method: TokenEndpointAuthMethod
+        var assertion: String? = nil
+    }
+
+    /// Which method the request used; more than one → `invalid_request` (RFC 6749 §2.3).
+    static func credentials(request: Request, form: FormParameters) throws -> Presented {
+        let authorizations = request.headers[values: .authorization]
+        guard authorizations.count <= 1 else { throw OAuthError.invalidRequest("more than one Authorization header") }
+        if let header = authorizations.first {
+            guard form["client_secret"] == nil, form["client_assertion"] == nil else {
+                throw OAuthError.invalidRequest("more than one client authentication method")
+            }
+            let parts = header.split(separator: " ", maxSplits: 1)
+            guard parts.count == 2, parts[0].lowercased() == "basic",
+                let decoded = Data(base64Encoded: String(parts[1]).trimmingCharacters(in: .whitespaces)),
+                let text = String(data: decoded, encoding: .utf8),
+                let colon = text.firstIndex(of: ":"),
+                // RFC 6749 §2.3.1: both halves are form-urlencoded before base64.
+                let id = String(text[..<colon]).replacingOccurrences(of: "+", with: " ").removingPercentEncoding,
+                let secret = String(text[text.index(after: colon)...]).replacingOccurrences(of: "+", with: " ").removingPercentEncoding,
+                !id.isEmpty
+            else {
+                throw OAuthError(
+                    .unauthorized, "invalid_client", "malformed Basic credentials",
+                    headers: [.wwwAuthenticate: "Basic charset=\"UTF-8\""])
+            }
+            if let formID = form["client_id"], formID != id {
+                throw OAuthError.invalidRequest("client_id differs from the authenticated client")
+            }
+            return Presented(clientID: id, secret: secret, method: .clientSecretBasic)
+        }
+        if form["client_assertion"] != nil || form["client_assertion_type"] != nil {
+            guard form["client_secret"] == nil else {
+                throw OAuthError.invalidRequest("more than one client authentication method")
+            }
+            guard form["client_assertion_type"] == ClientAssertionVerifier.assertionType,
+                let assertion = form["client_assertion"]
+            else { throw OAuthError.invalidRequest("client_assertion_type must be \(ClientAssertionVerifier.assertionType)") }
+            guard let id = ClientAssertionVerifier.claimedClientID(assertion) else {
+                throw OAuthError(.unauthorized, "invalid_client", "malformed client assertion")
+            }
+            if let formID = form["client_id"], formID != id {
+                throw OAuthError.invalidRequest("client_id differs from the assertion's subject")
+            }
+            return Presented(clientID: id, secret: nil, method: .privateKeyJWT, assertion: assertion)
+        }
+        guard let id = form["client_id"] else {
+            throw OAuthError(
+                .unauthorized, "invalid_client", "client authentication required",
+                headers: [.wwwAuthenticate: "Basic charset=\"UTF-8\""])
+        }
+        if let secret = form["client_secret"] { return Presented(clientID: id, secret: secret, method: .clientSecretPost) }
+        return Presented(clientID: id, secret: nil, method: .noAuthentication)
+    }
+}

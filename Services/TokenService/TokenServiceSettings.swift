@@ -1,0 +1,80 @@
+import Configuration
+import Foundation
+import Shared
+
+/// Settings only the token service reads (see the README configuration table).
+struct TokenServiceSettings: Sendable {
+    /// External origin of this service; issuers are `{publicURL}/t/{tenant}` and DPoP `htu` is computed from it.
+    var publicURL: String
+    /// External origin of the registration gateway; the `registration_endpoint` and the `dcr` audience.
+    var registrationGatewayPublicURL: String
+    /// Seals tenants' private signing keys (AES-GCM).
+    var keyEnvelope: KeyEnvelope
+    /// Keyed hash for client secrets, codes and refresh tokens at rest.
+    var secretHasher: KeyedHasher
+    /// Stateless DPoP nonces shared across replicas.
+    var dpopNonces: HMACDPoPNonceSource
+    /// Accepted |now − iat| of DPoP proofs, seconds.
+    var dpopIatWindowSeconds: Int64
+
+    init(
+        publicURL: String, registrationGatewayPublicURL: String, keyEnvelope: KeyEnvelope, secretHasher: KeyedHasher,
+        dpopNonces: HMACDPoPNonceSource, dpopIatWindowSeconds: Int64 = 60
+    ) throws {
+        self.publicURL = try Self.origin(publicURL, name: "TOKEN_SERVICE_PUBLIC_URL")
+        self.registrationGatewayPublicURL = try Self.origin(
+            registrationGatewayPublicURL, name: "REGISTRATION_GATEWAY_PUBLIC_URL")
+        self.keyEnvelope = keyEnvelope
+        self.secretHasher = secretHasher
+        self.dpopNonces = dpopNonces
+        self.dpopIatWindowSeconds = dpopIatWindowSeconds
+    }
+
+    /// Reads `TOKEN_SERVICE_PUBLIC_URL`, `REGISTRATION_GATEWAY_PUBLIC_URL`, `KEY_ENCRYPTION_KEY`
+    /// (+ `KEY_ENCRYPTION_KEY_PREVIOUS`), `SECRET_HASH_KEY`, `DPOP_NONCE_SECRET`, `DPOP_IAT_WINDOW_SECONDS`.
+    init(reader: ConfigReader) throws {
+        func required(_ key: ConfigKey, _ name: String, secret: Bool = false) throws -> String {
+            guard let value = reader.string(forKey: key, isSecret: secret), !value.isEmpty else {
+                throw ConfigurationError("\(name) is required")
+            }
+            return value
+        }
+        let kek = try required("key.encryption.key", "KEY_ENCRYPTION_KEY", secret: true)
+        let previous = reader.string(forKey: "key.encryption.key.previous", isSecret: true)
+            .map { $0.split(separator: ",").map(String.init) } ?? []
+        let envelope: KeyEnvelope
+        do { envelope = try KeyEnvelope(configuration: kek, previous: previous) } catch {
+            throw ConfigurationError("KEY_ENCRYPTION_KEY must be 32 bytes, base64: \(error)")
+        }
+        let hasher: KeyedHasher
+        do { hasher = try KeyedHasher(configuration: try required("secret.hash.key", "SECRET_HASH_KEY", secret: true)) } catch let error as ConfigurationError {
+            throw error
+        } catch {
+            throw ConfigurationError("SECRET_HASH_KEY must be at least 32 bytes, base64: \(error)")
+        }
+        let nonces: HMACDPoPNonceSource
+        do {
+            nonces = try HMACDPoPNonceSource(configuration: try required("dpop.nonce.secret", "DPOP_NONCE_SECRET", secret: true))
+        } catch let error as ConfigurationError {
+            throw error
+        } catch {
+            throw ConfigurationError("DPOP_NONCE_SECRET must be at least 32 bytes, base64: \(error)")
+        }
+        let window = reader.int(forKey: "dpop.iat.window.seconds", default: 60)
+        guard window > 0, window <= 600 else { throw ConfigurationError("DPOP_IAT_WINDOW_SECONDS must be 1…600") }
+        try self.init(
+            publicURL: try required("token.service.public.url", "TOKEN_SERVICE_PUBLIC_URL"),
+            registrationGatewayPublicURL: try required("registration.gateway.public.url", "REGISTRATION_GATEWAY_PUBLIC_URL"),
+            keyEnvelope: envelope, secretHasher: hasher, dpopNonces: nonces, dpopIatWindowSeconds: Int64(window))
+    }
+
+    /// An absolute http(s) URL without query or fragment, trailing slash removed.
+    static func origin(_ value: String, name: String) throws -> String {
+        guard let url = URL(string: value), let scheme = url.scheme?.lowercased(), ["http", "https"].contains(scheme),
+            url.host != nil, url.query == nil, url.fragment == nil
+        else { throw ConfigurationError("\(name) must be an absolute http(s) URL without query or fragment") }
+        var trimmed = value
+        while trimmed.hasSuffix("/") { trimmed.removeLast() }
+        return trimmed
+    }
+}

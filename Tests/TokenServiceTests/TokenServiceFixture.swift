@@ -1,0 +1,215 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import LatchkeyTestSupport
+import Logging
+import PostgresNIO
+import Shared
+import Testing
+@testable import TokenService
+
+/// One token-service application against the test database and an embedded Kafka cluster, plus the
+/// SQL helpers that create what the gateway and the authorize pages would (tenants, clients, users, codes).
+struct TokenServiceFixture: Sendable {
+    static let publicURL = "https://auth.example.test"
+    static let gatewayURL = "https://register.example.test"
+
+    let tenant: String
+    let settings: TokenServiceSettings
+    let database: Database
+    /// The PostgreSQL database `database` is connected to (for the relay-role queries).
+    let databaseName: String
+
+    var issuer: String { "\(Self.publicURL)/t/\(tenant)" }
+    var tokenURL: String { "\(issuer)/token" }
+    var tokenPath: String { "/t/\(tenant)/token" }
+
+    static func makeSettings() throws -> TokenServiceSettings {
+        try TokenServiceSettings(
+            publicURL: publicURL + "/", registrationGatewayPublicURL: gatewayURL,
+            keyEnvelope: KeyEnvelope(configuration: KeyMaterial.generateConfigurationValue()),
+            secretHasher: KeyedHasher(configuration: KeyMaterial.generateConfigurationValue()),
+            dpopNonces: HMACDPoPNonceSource(configuration: KeyMaterial.generateConfigurationValue()))
+    }
+
+    /// Creates a fresh tenant with `policy`, runs the application and hands `body` a client and the fixture.
+    static func run(
+        policy: String = "{}", _ body: @Sendable (any TestClientProtocol, TokenServiceFixture) async throws -> Void
+    ) async throws {
+        let cluster = try EmbeddedKafkaCluster(brokers: 1)
+        defer { cluster.shutdown() }
+        let databaseName = try await OwnDatabase.shared.name()
+        var serviceSettings = try await TestServiceSettings.make(.tokenService, kafkaBrokers: cluster.bootstrapServers)
+        serviceSettings.database.database = databaseName
+        serviceSettings.systemDatabase?.database = databaseName
+        let settings = try makeSettings()
+        let app = try buildApplication(settings: serviceSettings, tokenSettings: settings, logger: TestServiceSettings.logger)
+        try await withPostgresClient(serviceSettings.database) { client in
+            let database = Database(client: client, logger: TestEnvironment.logger)
+            let fixture = TokenServiceFixture(
+                tenant: TestEnvironment.uniqueTenant("tok"), settings: settings, database: database, databaseName: databaseName)
+            try await TestDatabase.createTenant(fixture.tenant, in: database, policy: policy)
+            try await app.test(.router) { client in try await body(client, fixture) }
+        }
+    }
+
+    /// A database of these tests' own (`<test database>_tokensvc`, recreated once per test process), so the
+    /// outbox rows they write are never claimed by another suite's relay (e.g. one pointed at unreachable
+    /// Kafka, which would hold them until its message timeout).
+    actor OwnDatabase {
+        static let shared = OwnDatabase()
+        /// One creation for all callers: the actor is reentrant across the awaits, so the task is what is shared.
+        private var creation: Task<String, any Error>?
+
+        func name() async throws -> String {
+            if let creation { return try await creation.value }
+            let task = Task { try await Self.create() }
+            creation = task
+            return try await task.value
+        }
+
+        private static func create() async throws -> String {
+            let owner = try TestEnvironment.migrationDatabase()
+            let name = owner.database + "_tokensvc"
+            try await withPostgresClient(owner) { client in
+                try await client.query(PostgresQuery(unsafeSQL: "DROP DATABASE IF EXISTS \(name) WITH (FORCE)"), logger: TestEnvironment.logger)
+                try await client.query(PostgresQuery(unsafeSQL: "CREATE DATABASE \(name)"), logger: TestEnvironment.logger)
+            }
+            var own = owner
+            own.database = name
+            try await withPostgresClient(own) { client in
+                try await Migrator(logger: TestEnvironment.logger).migrate(client: client)
+            }
+            return name
+        }
+    }
+
+    // MARK: SQL helpers (what the gateway and the authorize pages create in production)
+
+    /// Inserts a client; returns its secret when `authMethod` uses one.
+    @discardableResult
+    func insertClient(
+        _ clientID: String, tenant: String? = nil, authMethod: TokenEndpointAuthMethod = .clientSecretBasic,
+        grantTypes: [GrantType] = [.clientCredentials], scope: String = "openid profile",
+        redirectURIs: [String] = ["com.example.app:/cb"], isStatic: Bool? = nil, dpopBound: Bool? = nil,
+        applicationType: ApplicationType = .native, status: ClientStatus = .active, jwks: JWKSet? = nil
+    ) async throws -> String? {
+        let metadata = ClientMetadata(
+            redirectURIs: redirectURIs, tokenEndpointAuthMethod: authMethod, grantTypes: grantTypes, scope: scope,
+            jwks: try jwks.map { try JSONValue(encoding: $0) }, applicationType: applicationType,
+            dpopBoundAccessTokens: dpopBound)
+        let json = String(decoding: try LatchkeyJSON.encode(metadata), as: UTF8.self)
+        let secret = authMethod.usesClientSecret ? SecretTokens.generate() : nil
+        let hash = secret.map(settings.secretHasher.hash)
+        let tenant = tenant ?? self.tenant
+        // client_credentials clients are admin-made static clients; the policy's grant list binds dynamic ones.
+        let isStatic = isStatic ?? grantTypes.contains(.clientCredentials)
+        try await database.withTenantTransaction(tenant) { connection in
+            try await connection.query(
+                """
+                INSERT INTO clients (tenant_id, client_id, status, client_kind, client_type, application_type,
+                                     registration_mechanism, metadata, client_secret_hash)
+                VALUES (\(tenant), \(clientID), \(status.rawValue), \(isStatic ? "static" : "dynamic"),
+                        \(authMethod.clientType.rawValue), \(applicationType.rawValue),
+                        \(isStatic ? "admin" : "user_token"), \(json)::jsonb, \(hash))
+                """, logger: database.logger)
+        }
+        return secret
+    }
+
+    func setClientStatus(_ clientID: String, _ status: ClientStatus) async throws {
+        try await database.withTenantTransaction(tenant) { connection in
+            try await connection.query(
+                "UPDATE clients SET status = \(status.rawValue) WHERE client_id = \(clientID)", logger: database.logger)
+        }
+    }
+
+    func insertUser(username: String = "alice", tenant: String? = nil) async throws -> UUID {
+        let id = UUID()
+        let tenant = tenant ?? self.tenant
+        try await database.withTenantTransaction(tenant) { connection in
+            try await connection.query(
+                "INSERT INTO users (tenant_id, user_id, username, email) VALUES (\(tenant), \(id), \(username), \(username + "@example.test"))",
+                logger: database.logger)
+        }
+        return id
+    }
+
+    /// Inserts an authorization code as the authorize endpoint would; returns the code value.
+    func insertCode(
+        clientID: String, userID: UUID, redirectURI: String = "com.example.app:/cb", scope: String = "openid profile",
+        verifier: String? = PKCE.generateVerifier(), method: String = "S256", nonce: String? = nil,
+        dpopJKT: String? = nil, expiresIn: Int = 60
+    ) async throws -> String {
+        let code = SecretTokens.generate()
+        let challenge = verifier.map { method == "S256" ? PKCE.s256Challenge(for: $0) : $0 }
+        let expires = Date().addingTimeInterval(TimeInterval(expiresIn))
+        try await database.withTenantTransaction(tenant) { connection in
+            try await connection.query(
+                """
+                INSERT INTO authorization_codes (tenant_id, code_hash, client_id, user_id, redirect_uri, scope,
+                    code_challenge, code_challenge_method, nonce, dpop_jkt, auth_time, expires_at)
+                VALUES (\(tenant), \(settings.secretHasher.hash(code)), \(clientID), \(userID), \(redirectURI), \(scope),
+                        \(challenge), \(challenge == nil ? nil : method), \(nonce), \(dpopJKT), now(), \(expires))
+                """, logger: database.logger)
+        }
+        return code
+    }
+
+    /// Outbox payloads of this tenant with the given CloudEvents type (read with the relay's role).
+    func outboxPayloads(type: LatchkeyEventType) async throws -> [String] {
+        var configuration = try TestEnvironment.systemDatabase()
+        configuration.database = databaseName
+        return try await withPostgresClient(configuration) { client in
+            let system = Database(client: client, logger: TestEnvironment.logger)
+            let rows = try await system.client.query(
+                "SELECT payload FROM outbox WHERE tenant_id = \(tenant) AND event_type = \(type.cloudEventType) ORDER BY seq",
+                logger: system.logger)
+            var payloads: [String] = []
+            for try await payload in rows.decode(String.self) { payloads.append(payload) }
+            return payloads
+        }
+    }
+
+    /// The tenant's JWKS as served.
+    func jwks(_ client: any TestClientProtocol) async throws -> JWKSet {
+        try await client.execute(uri: "/t/\(tenant)/jwks", method: .get) { response in
+            #expect(response.status == .ok)
+            return try JSONDecoder().decode(JWKSet.self, from: Data(response.body.readableBytesView))
+        }
+    }
+
+    /// Verifies an access token the way a resource would.
+    func verifyAccessToken(_ token: String, client: any TestClientProtocol, audience: String? = nil) async throws -> AccessTokenClaims {
+        try AccessTokenVerifier().verify(token, keys: try await jwks(client), issuer: issuer, audience: audience ?? issuer)
+    }
+}
+
+/// Form bodies and token requests for tests.
+enum TokenRequest {
+    static func form(_ pairs: [(String, String)]) -> ByteBuffer {
+        var allowed = CharacterSet.alphanumerics
+        allowed.insert(charactersIn: "-._~")
+        let body = pairs.map { name, value in
+            "\(name.addingPercentEncoding(withAllowedCharacters: allowed)!)=\(value.addingPercentEncoding(withAllowedCharacters: allowed)!)"
+        }.joined(separator: "&")
+        return ByteBuffer(string: body)
+    }
+
+    static func basic(_ clientID: String, _ secret: String) -> String {
+        "Basic " + Data("\(clientID):\(secret)".utf8).base64EncodedString()
+    }
+
+    static func headers(basic: (String, String)? = nil, dpop: String? = nil) -> HTTPFields {
+        var headers: HTTPFields = [.contentType: "application/x-www-form-urlencoded"]
+        if let basic { headers[.authorization] = Self.basic(basic.0, basic.1) }
+        if let dpop { headers[HTTPField.Name("DPoP")!] = dpop }
+        return headers
+    }
+
+    /// The decoded JSON body of a response.
+    static func json(_ response: TestResponse) -> [String: Any] {
+        (try? JSONSerialization.jsonObject(with: Data(response.body.readableBytesView))) as? [String: Any] ?? [:]
+    }
+}
