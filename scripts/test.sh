@@ -16,4 +16,5 @@ export LATCHKEY_VECTORS_DIR="$ROOT/../shared/vectors"
 log "building"
 swift build --build-tests "$@"
 log "running tests"
-swift test --skip-build "$@"
+# A watchdog: a hung test must fail the run, not eat the CI time limit.
+timeout --signal=INT --kill-after=30 "${LATCHKEY_TEST_TIMEOUT:-1200}" swift test --skip-build "$@"

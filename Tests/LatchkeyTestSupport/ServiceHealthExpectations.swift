@@ -9,10 +9,19 @@ public enum ServiceHealthExpectations {
     public static func verify<App: ApplicationProtocol>(
         _ descriptor: ServiceDescriptor, build: (ServiceSettings) throws -> App
     ) async throws {
-        let cluster = try EmbeddedKafkaCluster(brokers: 1)
-        defer { cluster.shutdown() }
-        try await expectHealthy(build(TestServiceSettings.make(descriptor, kafkaBrokers: cluster.bootstrapServers)))
-        try await expectNotReadyWithoutKafka(build(TestServiceSettings.make(descriptor, kafkaBrokers: unreachableKafka)))
+        // A migrated database of its own: the service's outbox relay must not claim other suites' rows
+        // (with unreachable brokers it would hold them until the producer gives up).
+        try await TestDatabase.withScratchDatabase { scratch in
+            try await withPostgresClient(scratch) { client in
+                try await Migrator(logger: TestEnvironment.logger).migrate(client: client)
+            }
+            let cluster = try EmbeddedKafkaCluster(brokers: 1)
+            defer { cluster.shutdown() }
+            try await expectHealthy(build(
+                TestServiceSettings.make(descriptor, kafkaBrokers: cluster.bootstrapServers, database: scratch.database)))
+            try await expectNotReadyWithoutKafka(build(
+                TestServiceSettings.make(descriptor, kafkaBrokers: unreachableKafka, database: scratch.database)))
+        }
     }
 
     /// `/healthz`, `/readyz` (all dependencies ok), `/metrics`, and JSON 404s for unknown routes.

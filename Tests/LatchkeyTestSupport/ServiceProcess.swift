@@ -8,7 +8,9 @@ public final class ServiceProcess: @unchecked Sendable {
     public let name: String
     public let port: Int
     private let process = Process()
-    private let output = Pipe()
+    /// Output goes to a file, not a pipe: a full pipe would block a chatty child forever.
+    private let outputURL = FileManager.default.temporaryDirectory
+        .appendingPathComponent("latchkey-\(UUID().uuidString).log")
 
     /// The folder holding the executables `swift build` produced next to this test bundle.
     public static var binaryFolder: URL {
@@ -26,9 +28,12 @@ public final class ServiceProcess: @unchecked Sendable {
         env["HTTP_PORT"] = String(port)
         env["LOG_LEVEL"] = env["LOG_LEVEL"] ?? "info"
         process.environment = env
+        FileManager.default.createFile(atPath: outputURL.path, contents: nil)
+        let output = try FileHandle(forWritingTo: outputURL)
         process.standardOutput = output
         process.standardError = output
         try process.run()
+        try output.close()
     }
 
     /// Polls `GET /healthz` until it answers 200; false if the process exits or time runs out.
@@ -58,14 +63,20 @@ public final class ServiceProcess: @unchecked Sendable {
             try? await Task.sleep(for: .milliseconds(50))
         }
         if process.isRunning {
-            process.terminate()
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
             return nil
         }
         return process.terminationStatus
     }
 
-    /// Everything the process wrote to stdout and stderr (call after it exited).
+    /// Everything the process wrote to stdout and stderr so far.
     public func capturedOutput() -> String {
-        String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        (try? String(contentsOf: outputURL, encoding: .utf8)) ?? ""
+    }
+
+    deinit {
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        try? FileManager.default.removeItem(at: outputURL)
     }
 }

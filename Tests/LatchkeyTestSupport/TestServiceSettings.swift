@@ -3,11 +3,19 @@ import Shared
 
 /// Settings for building a service application in tests: the test databases and a given Kafka.
 public enum TestServiceSettings {
-    public static func make(_ descriptor: ServiceDescriptor, kafkaBrokers: String) async throws -> ServiceSettings {
+    /// Settings on the shared test database, or on `database` (a scratch database's name) when given.
+    public static func make(
+        _ descriptor: ServiceDescriptor, kafkaBrokers: String, database: String? = nil
+    ) async throws -> ServiceSettings {
         try await TestDatabase.prepare()
+        var app = try TestEnvironment.appDatabase(), system = try TestEnvironment.systemDatabase()
+        if let database {
+            app.database = database
+            system.database = database
+        }
         return ServiceSettings(
-            serviceName: descriptor.name, host: "127.0.0.1", port: 0, database: try TestEnvironment.appDatabase(),
-            systemDatabase: descriptor.needsSystemDatabase ? try TestEnvironment.systemDatabase() : nil,
+            serviceName: descriptor.name, host: "127.0.0.1", port: 0, database: app,
+            systemDatabase: descriptor.needsSystemDatabase ? system : nil,
             kafkaBrokers: kafkaBrokers, logLevel: .warning)
     }
 
