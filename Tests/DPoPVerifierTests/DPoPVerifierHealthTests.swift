@@ -1,21 +1,34 @@
+import AsyncHTTPClient
 import LatchkeyTestSupport
+import NIOCore
+import NIOHTTP1
 import Shared
 import Testing
 @testable import DPoPVerifier
 
 @Suite struct DPoPVerifierHealthTests {
+    static func checkModeSettings() throws -> SidecarSettings {
+        SidecarSettings(mode: .check, upstream: nil, origins: try ExternalOrigins(["https://api.example.com"]),
+                        issuers: ["https://as.example.com/t/acme"], audiences: ["https://api.example.com"])
+    }
+
     @Test func servesHealthReadinessAndMetricsAgainstRealDependencies() async throws {
-        let cluster = try EmbeddedKafkaCluster(brokers: 1)
-        defer { cluster.shutdown() }
-        let settings = try await TestServiceSettings.make(
-            serviceName: "dpop-verifier", kafkaBrokers: cluster.bootstrapServers, needsSystemDatabase: false)
-        try await ServiceHealthExpectations.expectHealthy(buildApplication(settings: settings, logger: TestServiceSettings.logger))
+        try await withLiveSidecar(Self.checkModeSettings()) { sidecar in
+            #expect(try await sidecar.send(.GET, "/healthz").status == 200)
+            let ready = try await sidecar.send(.GET, "/readyz")
+            #expect(ready.status == 200)
+            #expect(ready.text == #"{"kafka":"ok","postgres":"ok","revocations":"ok","schema":"ok","status":"ready"}"#)
+            #expect(try await sidecar.send(.GET, "/metrics").status == 200)
+            let unknown = try await sidecar.send(.GET, "/no-such-route")
+            #expect(unknown.status == 404)
+            #expect(unknown.header("Content-Type") == "application/json")
+        }
     }
 
     @Test func readinessFailsWhenKafkaIsUnreachable() async throws {
         let settings = try await TestServiceSettings.make(
             serviceName: "dpop-verifier", kafkaBrokers: ServiceHealthExpectations.unreachableKafka, needsSystemDatabase: false)
         try await ServiceHealthExpectations.expectNotReadyWithoutKafka(
-            buildApplication(settings: settings, logger: TestServiceSettings.logger))
+            buildApplication(settings: settings, sidecar: Self.checkModeSettings(), logger: TestServiceSettings.logger))
     }
 }
