@@ -119,7 +119,7 @@ struct RevocationListener: Service {
         var warned = false
         while true {
             try Task.checkCancellation()
-            if let metadata = try? await admin.metadata(timeout: .seconds(5)),
+            if let metadata = try? await admin.metadata(timeout: .seconds(1)),
                let found = metadata.topic(named: topic), found.error == nil, !found.partitions.isEmpty {
                 return found.partitions.map { KafkaTopicPartition(topic: topic, partition: $0.id) }
             }

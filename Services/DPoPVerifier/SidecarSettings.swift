@@ -35,7 +35,7 @@ struct SidecarSettings: Sendable {
     var tokenClockSkewSeconds: Int64 = 10
     var tokenCacheMaxEntries: Int = 10_000
     var jwksMaxAgeSeconds: Double = 300
-    var jwksMinimumRefreshSeconds: Double = 30
+    var jwksMinimumRefreshSeconds: Double = 10
     /// Replaces the issuer's origin when fetching discovery and JWKS (e.g. an in-cluster service URL).
     var issuerMetadataOrigin: String?
 
@@ -80,7 +80,7 @@ struct SidecarSettings: Sendable {
         tokenClockSkewSeconds = Int64(try env.int("dpop.token.clock.skew.seconds", default: 10, range: 0...600))
         tokenCacheMaxEntries = try env.int("dpop.token.cache.max.entries", default: 10_000, range: 1...10_000_000)
         jwksMaxAgeSeconds = Double(try env.int("dpop.jwks.max.age.seconds", default: 300, range: 1...86_400))
-        jwksMinimumRefreshSeconds = Double(try env.int("dpop.jwks.min.refresh.seconds", default: 30, range: 1...86_400))
+        jwksMinimumRefreshSeconds = Double(try env.int("dpop.jwks.min.refresh.seconds", default: 10, range: 1...86_400))
         issuerMetadataOrigin = try env.string("dpop.issuer.metadata.origin").map { try ExternalOrigins.normalizeOrigin($0) }
         switch try env.parse("dpop.nonce.mode", default: "off", { ["off", "required"].contains($0) ? $0 : nil }) {
         case "required":

@@ -61,9 +61,10 @@ public struct AccessTokenVerifier: Sendable {
 
     /// The tenant of a Latchkey issuer URL `http(s)://host[:port][/prefix]/t/{tenant}`.
     public static func tenant(ofIssuer issuer: String) -> TenantSlug? {
-        guard let url = URL(string: issuer), let scheme = url.scheme?.lowercased(), scheme == "https" || scheme == "http",
-              url.host != nil, url.query == nil, url.fragment == nil, url.user == nil else { return nil }
-        let parts = url.path.split(separator: "/", omittingEmptySubsequences: false)
+        guard let url = URLComponents(string: issuer), let scheme = url.scheme?.lowercased(), scheme == "https" || scheme == "http",
+              url.host?.isEmpty == false, url.query == nil, url.fragment == nil, url.user == nil else { return nil }
+        // The raw path: a trailing slash or encoded characters make another issuer string.
+        let parts = url.percentEncodedPath.split(separator: "/", omittingEmptySubsequences: false)
         guard parts.count >= 3, parts[parts.count - 2] == "t" else { return nil }
         return TenantSlug(rawValue: String(parts[parts.count - 1]))
     }

@@ -1,12 +1,12 @@
-import NIOCore
-import NIOHTTP1
-import NIOFoundationCompat
-import NIOPosix
 import Crypto
 import Foundation
 import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
+import NIOCore
+import NIOFoundationCompat
+import NIOHTTP1
+import NIOPosix
 import Shared
 import Testing
 @testable import DPoPVerifier

@@ -1,12 +1,12 @@
-import NIOFoundationCompat
-import NIOPosix
 import AsyncHTTPClient
 import Foundation
 import Hummingbird
 import HummingbirdTesting
 import LatchkeyTestSupport
 import NIOCore
+import NIOFoundationCompat
 import NIOHTTP1
+import NIOPosix
 import Shared
 @testable import DPoPVerifier
 

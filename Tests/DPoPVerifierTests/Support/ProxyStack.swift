@@ -1,9 +1,9 @@
-import NIOHTTP1
-import NIOFoundationCompat
-import NIOPosix
 import AsyncHTTPClient
 import Foundation
 import NIOCore
+import NIOFoundationCompat
+import NIOHTTP1
+import NIOPosix
 import Shared
 @testable import DPoPVerifier
 

@@ -1,11 +1,11 @@
-import NIOCore
-import NIOHTTP1
-import NIOFoundationCompat
-import NIOPosix
 import AsyncHTTPClient
 import Hummingbird
 import HummingbirdTesting
 import LatchkeyTestSupport
+import NIOCore
+import NIOFoundationCompat
+import NIOHTTP1
+import NIOPosix
 import Shared
 @testable import DPoPVerifier
 

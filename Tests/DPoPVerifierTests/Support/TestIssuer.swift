@@ -1,7 +1,7 @@
-import NIOCore
-import NIOFoundationCompat
 import Foundation
 import Hummingbird
+import NIOCore
+import NIOFoundationCompat
 import Shared
 import Synchronization
 

@@ -1,9 +1,9 @@
-import NIOCore
-import NIOFoundationCompat
 import Crypto
 import Foundation
 import HTTPTypes
 import Hummingbird
+import NIOCore
+import NIOFoundationCompat
 import Shared
 
 /// What the test upstream saw of a forwarded request (its echo answer, as JSON).
@@ -42,8 +42,21 @@ enum TestUpstream {
         return router
     }
 
-    /// Deterministic download content: byte i is `i % 251`.
-    static func downloadByte(_ index: Int) -> UInt8 { UInt8(index % 251) }
+    /// Deterministic download content: a 251-byte cycle (0, 1, …, 250, 0, …), 64 KiB per chunk.
+    static let downloadCycle: [UInt8] = (0..<(64 * 1024 + 251)).map { UInt8($0 % 251) }
+
+    /// SHA-256 of the first `size` download bytes.
+    static func downloadDigest(_ size: Int) -> Data {
+        var hasher = SHA256()
+        var sent = 0
+        while sent < size {
+            let count = Swift.min(64 * 1024, size - sent)
+            let offset = sent % 251
+            hasher.update(data: downloadCycle[offset..<(offset + count)])
+            sent += count
+        }
+        return Data(hasher.finalize())
+    }
 }
 
 /// Answers every request no route matched with an ``EchoedRequest``.
@@ -79,9 +92,9 @@ struct DownloadChunks: AsyncSequence, Sendable {
         mutating func next() async -> ByteBuffer? {
             guard sent < total else { return nil }
             let count = Swift.min(64 * 1024, total - sent)
-            let bytes = (sent..<(sent + count)).map(TestUpstream.downloadByte)
+            let offset = sent % 251
             sent += count
-            return ByteBuffer(bytes: bytes)
+            return ByteBuffer(bytes: TestUpstream.downloadCycle[offset..<(offset + count)])
         }
     }
 
