@@ -3,6 +3,7 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
+import LatchkeyTestSupport
 import NIOCore
 import NIOFoundationCompat
 import NIOHTTP1
@@ -19,14 +20,14 @@ import Testing
 @Suite struct DPoPVectorHTTPTests {
     static let algs = #"algs="ES256 ES384 PS256 RS256 EdDSA""#
 
-    func settings(upstreamPort: Int, origin: String, vector: DPoPVectors.Vector, file: DPoPVectors.File) throws
+    func settings(upstreamPort: Int, origin: String, vector: SharedVectors.DPoPVector, file: SharedVectors.DPoPFile) throws
         -> (SidecarSettings, SidecarOverrides) {
         var settings = SidecarSettings(
             upstream: try UpstreamSettings(url: "http://127.0.0.1:\(upstreamPort)"), origins: try ExternalOrigins([origin]),
             issuers: ["https://as.example.com/t/acme"], audiences: ["https://api.example.com"])
-        settings.iatWindowSeconds = vector.iatWindowSeconds ?? file.iatWindowSeconds
+        settings.iatWindowSeconds = vector.iatWindowSeconds
         var overrides = SidecarOverrides()
-        overrides.clock = FixedWallClock(unixSeconds: vector.now ?? file.clockNow)
+        overrides.clock = FixedWallClock(unixSeconds: vector.now)
         overrides.tokenValidator = VectorTokenValidator(token: vector.accessToken ?? "no-token", jkt: vector.expectedJKT)
         if let nonce = vector.requiredNonce {
             settings.nonceMode = .required(secret: SymmetricKey(size: .bits256), stepSeconds: 300)
@@ -35,14 +36,14 @@ import Testing
         return (settings, overrides)
     }
 
-    func headers(_ vector: DPoPVectors.Vector) -> HTTPFields {
+    func headers(_ vector: SharedVectors.DPoPVector) -> HTTPFields {
         var headers: HTTPFields = [.dpop: vector.proof]
         if let token = vector.accessToken { headers[.authorization] = "DPoP \(token)" }
         return headers
     }
 
     func run(_ fileName: String, expectedCount: Int) async throws {
-        let file = try DPoPVectors.load(fileName)
+        let file = try SharedVectors.load(fileName, as: SharedVectors.DPoPFile.self)
         #expect(file.vectors.count == expectedCount)
         try await withLoopbackServer(TestUpstream.router()) { upstreamPort in
             for vector in file.vectors {
@@ -57,7 +58,7 @@ import Testing
         }
     }
 
-    func check(_ vector: DPoPVectors.Vector, _ response: TestResponse, client: any TestClientProtocol,
+    func check(_ vector: SharedVectors.DPoPVector, _ response: TestResponse, client: any TestClientProtocol,
                method: HTTPRequest.Method, target: String) throws {
         let challenge = response.headers[.wwwAuthenticate] ?? ""
         switch (vector.expected, vector.accessToken) {
@@ -85,7 +86,7 @@ import Testing
                 #expect(challenge.hasSuffix(Self.algs), "\(vector.name): \(challenge)")
             }
         default:
-            Issue.record("\(vector.name): unknown verdict \(vector.expected ?? "none")")
+            Issue.record("\(vector.name): unknown verdict \(vector.expected)")
         }
     }
 
@@ -100,7 +101,7 @@ import Testing
     /// The token-endpoint vector's proof carries no `ath`; presented with an access token at a
     /// resource it is refused (RFC 9449 §7.1: `ath` is required there).
     @Test func tokenEndpointProofIsRefusedAtAResource() async throws {
-        let file = try DPoPVectors.load("dpop-proofs.json")
+        let file = try SharedVectors.load("dpop-proofs.json", as: SharedVectors.DPoPFile.self)
         let vector = try #require(file.vectors.first { $0.name == "token-endpoint-no-ath" })
         let (origin, target) = try DPoPVectors.split(vector.request.url)
         try await withLoopbackServer(TestUpstream.router()) { upstreamPort in
@@ -116,11 +117,12 @@ import Testing
     }
 
     @Test func replayedProofIsRefusedTheSecondTime() async throws {
-        let file = try DPoPVectors.load("dpop-proofs.json")
+        let file = try SharedVectors.load("dpop-proofs.json", as: SharedVectors.DPoPFile.self)
         let replay = try #require(file.replay)
-        let vector = DPoPVectors.Vector(
+        let vector = SharedVectors.DPoPVector(
             name: "replay", proof: replay.proof, request: replay.request, accessToken: replay.accessToken,
-            expectedJKT: replay.expectedJKT, requiredNonce: nil, now: nil, iatWindowSeconds: nil, expected: "valid")
+            expectedJKT: replay.expectedJKT, requiredNonce: nil, now: file.clockNow, iatWindowSeconds: file.iatWindowSeconds,
+            expected: "valid")
         let (origin, target) = try DPoPVectors.split(vector.request.url)
         try await withLoopbackServer(TestUpstream.router()) { upstreamPort in
             let (settings, overrides) = try settings(upstreamPort: upstreamPort, origin: origin, vector: vector, file: file)

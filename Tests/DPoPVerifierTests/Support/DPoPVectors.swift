@@ -2,77 +2,8 @@ import Foundation
 import Shared
 @testable import DPoPVerifier
 
-/// The shared DPoP proof vectors (`../shared/vectors`, or `LATCHKEY_VECTORS_DIR`); missing means failure.
+/// Helpers for running the shared proof vectors (``SharedVectors``) through the sidecar.
 enum DPoPVectors {
-    struct Request: Decodable {
-        let method: String
-        let url: String
-    }
-
-    struct Vector: Decodable {
-        let name: String
-        let proof: String
-        let request: Request
-        let accessToken: String?
-        let expectedJKT: String?
-        let requiredNonce: String?
-        let now: Int64?
-        let iatWindowSeconds: Int64?
-        let expected: String?
-
-        enum CodingKeys: String, CodingKey {
-            case name, proof, request, now, expected
-            case accessToken = "access_token"
-            case expectedJKT = "expected_jkt"
-            case requiredNonce = "required_nonce"
-            case iatWindowSeconds = "iat_window_seconds"
-        }
-    }
-
-    struct File: Decodable {
-        let clockNow: Int64
-        let iatWindowSeconds: Int64
-        let vectors: [Vector]
-        let replay: ReplayCase?
-
-        enum CodingKeys: String, CodingKey {
-            case vectors, replay
-            case clockNow = "clock_now"
-            case iatWindowSeconds = "iat_window_seconds"
-        }
-    }
-
-    struct ReplayCase: Decodable {
-        let proof: String
-        let request: Request
-        let accessToken: String?
-        let expectedJKT: String?
-
-        enum CodingKeys: String, CodingKey {
-            case proof, request
-            case accessToken = "access_token"
-            case expectedJKT = "expected_jkt"
-        }
-    }
-
-    static func load(_ name: String) throws -> File {
-        let directory: URL
-        if let override = ProcessInfo.processInfo.environment["LATCHKEY_VECTORS_DIR"], !override.isEmpty {
-            directory = URL(fileURLWithPath: override, isDirectory: true)
-        } else {
-            var candidate = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-            while candidate.path != "/", !FileManager.default.fileExists(atPath: candidate.appendingPathComponent("Package.swift").path) {
-                candidate = candidate.deletingLastPathComponent()
-            }
-            directory = candidate.deletingLastPathComponent().appendingPathComponent("shared/vectors", isDirectory: true)
-        }
-        let url = directory.appendingPathComponent(name)
-        guard FileManager.default.fileExists(atPath: url.path) else {
-            throw TestFailure("vector file \(url.path) is missing (set LATCHKEY_VECTORS_DIR)")
-        }
-        return try JSONDecoder().decode(File.self, from: Data(contentsOf: url))
-    }
-
     /// Splits a vector URL into the origin the sidecar is configured with and the target it receives
     /// (the fragment stays behind: HTTP never sends it).
     static func split(_ url: String) throws -> (origin: String, target: String) {
