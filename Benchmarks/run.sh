@@ -65,6 +65,17 @@ DPOP_REPLAY_CACHE_MAX_ENTRIES=100000 \
 SIDECAR_PID=$!
 PIDS+=("$SIDECAR_PID")
 
+if [ -n "${BENCH_PERF:-}" ]; then
+    # Profiles the sidecar for BENCH_PERF_SECONDS (default 40: proof generation, warm-up, peak).
+    ( sleep "${BENCH_PERF_DELAY:-0}"; perf record -F 999 -g -p "$SIDECAR_PID" -o "$BENCH_PERF" -- sleep "${BENCH_PERF_SECONDS:-40}" ) >/dev/null 2>&1 &
+fi
+
+if [ -n "${BENCH_PERF_STAT:-}" ]; then
+    # CPU time the sidecar spends over the whole load run (divide by the requests it served).
+    perf stat -e task-clock,context-switches,syscalls:sys_enter_write,syscalls:sys_enter_writev,syscalls:sys_enter_read,syscalls:sys_enter_epoll_wait,syscalls:sys_enter_futex -p "$SIDECAR_PID" -o "$BENCH_PERF_STAT" &
+    PERF_STAT_PID=$!
+fi
+
 MACHINE="Machine: $(nproc) CPUs, $(lscpu | sed -n 's/^Model name:[[:space:]]*//p' | head -1), $(date -u '+%Y-%m-%d %H:%M UTC'); \
 sidecar log level warning (no per-request access log); proof iat window 300 s so pre-generated proofs stay valid."
 REPORT="$ROOT/Benchmarks/results/dpop-verifier.md"
@@ -72,4 +83,5 @@ taskset -c 1 "$BIN/SidecarLoad" load --sidecar-port "$SIDECAR_PORT" --upstream-p
     --openssl-verify "$OPENSSL_VERIFY" --swift-verify "$SWIFT_VERIFY" --library-checks "$LIBRARY_CHECKS" \
     --connections "${BENCH_CONNECTIONS:-32}" --seconds "${BENCH_SECONDS:-10}" --proofs "${BENCH_PROOFS:-300000}" \
     --machine "$MACHINE" --report "$REPORT" || { tail -20 "$WORK/sidecar.log"; die "load generator failed"; }
+if [ -n "${PERF_STAT_PID:-}" ]; then kill -INT "$PERF_STAT_PID"; wait "$PERF_STAT_PID" 2>/dev/null || true; fi
 log "report written to $REPORT"

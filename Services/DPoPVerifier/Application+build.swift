@@ -21,9 +21,9 @@ func buildApplication(settings: ServiceSettings, sidecar sidecarSettings: Sideca
     let metrics = SidecarMetrics.shared
     let sidecar = try Sidecar(settings: sidecarSettings, httpClient: httpClient, revocations: revocations, metrics: metrics,
                               overrides: overrides, logger: logger)
-    // Proxy mode streams bodies of any size to the upstream, so the 64 KiB limit is off there.
-    let router = runtime.makeRouter(
-        readiness: [ReadinessCheck("revocations") { revocations.isLoaded }], limitBodies: sidecarSettings.mode == .check)
+    let router = makeSidecarRouter(
+        runtime: runtime, readiness: [ReadinessCheck("revocations") { revocations.isLoaded }],
+        limitBodies: sidecarSettings.mode == .check)
     try sidecar.addRoutes(to: router)
     let listener = RevocationListener(
         kafka: runtime.kafka, admin: runtime.kafkaAdmin,
@@ -32,4 +32,20 @@ func buildApplication(settings: ServiceSettings, sidecar sidecarSettings: Sideca
     let gauges = CacheGaugeReporter(replayCache: sidecar.replayCache, tokenCache: sidecar.tokenCache, revocations: revocations,
                                     metrics: metrics, interval: overrides.gaugeInterval)
     return runtime.makeApplication(router: router, services: [HTTPClientService(client: httpClient), listener, gauges])
+}
+
+/// The standard router of `ServiceRuntime.makeRouter` (request id, access log, JSON errors, health
+/// routes) without Hummingbird's per-request `MetricsMiddleware`: it wraps every response body in a
+/// closure, which turns Hummingbird's single write of head + body + end into three socket writes on
+/// the hot path, and the sidecar counts its requests itself (`latchkey_dpop_requests_total`,
+/// `latchkey_dpop_verification_duration_seconds`). Proxy mode streams bodies of any size to the
+/// upstream, so the 64 KiB body limit applies in check mode only.
+func makeSidecarRouter(runtime: ServiceRuntime, readiness: [ReadinessCheck], limitBodies: Bool) -> Router<LatchkeyRequestContext> {
+    let router = Router(context: LatchkeyRequestContext.self)
+    router.add(middleware: RequestIDMiddleware())
+    router.add(middleware: AccessLogMiddleware())
+    router.add(middleware: ErrorMiddleware())
+    if limitBodies { router.add(middleware: BodyLimitMiddleware()) }
+    HealthRoutes<LatchkeyRequestContext>(checks: runtime.readinessChecks(readiness)).register(on: router)
+    return router
 }

@@ -31,6 +31,8 @@ struct UpstreamProxy: Sendable {
             ignoreUncleanSSLShutdown: false,
             decompression: .disabled)
         configuration.httpVersion = .automatic
+        // No request spans: the hot path pays for them even when nothing collects traces.
+        configuration.tracing.tracer = nil
         return configuration
     }
 
@@ -71,10 +73,27 @@ struct UpstreamProxy: Sendable {
             guard let name = HTTPField.Name(header.name) else { continue }
             headers.append(HTTPField(name: name, value: header.value))
         }
-        return Response(
-            status: HTTPResponse.Status(code: Int(response.status.code), reasonPhrase: response.status.reasonPhrase),
-            headers: headers, body: ResponseBody(asyncSequence: response.body))
+        let status = HTTPResponse.Status(code: Int(response.status.code), reasonPhrase: response.status.reasonPhrase)
+        // A small body of known length is read whole: one write instead of a streamed sequence (and
+        // a failure while reading it can still be answered with 502/504). Anything else streams.
+        if let length = response.headers.first(name: "content-length").flatMap(Int.init), length <= Self.bufferedBodyLimit {
+            let body: ByteBuffer
+            do {
+                body = try await response.body.collect(upTo: length)
+            } catch let error as HTTPClientError where error == .readTimeout {
+                throw OAuthError(.gatewayTimeout, "upstream_timeout", "the upstream did not answer in time")
+            } catch is CancellationError {
+                throw CancellationError()
+            } catch {
+                throw OAuthError(.badGateway, "upstream_unavailable", "the upstream response was cut short")
+            }
+            return Response(status: status, headers: headers, body: ResponseBody(byteBuffer: body))
+        }
+        return Response(status: status, headers: headers, body: ResponseBody(asyncSequence: response.body))
     }
+
+    /// Responses up to this size (by `Content-Length`) are buffered rather than streamed.
+    static let bufferedBodyLimit = 64 * 1024
 
     /// The client's headers minus hop-by-hop fields, `X-Latchkey-*`, credentials (unless forwarded
     /// by configuration) and, from an untrusted peer, forwarding headers; plus our forwarding
