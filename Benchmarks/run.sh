@@ -77,11 +77,13 @@ if [ -n "${BENCH_PERF_STAT:-}" ]; then
 fi
 
 MACHINE="Machine: $(nproc) CPUs, $(lscpu | sed -n 's/^Model name:[[:space:]]*//p' | head -1), $(date -u '+%Y-%m-%d %H:%M UTC'); \
-sidecar log level warning (no per-request access log); proof iat window 300 s so pre-generated proofs stay valid."
+sidecar log level warning (no per-request access log); proof iat window 300 s so pre-generated proofs stay valid. \
+Load average when the load started: $(cut -d' ' -f1-3 /proc/loadavg) (the machine is shared: other processes compete for both CPUs)."
 REPORT="$ROOT/Benchmarks/results/dpop-verifier.md"
 taskset -c 1 "$BIN/SidecarLoad" load --sidecar-port "$SIDECAR_PORT" --upstream-port "$UPSTREAM_PORT" --sidecar-pid "$SIDECAR_PID" \
     --openssl-verify "$OPENSSL_VERIFY" --swift-verify "$SWIFT_VERIFY" --library-checks "$LIBRARY_CHECKS" \
     --connections "${BENCH_CONNECTIONS:-32}" --seconds "${BENCH_SECONDS:-10}" --proofs "${BENCH_PROOFS:-300000}" \
     --machine "$MACHINE" --report "$REPORT" || { tail -20 "$WORK/sidecar.log"; die "load generator failed"; }
+printf 'Load average when the load ended: %s.\n' "$(cut -d' ' -f1-3 /proc/loadavg)" >>"$REPORT"
 if [ -n "${PERF_STAT_PID:-}" ]; then kill -INT "$PERF_STAT_PID"; wait "$PERF_STAT_PID" 2>/dev/null || true; fi
 log "report written to $REPORT"
