@@ -8,10 +8,10 @@ let swiftSettings: [SwiftSetting] = [
 ]
 
 /// One service executable: its folder under Services/ and the libraries it needs.
-func service(_ name: String, folder: String) -> Target {
+func service(_ name: String, folder: String, extra: [Target.Dependency] = []) -> Target {
     .executableTarget(
         name: name,
-        dependencies: [
+        dependencies: extra + [
             "Shared",
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "PostgresNIO", package: "postgres-nio"),
@@ -26,10 +26,10 @@ func service(_ name: String, folder: String) -> Target {
 }
 
 /// The tests of one service: real HTTP through Hummingbird's test client.
-func serviceTests(_ name: String) -> Target {
+func serviceTests(_ name: String, extra: [Target.Dependency] = []) -> Target {
     .testTarget(
         name: "\(name)Tests",
-        dependencies: [
+        dependencies: extra + [
             .target(name: name),
             "Shared",
             "LatchkeyTestSupport",
@@ -64,6 +64,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-configuration.git", from: "1.4.0"),
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
+        .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
     ],
     targets: [
         .systemLibrary(
@@ -94,7 +95,13 @@ let package = Package(
         ),
         service("RegistrationGateway", folder: "RegistrationGateway"),
         service("TokenService", folder: "TokenService"),
-        service("DPoPVerifier", folder: "DPoPVerifier"),
+        service(
+            "DPoPVerifier", folder: "DPoPVerifier",
+            extra: [
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+            ]),
         service("AuditConsumer", folder: "AuditConsumer"),
         .executableTarget(
             name: "LatchkeyCLI",
@@ -138,7 +145,14 @@ let package = Package(
         ),
         serviceTests("RegistrationGateway"),
         serviceTests("TokenService"),
-        serviceTests("DPoPVerifier"),
+        serviceTests(
+            "DPoPVerifier",
+            extra: [
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+            ]),
         serviceTests("AuditConsumer"),
     ]
 )

@@ -59,6 +59,13 @@ fi
 . "$SECRETS"
 export TOKEN_SERVICE_PUBLIC_URL="${TOKEN_SERVICE_PUBLIC_URL:-http://127.0.0.1:8082}"
 export REGISTRATION_GATEWAY_PUBLIC_URL="${REGISTRATION_GATEWAY_PUBLIC_URL:-http://127.0.0.1:8081}"
+# dpop-verifier guards the demo API (port 8090) for the demo tenant's tokens.
+export DPOP_UPSTREAM_URL="${DPOP_UPSTREAM_URL:-http://127.0.0.1:8090}"
+export DPOP_EXTERNAL_ORIGINS="${DPOP_EXTERNAL_ORIGINS:-http://127.0.0.1:8083}"
+export DPOP_ISSUERS="${DPOP_ISSUERS:-$TOKEN_SERVICE_PUBLIC_URL/t/demo}"
+export DPOP_AUDIENCES="${DPOP_AUDIENCES:-$TOKEN_SERVICE_PUBLIC_URL/t/demo}"
+export DPOP_NONCE_MODE="${DPOP_NONCE_MODE:-required}"
+export DPOP_PUBLIC_PATHS="${DPOP_PUBLIC_PATHS:-/health}"
 HTTP_PORT=8081 start registration-gateway "$BIN/registration-gateway"
 HTTP_PORT=8082 start token-service "$BIN/token-service"
 HTTP_PORT=8083 start dpop-verifier "$BIN/dpop-verifier"

@@ -1,5 +1,7 @@
+import AsyncHTTPClient
 import Hummingbird
 import Logging
+import NIOPosix
 import Shared
 
 extension ServiceDescriptor {
@@ -8,7 +10,40 @@ extension ServiceDescriptor {
 }
 
 /// Builds the dpop-verifier application; `Main` and the tests call this.
-func buildApplication(settings: ServiceSettings, logger: Logger) throws -> some ApplicationProtocol {
+func buildApplication(settings: ServiceSettings, sidecar sidecarSettings: SidecarSettings, logger: Logger,
+                      overrides: SidecarOverrides = SidecarOverrides()) throws -> some ApplicationProtocol {
     let runtime = try ServiceRuntime(settings: settings, logger: logger)
-    return runtime.makeApplication(router: runtime.makeRouter())
+    let httpClient = HTTPClient(eventLoopGroup: .singletonMultiThreadedEventLoopGroup,
+                                configuration: UpstreamProxy.clientConfiguration(for: sidecarSettings.upstream))
+    let revocations = RevokedClients()
+    let metrics = SidecarMetrics.shared
+    let sidecar = try Sidecar(settings: sidecarSettings, httpClient: httpClient, revocations: revocations, metrics: metrics,
+                              overrides: overrides, logger: logger)
+    let router = makeSidecarRouter(
+        runtime: runtime, readiness: [ReadinessCheck("revocations") { revocations.isLoaded }],
+        limitBodies: sidecarSettings.mode == .check)
+    try sidecar.addRoutes(to: router)
+    let listener = RevocationListener(
+        kafka: runtime.kafka, admin: runtime.kafkaAdmin,
+        topic: LatchkeyEventType.clientRevoked.topic(prefix: settings.topicPrefix),
+        revocations: revocations, metrics: metrics, logger: logger)
+    let gauges = CacheGaugeReporter(replayCache: sidecar.replayCache, tokenCache: sidecar.tokenCache, revocations: revocations,
+                                    metrics: metrics, interval: overrides.gaugeInterval)
+    return runtime.makeApplication(router: router, services: [HTTPClientService(client: httpClient), listener, gauges])
+}
+
+/// The standard router of `ServiceRuntime.makeRouter` (request id, access log, JSON errors, health
+/// routes) without Hummingbird's per-request `MetricsMiddleware`: it wraps every response body in a
+/// closure, which turns Hummingbird's single write of head + body + end into three socket writes on
+/// the hot path, and the sidecar counts its requests itself (`latchkey_dpop_requests_total`,
+/// `latchkey_dpop_verification_duration_seconds`). Proxy mode streams bodies of any size to the
+/// upstream, so the 64 KiB body limit applies in check mode only.
+func makeSidecarRouter(runtime: ServiceRuntime, readiness: [ReadinessCheck], limitBodies: Bool) -> Router<LatchkeyRequestContext> {
+    let router = Router(context: LatchkeyRequestContext.self)
+    router.add(middleware: RequestIDMiddleware())
+    router.add(middleware: AccessLogMiddleware())
+    router.add(middleware: ErrorMiddleware())
+    if limitBodies { router.add(middleware: BodyLimitMiddleware()) }
+    HealthRoutes<LatchkeyRequestContext>(checks: runtime.readinessChecks(readiness)).register(on: router)
+    return router
 }

@@ -75,7 +75,7 @@ struct TokenIssuer: Sendable {
         let claims = AccessTokenClaims(
             iss: endpoints.issuer, sub: request.userID.map { $0.uuidString.lowercased() } ?? request.client.clientID,
             aud: Audience(audience), clientID: request.client.clientID, scope: scope, jti: jti,
-            iat: issuedAt, exp: issuedAt + Int64(lifetime), cnf: request.jkt.map(AccessTokenClaims.Confirmation.init))
+            iat: issuedAt, exp: issuedAt + Int64(lifetime), cnf: request.jkt.map { AccessTokenClaims.Confirmation(jkt: $0) })
         let accessToken = try CompactJWS.sign(
             claims: claims, using: signer.key, header: JWSHeaderParameters(typ: "at+jwt", kid: signer.kid))
         try await connection.query(

@@ -1,18 +1,20 @@
 import Foundation
 
-/// Claims of a Latchkey access token (RFC 9068 JWT profile, `typ: at+jwt`).
+/// Claims of a Latchkey access token (RFC 9068 JWT profile, `typ: at+jwt`); wrong JSON types fail decoding.
 public struct AccessTokenClaims: Codable, Sendable, Equatable {
-    /// RFC 7800 confirmation: the RFC 7638 thumbprint of the DPoP key the token is bound to.
+    /// RFC 7800 confirmation: the RFC 7638 thumbprint of the DPoP key the token is bound to (RFC 9449 §6).
     public struct Confirmation: Codable, Sendable, Equatable {
-        public var jkt: String
-        public init(jkt: String) { self.jkt = jkt }
+        /// Nil when the token is confirmed by another method (e.g. mTLS), which Latchkey cannot check.
+        public var jkt: String?
+        public init(jkt: String?) { self.jkt = jkt }
     }
 
     public var iss: String
     public var sub: String
     public var aud: Audience
     public var clientID: String
-    public var scope: String
+    /// Space-separated scopes; absent in some third-party tokens.
+    public var scope: String?
     public var jti: String
     public var iat: Int64
     public var exp: Int64
@@ -20,7 +22,7 @@ public struct AccessTokenClaims: Codable, Sendable, Equatable {
     public var cnf: Confirmation?
 
     public init(
-        iss: String, sub: String, aud: Audience, clientID: String, scope: String, jti: String,
+        iss: String, sub: String, aud: Audience, clientID: String, scope: String?, jti: String,
         iat: Int64, exp: Int64, nbf: Int64? = nil, cnf: Confirmation? = nil
     ) {
         self.iss = iss
@@ -40,8 +42,32 @@ public struct AccessTokenClaims: Codable, Sendable, Equatable {
         case clientID = "client_id"
     }
 
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        iss = try c.decode(String.self, forKey: .iss)
+        sub = try c.decode(String.self, forKey: .sub)
+        aud = try c.decode(Audience.self, forKey: .aud)
+        exp = try Self.numericDate(c, .exp)
+        nbf = c.contains(.nbf) ? try Self.numericDate(c, .nbf) : nil
+        iat = try Self.numericDate(c, .iat)
+        jti = try c.decode(String.self, forKey: .jti)
+        clientID = try c.decode(String.self, forKey: .clientID)
+        scope = try c.decodeIfPresent(String.self, forKey: .scope)
+        cnf = try c.decodeIfPresent(Confirmation.self, forKey: .cnf)
+    }
+
+    /// RFC 7519 NumericDate: a JSON number of seconds, possibly fractional; truncated to whole seconds.
+    private static func numericDate(_ c: KeyedDecodingContainer<CodingKeys>, _ key: CodingKeys) throws -> Int64 {
+        if let whole = try? c.decode(Int64.self, forKey: key) { return whole }
+        let value = try c.decode(Double.self, forKey: key)
+        guard value.isFinite, value > -9.0e15, value < 9.0e15 else {
+            throw DecodingError.dataCorruptedError(forKey: key, in: c, debugDescription: "out of range")
+        }
+        return Int64(value.rounded(.down))
+    }
+
     /// The granted scopes as a set.
-    public var scopes: Set<String> { Set(scope.split(separator: " ").map(String.init)) }
+    public var scopes: Set<String> { Set((scope ?? "").split(separator: " ").map(String.init)) }
 }
 
 /// The `aud` claim: one string or an array of strings (RFC 7519 §4.1.3).

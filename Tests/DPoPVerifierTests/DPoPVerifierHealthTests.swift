@@ -1,12 +1,33 @@
+import AsyncHTTPClient
 import LatchkeyTestSupport
+import NIOCore
+import NIOHTTP1
 import Shared
 import Testing
 @testable import DPoPVerifier
 
 @Suite struct DPoPVerifierHealthTests {
-    @Test func healthReadinessAndMetricsAgainstRealDependencies() async throws {
-        try await ServiceHealthExpectations.verify(.dpopVerifier) { settings in
-            try buildApplication(settings: settings, logger: TestServiceSettings.logger)
+    static func checkModeSettings() throws -> SidecarSettings {
+        SidecarSettings(mode: .check, upstream: nil, origins: try ExternalOrigins(["https://api.example.com"]),
+                        issuers: ["https://as.example.com/t/acme"], audiences: ["https://api.example.com"])
+    }
+
+    @Test func servesHealthReadinessAndMetricsAgainstRealDependencies() async throws {
+        try await withLiveSidecar(Self.checkModeSettings()) { sidecar in
+            #expect(try await sidecar.send(.GET, "/healthz").status == 200)
+            let ready = try await sidecar.send(.GET, "/readyz")
+            #expect(ready.status == 200)
+            #expect(ready.text == #"{"kafka":"ok","postgres":"ok","revocations":"ok","schema":"ok","status":"ready"}"#)
+            #expect(try await sidecar.send(.GET, "/metrics").status == 200)
+            let unknown = try await sidecar.send(.GET, "/no-such-route")
+            #expect(unknown.status == 404)
+            #expect(unknown.header("Content-Type") == "application/json")
         }
+    }
+
+    @Test func readinessFailsWhenKafkaIsUnreachable() async throws {
+        let settings = try await TestServiceSettings.make(.dpopVerifier, kafkaBrokers: ServiceHealthExpectations.unreachableKafka)
+        try await ServiceHealthExpectations.expectNotReadyWithoutKafka(
+            buildApplication(settings: settings, sidecar: Self.checkModeSettings(), logger: TestServiceSettings.logger))
     }
 }

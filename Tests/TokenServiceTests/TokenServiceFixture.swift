@@ -182,7 +182,9 @@ struct TokenServiceFixture: Sendable {
 
     /// Verifies an access token the way a resource would.
     func verifyAccessToken(_ token: String, client: any TestClientProtocol, audience: String? = nil) async throws -> AccessTokenClaims {
-        try AccessTokenVerifier().verify(token, keys: try await jwks(client), issuer: issuer, audience: audience ?? issuer)
+        let parsed = try AccessTokenVerifier.parse(token)
+        guard parsed.claims.iss == issuer else { throw AccessTokenError.untrustedIssuer }
+        return try AccessTokenVerifier.check(parsed, keys: try await jwks(client).keys) { $0.contains(audience ?? issuer) }
     }
 }
 

@@ -21,6 +21,8 @@ import Testing
             "DATABASE_URL": url(app), "DATABASE_SYSTEM_URL": url(system), "KAFKA_BROKERS": kafka, "LOG_LEVEL": "info",
             "TOKEN_SERVICE_PUBLIC_URL": "http://127.0.0.1:8082", "REGISTRATION_GATEWAY_PUBLIC_URL": "http://127.0.0.1:8081",
             "KEY_ENCRYPTION_KEY": key(), "SECRET_HASH_KEY": key(), "DPOP_NONCE_SECRET": key(),
+            "DPOP_UPSTREAM_URL": "http://127.0.0.1:9", "DPOP_EXTERNAL_ORIGINS": "http://127.0.0.1:8083",
+            "DPOP_ISSUERS": "http://127.0.0.1:8082/t/demo", "DPOP_AUDIENCES": "http://127.0.0.1:8082/t/demo",
         ]
     }
 

@@ -1,0 +1,118 @@
+import Foundation
+import Hummingbird
+import NIOHTTP1
+import Shared
+
+/// `SidecarLoad crypto-speed` — in-process baselines on this core.
+/// `SidecarLoad load --sidecar-port P --upstream-port U --sidecar-pid PID …` — the dpop-verifier benchmark:
+/// runs the upstream + issuer, pre-generates one fresh proof per request, drives the sidecar and
+/// the upstream directly, and writes a Markdown report.
+@main
+struct SidecarLoad {
+    static func main() async {
+        let arguments = Array(CommandLine.arguments.dropFirst())
+        do {
+            switch arguments.first {
+            case "crypto-speed":
+                let options = try Arguments(Array(arguments.dropFirst()))
+                let seconds = try options.double("seconds", 3)
+                print(String(format: "p256_verify_per_second %.0f", CryptoSpeed.p256VerifiesPerSecond(seconds: seconds)))
+                print(String(format: "dpop_proof_checks_per_second %.0f", try await CryptoSpeed.proofChecksPerSecond(seconds: seconds)))
+            case "load":
+                try await LoadBenchmark(options: try Arguments(Array(arguments.dropFirst()))).run()
+            default:
+                print("usage: SidecarLoad crypto-speed [--seconds S] | load --sidecar-port P --upstream-port U --sidecar-pid PID [...]")
+            }
+        } catch {
+            FileHandle.standardError.write(Data("SidecarLoad: \(error)\n".utf8))
+            exit(1)
+        }
+    }
+}
+
+struct LoadBenchmark {
+    let options: Arguments
+
+    func run() async throws {
+        let sidecarPort = try options.int("sidecar-port", 18083)
+        let upstreamPort = try options.int("upstream-port", 18090)
+        let sidecarPID = try options.int("sidecar-pid", 0)
+        let connections = try options.int("connections", 32)
+        let seconds = try options.double("seconds", 10)
+        let proofCount = try options.int("proofs", 300_000)
+        let replayCapacity = try options.int("replay-cache", 100_000)
+        let origin = options.string("origin", "https://api.example.com")
+        let path = "/api/items"
+
+        let upstream = BenchUpstream(issuerKey: try SigningKey.generate(.es256), port: upstreamPort)
+        let app = try upstream.makeApplication()
+        let server = Task { try await app.runService() }
+        defer { server.cancel() }
+        try await SimpleHTTP.waitFor(port: upstreamPort, path: "/t/bench/jwks", seconds: 10)
+        try await SimpleHTTP.waitFor(port: sidecarPort, path: "/readyz", seconds: 30)
+
+        let signer = DPoPProofSigner(key: try SigningKey.generate(.es256))
+        let token = try upstream.token(jkt: signer.jkt, audience: origin)
+        let generationStart = ContinuousClock.now
+        let pool = try await RequestPool(count: proofCount, path: path, origin: origin, host: "api.example.com", token: token, signer: signer)
+        log("generated \(proofCount) proofs in \(format((ContinuousClock.now - generationStart).seconds)) s")
+        let fixed = pool.heads[0]  // the upstream ignores proofs: direct phases reuse one request of the same size
+
+        log("warm-up")
+        _ = try await LoadGenerator.run(port: sidecarPort, connections: connections, seconds: 2, mode: .closed, next: pool.next)
+        log("peak through the sidecar")
+        let peak = try await LoadGenerator.run(port: sidecarPort, connections: connections, seconds: seconds, mode: .closed, next: pool.next)
+        log("peak of the upstream alone")
+        let directPeak = try await LoadGenerator.run(port: upstreamPort, connections: connections, seconds: seconds, mode: .closed) { fixed }
+        let half = peak.rate / 2
+        log("half of peak (\(Int(half)) req/s) through the sidecar")
+        let halfSidecar = try await LoadGenerator.run(port: sidecarPort, connections: connections, seconds: seconds,
+                                                      mode: .open(perSecond: half), next: pool.next)
+        log("same rate to the upstream alone")
+        let halfDirect = try await LoadGenerator.run(port: upstreamPort, connections: connections, seconds: seconds,
+                                                     mode: .open(perSecond: half)) { fixed }
+
+        // Fill the replay cache past its bound (its entries outlive the run: iat window), then measure memory.
+        var metrics = try await SimpleHTTP.get(port: sidecarPort, path: "/metrics").body
+        try await Task.sleep(for: .seconds(6))  // one gauge interval
+        metrics = try await SimpleHTTP.get(port: sidecarPort, path: "/metrics").body
+        if (SimpleHTTP.metric(metrics, "latchkey_dpop_replay_cache_entries") ?? 0) < Double(replayCapacity), pool.remaining > 0 {
+            log("filling the replay cache")
+            _ = try await LoadGenerator.run(port: sidecarPort, connections: connections, seconds: Double(replayCapacity) / max(peak.rate, 1),
+                                            mode: .closed, next: pool.next)
+            try await Task.sleep(for: .seconds(6))
+            metrics = try await SimpleHTTP.get(port: sidecarPort, path: "/metrics").body
+        }
+        let memory = sidecarPID > 0 ? Self.memory(pid: sidecarPID) : (rss: 0, peak: 0)
+
+        let report = Report(
+            opensslVerify: try options.double("openssl-verify", 0), swiftVerify: try options.double("swift-verify", 0),
+            libraryChecks: try options.double("library-checks", 0), connections: connections, seconds: seconds,
+            proofsUsed: pool.used, peak: peak, directPeak: directPeak, halfSidecar: halfSidecar, halfDirect: halfDirect,
+            replayEntries: SimpleHTTP.metric(metrics, "latchkey_dpop_replay_cache_entries") ?? -1,
+            replayEvictions: SimpleHTTP.metric(metrics, "latchkey_dpop_replay_cache_evictions_total") ?? -1,
+            rssKiB: memory.rss, peakRssKiB: memory.peak, machine: options.string("machine", ""))
+        let markdown = report.markdown()
+        print(markdown)
+        let output = options.string("report", "")
+        if !output.isEmpty { try markdown.write(toFile: output, atomically: true, encoding: .utf8) }
+    }
+
+    /// VmRSS and VmHWM of a process, KiB.
+    static func memory(pid: Int) -> (rss: Int, peak: Int) {
+        guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8) else { return (0, 0) }
+        func field(_ name: String) -> Int {
+            status.split(separator: "\n").first { $0.hasPrefix(name + ":") }
+                .flatMap { Int($0.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first ?? "") } ?? 0
+        }
+        return (field("VmRSS"), field("VmHWM"))
+    }
+}
+
+func log(_ message: String) {
+    FileHandle.standardError.write(Data("[bench] \(message)\n".utf8))
+}
+
+func format(_ value: Double, _ digits: Int = 1) -> String {
+    String(format: "%.\(digits)f", value)
+}

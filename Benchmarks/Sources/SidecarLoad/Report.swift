@@ -1,0 +1,75 @@
+import Foundation
+
+/// The benchmark's Markdown report, with the same-run baselines next to the sidecar's figures.
+struct Report {
+    let opensslVerify: Double
+    let swiftVerify: Double
+    let libraryChecks: Double
+    let connections: Int
+    let seconds: Double
+    let proofsUsed: Int
+    let peak: PhaseResult
+    let directPeak: PhaseResult
+    let halfSidecar: PhaseResult
+    let halfDirect: PhaseResult
+    let replayEntries: Double
+    let replayEvictions: Double
+    let rssKiB: Int
+    let peakRssKiB: Int
+    let machine: String
+
+    func markdown() -> String {
+        let ratio = opensslVerify > 0 ? peak.rate / opensslVerify * 100 : .nan
+        let addedP50 = halfSidecar.percentile(0.50) - halfDirect.percentile(0.50)
+        let addedP99 = halfSidecar.percentile(0.99) - halfDirect.percentile(0.99)
+        func failures(_ result: PhaseResult) -> String {
+            result.failures.isEmpty ? "0" : result.failures.sorted { $0.key < $1.key }.map { "\($0.value)×\($0.key)" }.joined(separator: ", ")
+        }
+        func row(_ name: String, _ result: PhaseResult) -> String {
+            "| \(name) | \(format(result.rate, 0)) | \(format(result.percentile(0.5), 0)) | \(format(result.percentile(0.99), 0)) | "
+                + "\(format(result.percentile(0.999), 0)) | \(failures(result)) |"
+        }
+        return """
+            # dpop-verifier benchmark
+
+            \(machine)
+
+            Sidecar pinned to CPU 0 (`taskset -c 0`); load generator, upstream and issuer pinned to CPU 1.
+            \(connections) keep-alive connections, \(format(seconds, 0)) s per phase, a fresh ES256 DPoP proof for every
+            request (\(proofsUsed) pre-generated proofs used), one access token (verified once, then served from the
+            token cache as designed).
+
+            ## Same-run baselines (CPU 0)
+
+            | baseline | per second |
+            |---|---|
+            | `openssl speed ecdsap256` verify | \(format(opensslVerify, 0)) |
+            | swift-crypto P-256 verify (in process) | \(format(swiftVerify, 0)) |
+            | Shared `DPoPProofVerifier.verify` (in process, no HTTP) | \(format(libraryChecks, 0)) |
+
+            ## Throughput and latency
+
+            | phase | req/s | p50 µs | p99 µs | p99.9 µs | non-200 |
+            |---|---|---|---|---|---|
+            \(row("peak through the sidecar (closed loop)", peak))
+            \(row("peak of the upstream alone (closed loop)", directPeak))
+            \(row("sidecar at half of peak (open loop)", halfSidecar))
+            \(row("upstream alone at the same rate (open loop)", halfDirect))
+
+            - Verified + proxied requests per second on one core: **\(format(peak.rate, 0))** = **\(format(ratio, 0)) %** of the
+              same core's `openssl speed ecdsap256` verify rate (target ≥ 50 %).
+            - Added latency at half of peak (sidecar − direct): p50 **\(format(addedP50, 0)) µs**, p99 **\(format(addedP99, 0)) µs**
+              (target p99 ≤ 1000 µs).
+
+            ## Memory with a full replay cache
+
+            | | |
+            |---|---|
+            | replay-cache entries (bound) | \(format(replayEntries, 0)) |
+            | replay-cache evictions | \(format(replayEvictions, 0)) |
+            | sidecar RSS | \(rssKiB / 1024) MiB |
+            | sidecar peak RSS (VmHWM) | \(peakRssKiB / 1024) MiB |
+
+            """
+    }
+}

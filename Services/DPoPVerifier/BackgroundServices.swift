@@ -1,0 +1,39 @@
+import AsyncHTTPClient
+import Prometheus
+import ServiceLifecycle
+import Shared
+
+/// Keeps the shared HTTP client alive for the application's lifetime and shuts it down after the
+/// server has stopped (services stop in reverse order).
+struct HTTPClientService: Service {
+    let client: HTTPClient
+
+    func run() async throws {
+        try? await gracefulShutdown()
+        try await client.shutdown()
+    }
+}
+
+/// Publishes cache sizes and evictions as gauges/counters at a fixed interval.
+struct CacheGaugeReporter: Service {
+    let replayCache: InMemoryDPoPReplayCache
+    let tokenCache: AccessTokenCache?
+    let revocations: RevokedClients
+    let metrics: SidecarMetrics
+    let interval: Duration
+
+    func run() async throws {
+        try? await cancelWhenGracefulShutdown {
+            var reportedEvictions = 0
+            while !Task.isCancelled {
+                let evictions = replayCache.evictions
+                metrics.replayCacheEvictions.increment(by: Int64(evictions - reportedEvictions))
+                reportedEvictions = evictions
+                metrics.replayCacheEntries.set(Int64(replayCache.count))
+                metrics.tokenCacheEntries.set(Int64(tokenCache?.count ?? 0))
+                metrics.revokedClients.set(Int64(revocations.count))
+                try await Task.sleep(for: interval)
+            }
+        }
+    }
+}

@@ -1,0 +1,50 @@
+import HTTPTypes
+import Shared
+
+/// Who made a verified request, as told to the upstream (proxy mode) or the gateway (check mode).
+struct VerifiedIdentity: Sendable, Equatable {
+    let tenant: TenantSlug
+    let clientID: String
+    let subject: String
+    let scope: String?
+    /// The DPoP key thumbprint; nil for an allowed Bearer token.
+    let jkt: String?
+
+    init(token: VerifiedAccessToken) {
+        tenant = token.tenant
+        clientID = token.clientID
+        subject = token.subject
+        scope = token.scope
+        jkt = token.jkt
+    }
+}
+
+/// The `X-Latchkey-*` headers: only the sidecar may set them.
+enum IdentityHeaders {
+    static let tenant = HTTPField.Name("X-Latchkey-Tenant")!
+    static let clientID = HTTPField.Name("X-Latchkey-Client-Id")!
+    static let subject = HTTPField.Name("X-Latchkey-Subject")!
+    static let scope = HTTPField.Name("X-Latchkey-Scope")!
+    static let jkt = HTTPField.Name("X-Latchkey-Jkt")!
+    static let prefix = "x-latchkey-"
+
+    /// Removes every `X-Latchkey-*` field (not only the five we set), whatever its case.
+    static func strip(_ headers: inout HTTPFields) {
+        guard headers.contains(where: { $0.name.canonicalName.hasPrefix(prefix) }) else { return }
+        headers = HTTPFields(headers.filter { !$0.name.canonicalName.hasPrefix(prefix) })
+    }
+
+    /// Adds the identity; values that could not travel in a header (control characters) are left out.
+    static func add(_ identity: VerifiedIdentity, to headers: inout HTTPFields) {
+        headers[Self.tenant] = identity.tenant.rawValue
+        set(Self.clientID, identity.clientID, in: &headers)
+        set(Self.subject, identity.subject, in: &headers)
+        if let value = identity.scope { set(Self.scope, value, in: &headers) }
+        if let value = identity.jkt { set(Self.jkt, value, in: &headers) }
+    }
+
+    private static func set(_ name: HTTPField.Name, _ value: String, in headers: inout HTTPFields) {
+        guard value.utf8.allSatisfy({ $0 >= 0x20 && $0 != 0x7F }) else { return }
+        headers[name] = value
+    }
+}

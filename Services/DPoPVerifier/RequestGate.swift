@@ -1,0 +1,40 @@
+import HTTPTypes
+import Hummingbird
+import Prometheus
+import Shared
+
+/// The request path shared by proxy and check mode: times the decision, counts it, and turns a
+/// rejection into its RFC 9449 §7.1 response.
+struct RequestGate: Sendable {
+    let authenticator: RequestAuthenticator
+    let challenges: Challenges
+    /// Present when nonces are required.
+    let nonces: (any DPoPNonceSource)?
+    let metrics: SidecarMetrics
+
+    func decide(method: String, target: RequestTarget, origin: String, headers: HTTPFields) async throws(OAuthError)
+        -> RequestAuthenticator.Decision {
+        let start = ContinuousClock.now
+        defer { metrics.verificationDuration.record(ContinuousClock.now - start) }
+        do {
+            return try await authenticator.authenticate(method: method, target: target, origin: origin, headers: headers)
+        } catch {
+            metrics.countRequest(outcome: "rejected", reason: error.reason)
+            throw challenges.response(for: error, nonce: nonces?.currentNonce())
+        }
+    }
+
+    /// Counts a request that got through (after the upstream answered, in proxy mode).
+    func countAllowed(_ decision: RequestAuthenticator.Decision) {
+        switch decision {
+        case .allowed(let identity): metrics.countRequest(outcome: "allowed", reason: identity.jkt == nil ? "bearer" : "dpop")
+        case .publicPath: metrics.countRequest(outcome: "allowed", reason: "public_path")
+        }
+    }
+
+    /// RFC 9449 §9: a fresh nonce on every successful response while nonces are on.
+    func stampNonce(_ status: HTTPResponse.Status, _ headers: inout HTTPFields) {
+        guard let nonces, (200..<300).contains(status.code) else { return }
+        headers[Challenges.dpopNonce] = nonces.currentNonce()
+    }
+}

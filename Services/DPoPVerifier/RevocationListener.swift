@@ -1,0 +1,163 @@
+import Foundation
+import Logging
+import Prometheus
+import ServiceLifecycle
+import Shared
+import Synchronization
+
+/// Reads `ClientRevoked` from the beginning of its topic at start-up, then live, into ``RevokedClients``.
+///
+/// Every replica reads every partition itself (manual assignment under its own group id, nothing
+/// committed): the set is rebuilt from the topic at each start, so a restarted sidecar still
+/// refuses a client revoked long ago. The set is marked loaded once each partition has been read
+/// up to the high watermark it had at start-up. A malformed record is counted and skipped; a
+/// consumer failure is logged and the consumer recreated after a short pause.
+struct RevocationListener: Service {
+    let kafka: KafkaConfiguration
+    let admin: KafkaAdmin
+    let topic: String
+    let revocations: RevokedClients
+    let metrics: SidecarMetrics
+    let logger: Logger
+    /// How often the consumer lag gauge is refreshed.
+    var lagInterval: Duration = .seconds(5)
+
+    func run() async throws {
+        try? await cancelWhenGracefulShutdown {
+            while !Task.isCancelled {
+                do {
+                    try await consumeFromBeginning()
+                } catch is CancellationError {
+                    return
+                } catch {
+                    logger.error("revocation consumer failed; restarting", metadata: ["topic": "\(topic)", "error": "\(error)"])
+                }
+                try await Task.sleep(for: .seconds(1))
+            }
+        }
+    }
+
+    private func consumeFromBeginning() async throws {
+        let partitions = try await waitForPartitions()
+        let consumer = try KafkaConsumer(
+            configuration: kafka, groupID: "dpop-verifier-\(UUID().uuidString.lowercased())",
+            subscription: .allPartitions(of: [topic], startingAt: .beginning), logger: logger)
+        do {
+            try await consume(consumer, partitions: partitions)
+            await consumer.close()
+        } catch {
+            await consumer.close()
+            throw error
+        }
+    }
+
+    private func consume(_ consumer: KafkaConsumer, partitions: [KafkaTopicPartition]) async throws {
+        let progress = Progress()
+        for partition in partitions {
+            let (low, high) = try await consumer.watermarks(for: partition)
+            progress.start(partition, next: low, target: high)
+        }
+        checkLoaded(progress)
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { try await reportLag(consumer, progress: progress) }
+            for try await message in consumer.messages {
+                apply(message)
+                progress.read(message.topicPartition, offset: message.offset)
+                checkLoaded(progress)
+            }
+            group.cancelAll()
+        }
+    }
+
+    private func apply(_ message: KafkaConsumerMessage) {
+        do {
+            let event = try CloudEvent<ClientRevoked>.decode(from: Data(message.value))
+            if revocations.insert(tenant: event.data.tenant, clientID: event.data.clientID) {
+                logger.info("client revoked", metadata: [
+                    "tenant": "\(event.data.tenant)", "client_id": "\(event.data.clientID)", "reason": "\(event.data.reason.rawValue)",
+                ])
+            }
+            metrics.revocationEventsApplied.increment()
+            metrics.revokedClients.set(Int64(revocations.count))
+        } catch {
+            // Not ours to dead-letter: every replica reads the same record, the producer's side owns it.
+            metrics.revocationEventsMalformed.increment()
+            logger.error("skipping malformed ClientRevoked record", metadata: [
+                "partition": "\(message.partition)", "offset": "\(message.offset)",
+            ])
+        }
+    }
+
+    private func checkLoaded(_ progress: Progress) {
+        guard !revocations.isLoaded, progress.caughtUp else { return }
+        revocations.markLoaded()
+        metrics.revokedClients.set(Int64(revocations.count))
+        logger.info("revocation list loaded", metadata: ["revoked_clients": "\(revocations.count)"])
+    }
+
+    /// Refreshes the lag gauge, and while loading also the fetch positions: they step over offsets
+    /// that deliver no record (compacted away, transaction markers), which message offsets cannot show.
+    private func reportLag(_ consumer: KafkaConsumer, progress: Progress) async throws {
+        while !Task.isCancelled {
+            if let positions = try? consumer.positions(for: progress.partitions) {
+                for (partition, position) in positions { progress.read(partition, offset: position - 1) }
+                checkLoaded(progress)
+            }
+            var lag: Int64 = 0
+            for partition in progress.partitions {
+                if let (_, high) = try? await consumer.watermarks(for: partition, timeout: .seconds(2)) {
+                    lag += max(0, high - progress.next(partition))
+                }
+            }
+            metrics.revocationLag.set(lag)
+            try await Task.sleep(for: revocations.isLoaded ? lagInterval : .milliseconds(500))
+        }
+    }
+
+    /// The topic's partitions, waiting (not ready meanwhile) until the topic exists.
+    private func waitForPartitions() async throws -> [KafkaTopicPartition] {
+        var warned = false
+        while true {
+            try Task.checkCancellation()
+            if let metadata = try? await admin.metadata(timeout: .seconds(1)),
+               let found = metadata.topic(named: topic), found.error == nil, !found.partitions.isEmpty {
+                return found.partitions.map { KafkaTopicPartition(topic: topic, partition: $0.id) }
+            }
+            if !warned {
+                logger.warning("waiting for the revocation topic", metadata: ["topic": "\(topic)"])
+                warned = true
+            }
+            try await Task.sleep(for: .milliseconds(500))
+        }
+    }
+
+    /// Next offset to read and start-up target per partition.
+    final class Progress: Sendable {
+        private struct State {
+            var next: [KafkaTopicPartition: Int64] = [:]
+            var target: [KafkaTopicPartition: Int64] = [:]
+        }
+        private let state = Mutex(State())
+
+        func start(_ partition: KafkaTopicPartition, next: Int64, target: Int64) {
+            state.withLock {
+                $0.next[partition] = next
+                $0.target[partition] = target
+            }
+        }
+
+        func read(_ partition: KafkaTopicPartition, offset: Int64) {
+            state.withLock { $0.next[partition] = max($0.next[partition] ?? 0, offset + 1) }
+        }
+
+        func next(_ partition: KafkaTopicPartition) -> Int64 {
+            state.withLock { $0.next[partition] ?? 0 }
+        }
+
+        var partitions: [KafkaTopicPartition] { state.withLock { Array($0.target.keys) } }
+
+        var caughtUp: Bool {
+            state.withLock { state in state.target.allSatisfy { state.next[$0.key, default: 0] >= $0.value } }
+        }
+    }
+}

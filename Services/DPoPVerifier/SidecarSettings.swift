@@ -1,0 +1,192 @@
+import Configuration
+import Crypto
+import Foundation
+import Shared
+
+/// The sidecar's own settings (`DPOP_*` environment variables; see the README table).
+struct SidecarSettings: Sendable {
+    /// `proxy`: verify, then forward to the upstream; `check`: answer `/check` for a gateway's auth subrequest.
+    enum Mode: String, Sendable {
+        case proxy, check
+    }
+
+    /// How server nonces (RFC 9449 §9) are used.
+    enum NonceMode: Sendable {
+        case off
+        /// Every proof must carry a nonce from this HMAC secret (shared by all replicas).
+        case required(secret: SymmetricKey, stepSeconds: Int64)
+    }
+
+    var mode: Mode
+    var upstream: UpstreamSettings?
+    var origins: ExternalOrigins
+    var trustedProxies: TrustedProxies
+    var issuers: [String]
+    var audiences: Set<String>
+    /// Accepted proof algorithms, in the order announced in `algs="…"`.
+    var proofAlgorithms: [JWSAlgorithm]
+    var iatWindowSeconds: Int64 = 60
+    var nonceMode: NonceMode = .off
+    var replayCacheMaxEntries: Int = 100_000
+    var allowBearer: Bool = false
+    var publicPaths: PublicPaths = .none
+    /// Forward the client's `Authorization` and `DPoP` headers to the upstream.
+    var forwardCredentials: Bool = false
+    var tokenClockSkewSeconds: Int64 = 10
+    var tokenCacheMaxEntries: Int = 10_000
+    var jwksMaxAgeSeconds: Double = 300
+    var jwksMinimumRefreshSeconds: Double = 10
+    /// Replaces the issuer's origin when fetching discovery and JWKS (e.g. an in-cluster service URL).
+    var issuerMetadataOrigin: String?
+
+    static let defaultProofAlgorithms: [JWSAlgorithm] = [.es256, .es384, .ps256, .rs256, .edDSA]
+
+    init(mode: Mode = .proxy, upstream: UpstreamSettings?, origins: ExternalOrigins, trustedProxies: TrustedProxies = .none,
+         issuers: [String], audiences: Set<String>, proofAlgorithms: [JWSAlgorithm] = SidecarSettings.defaultProofAlgorithms) {
+        self.mode = mode
+        self.upstream = upstream
+        self.origins = origins
+        self.trustedProxies = trustedProxies
+        self.issuers = issuers
+        self.audiences = audiences
+        self.proofAlgorithms = proofAlgorithms
+    }
+
+    /// Reads every `DPOP_*` variable; a missing required value or a malformed one is a ConfigurationError naming it.
+    init(reader: ConfigReader) throws {
+        let env = SettingsReader(reader: reader)
+        let mode = try env.parse("dpop.mode", default: Mode.proxy) { Mode(rawValue: $0.lowercased()) }
+        var upstream: UpstreamSettings?
+        if mode == .proxy {
+            var settings = try UpstreamSettings(url: env.required("dpop.upstream.url"))
+            settings.connectTimeoutMilliseconds = try env.int("dpop.upstream.connect.timeout.ms", default: 2_000, range: 1...600_000)
+            settings.idleTimeoutMilliseconds = try env.int("dpop.upstream.idle.timeout.ms", default: 30_000, range: 1...3_600_000)
+            settings.timeoutMilliseconds = try env.int("dpop.upstream.timeout.ms", default: 30_000, range: 1...3_600_000)
+            settings.maxConnections = try env.int("dpop.upstream.max.connections", default: 256, range: 1...65_536)
+            upstream = settings
+        }
+        self.init(
+            mode: mode, upstream: upstream,
+            origins: try ExternalOrigins(env.list(env.required("dpop.external.origins"))),
+            trustedProxies: try TrustedProxies(env.list(env.string("dpop.trusted.proxies") ?? "")),
+            issuers: env.list(try env.required("dpop.issuers")),
+            audiences: Set(env.list(try env.required("dpop.audiences"))),
+            proofAlgorithms: try env.algorithms("dpop.algs") ?? Self.defaultProofAlgorithms)
+        iatWindowSeconds = Int64(try env.int("dpop.iat.window.seconds", default: 60, range: 1...3_600))
+        replayCacheMaxEntries = try env.int("dpop.replay.cache.max.entries", default: 100_000, range: 1...100_000_000)
+        allowBearer = try env.bool("dpop.allow.bearer", default: false)
+        publicPaths = try PublicPaths(env.list(env.string("dpop.public.paths") ?? ""))
+        forwardCredentials = try env.bool("dpop.forward.credentials", default: false)
+        tokenClockSkewSeconds = Int64(try env.int("dpop.token.clock.skew.seconds", default: 10, range: 0...600))
+        tokenCacheMaxEntries = try env.int("dpop.token.cache.max.entries", default: 10_000, range: 1...10_000_000)
+        jwksMaxAgeSeconds = Double(try env.int("dpop.jwks.max.age.seconds", default: 300, range: 1...86_400))
+        jwksMinimumRefreshSeconds = Double(try env.int("dpop.jwks.min.refresh.seconds", default: 10, range: 1...86_400))
+        issuerMetadataOrigin = try env.string("dpop.issuer.metadata.origin").map { try ExternalOrigins.normalizeOrigin($0) }
+        switch try env.parse("dpop.nonce.mode", default: "off", { ["off", "required"].contains($0) ? $0 : nil }) {
+        case "required":
+            let secret: SymmetricKey
+            do {
+                secret = try KeyMaterial.symmetricKey(fromConfiguration: env.required("dpop.nonce.secret", secret: true))
+            } catch let failure as KeyMaterial.Failure {
+                throw ConfigurationError("DPOP_NONCE_SECRET: \(failure)")
+            }
+            nonceMode = .required(secret: secret, stepSeconds: Int64(try env.int("dpop.nonce.step.seconds", default: 300, range: 10...86_400)))
+        default:
+            nonceMode = .off
+        }
+        for issuer in issuers where AccessTokenVerifier.tenant(ofIssuer: issuer) == nil {
+            throw ConfigurationError("DPOP_ISSUERS: \(issuer) is not of the form https://host/t/{tenant}")
+        }
+    }
+}
+
+/// Where and how requests are forwarded in proxy mode.
+struct UpstreamSettings: Sendable {
+    /// `scheme://host[:port]` of the upstream.
+    let origin: String
+    /// A path prefix put before every forwarded path ("" for none, never a trailing slash).
+    let basePath: String
+    var connectTimeoutMilliseconds = 2_000
+    /// Longest silence while reading the upstream's response.
+    var idleTimeoutMilliseconds = 30_000
+    /// Longest wait for the upstream's response head, from the start of forwarding.
+    var timeoutMilliseconds = 30_000
+    /// Soft limit of pooled keep-alive connections to the upstream.
+    var maxConnections = 256
+
+    init(url: String) throws {
+        guard let components = URLComponents(string: url), let scheme = components.scheme?.lowercased(),
+              scheme == "http" || scheme == "https", let host = components.host, !host.isEmpty,
+              components.query == nil, components.fragment == nil, components.user == nil else {
+            throw ConfigurationError("DPOP_UPSTREAM_URL must be an http(s) URL without query, e.g. http://127.0.0.1:8080")
+        }
+        let hostPart = host.contains(":") ? "[\(host)]" : host
+        origin = "\(scheme)://\(hostPart)" + (components.port.map { ":\($0)" } ?? "")
+        var path = components.percentEncodedPath
+        while path.hasSuffix("/") { path.removeLast() }
+        basePath = path
+    }
+}
+
+/// Typed lookups with errors that name the environment variable.
+struct SettingsReader {
+    let reader: ConfigReader
+
+    static func environmentName(_ key: String) -> String {
+        key.uppercased().replacingOccurrences(of: ".", with: "_")
+    }
+
+    func string(_ key: String, secret: Bool = false) -> String? {
+        guard let value = reader.string(forKey: ConfigKey(key), isSecret: secret)?.trimmingCharacters(in: .whitespaces),
+              !value.isEmpty else { return nil }
+        return value
+    }
+
+    func required(_ key: String, secret: Bool = false) throws -> String {
+        guard let value = string(key, secret: secret) else {
+            throw ConfigurationError("\(Self.environmentName(key)) is required")
+        }
+        return value
+    }
+
+    func parse<T>(_ key: String, default fallback: T, _ transform: (String) -> T?) throws -> T {
+        guard let raw = string(key) else { return fallback }
+        guard let value = transform(raw) else { throw ConfigurationError("\(Self.environmentName(key)): invalid value \(raw)") }
+        return value
+    }
+
+    func int(_ key: String, default fallback: Int, range: ClosedRange<Int>) throws -> Int {
+        let value = try parse(key, default: fallback) { Int($0) }
+        guard range.contains(value) else {
+            throw ConfigurationError("\(Self.environmentName(key)) must be within \(range.lowerBound)…\(range.upperBound)")
+        }
+        return value
+    }
+
+    func bool(_ key: String, default fallback: Bool) throws -> Bool {
+        try parse(key, default: fallback) { raw in
+            switch raw.lowercased() {
+            case "1", "true", "yes", "on": return true
+            case "0", "false", "no", "off": return false
+            default: return nil
+            }
+        }
+    }
+
+    func algorithms(_ key: String) throws -> [JWSAlgorithm]? {
+        guard let raw = string(key) else { return nil }
+        let algorithms = try list(raw).map { name in
+            guard let algorithm = JWSAlgorithm(parsing: name) else {
+                throw ConfigurationError("\(Self.environmentName(key)): unsupported algorithm \(name)")
+            }
+            return algorithm
+        }
+        guard !algorithms.isEmpty else { throw ConfigurationError("\(Self.environmentName(key)) must name an algorithm") }
+        return algorithms
+    }
+
+    /// Comma- or whitespace-separated values.
+    func list(_ raw: String) -> [String] {
+        raw.split(whereSeparator: { $0 == "," || $0 == " " || $0 == "\n" || $0 == "\t" }).map(String.init)
+    }
+}

@@ -1,0 +1,88 @@
+import AsyncHTTPClient
+import Foundation
+import LatchkeyTestSupport
+import NIOCore
+import NIOHTTP1
+import Shared
+import Testing
+@testable import DPoPVerifier
+
+/// `ClientRevoked` on the embedded Kafka cluster → the client's tokens are refused.
+@Suite struct RevocationTests {
+    @Test func revokedClientIsRefusedWithinSecondsAndAfterARestart() async throws {
+        let cluster = try SidecarFixtures.makeCluster()
+        defer { cluster.shutdown() }
+        let issuer = try TestIssuer()
+        try await withLoopbackServer(TestUpstream.router(issuer: issuer)) { port in
+            let settings = try SidecarFixtures.settings(upstreamPort: port, issuer: issuer.issuer(port: port))
+            let signer = DPoPProofSigner(key: try SigningKey.generate(.es256))
+            let doomed = try issuer.token(port: port, boundTo: signer, clientID: "stolen-phone")
+            let other = try issuer.token(port: port, boundTo: signer, clientID: "other-phone")
+
+            try await withLiveSidecar(settings, cluster: cluster) { sidecar in
+                #expect(try await sidecar.sendDPoP(.GET, "/v1/orders", token: doomed, signer: signer).status == 200)
+                let start = ContinuousClock.now
+                try await RevocationPublisher.revoke(tenant: "acme", clientID: "stolen-phone", on: cluster)
+                var refused: Reply?
+                while ContinuousClock.now - start < .seconds(5) {
+                    let reply = try await sidecar.sendDPoP(.GET, "/v1/orders", token: doomed, signer: signer)
+                    if reply.status == 401 { refused = reply; break }
+                    #expect(reply.status == 200)
+                    try await Task.sleep(for: .milliseconds(50))
+                }
+                let reply = try #require(refused, "still accepted 5 s after ClientRevoked")
+                #expect(reply.header("WWW-Authenticate")?.hasPrefix(
+                    #"DPoP error="invalid_token", error_description="the client has been revoked""#) == true)
+                #expect(try await sidecar.sendDPoP(.GET, "/v1/orders", token: other, signer: signer).status == 200)
+            }
+
+            // A new replica rebuilds the set from the beginning of the topic before it is ready.
+            try await withLiveSidecar(settings, cluster: cluster) { sidecar in
+                let refused = try await sidecar.sendDPoP(.GET, "/v1/orders", token: doomed, signer: signer)
+                #expect(refused.status == 401)
+                let accepted = try await sidecar.sendDPoP(.GET, "/v1/orders", token: other, signer: signer)
+                #expect(accepted.status == 200)
+            }
+        }
+    }
+
+    @Test func malformedRecordsAreSkippedAndTenantsKeptApart() async throws {
+        let cluster = try SidecarFixtures.makeCluster()
+        defer { cluster.shutdown() }
+        try await RevocationPublisher.publish(key: "acme/x", value: Array("not an event".utf8), on: cluster)
+        try await RevocationPublisher.revoke(tenant: "other-tenant", clientID: "client-1", on: cluster)
+        try await ProxyStack.run(cluster: cluster) { stack in
+            // client-1 of another tenant is revoked, not acme's client-1.
+            #expect(try await stack.send(.GET, "/v1/orders").status == 200)
+            try await RevocationPublisher.revoke(tenant: "acme", clientID: "client-1", on: cluster)
+            let deadline = ContinuousClock.now + .seconds(5)
+            var status = 200
+            while status == 200, ContinuousClock.now < deadline {
+                status = try await stack.send(.GET, "/v1/orders").status
+                try await Task.sleep(for: .milliseconds(50))
+            }
+            #expect(status == 401)
+            let metrics = try await stack.sidecar.send(.GET, "/metrics").text
+            #expect(metrics.contains(#"latchkey_dpop_revocation_events_total{outcome="malformed"}"#))
+        }
+    }
+
+    @Test func withoutTheRevocationListTheSidecarRefusesToDecide() async throws {
+        let issuer = try TestIssuer()
+        try await withLoopbackServer(TestUpstream.router(issuer: issuer)) { port in
+            let settings = try SidecarFixtures.settings(upstreamPort: port, issuer: issuer.issuer(port: port))
+            let cluster = try EmbeddedKafkaCluster(brokers: 1, logger: TestServiceSettings.logger)  // no revocation topic
+            defer { cluster.shutdown() }
+            try await withLiveSidecar(settings, cluster: cluster, waitUntilReady: false) { sidecar in
+                let signer = DPoPProofSigner(key: try SigningKey.generate(.es256))
+                let reply = try await sidecar.sendDPoP(.GET, "/v1/orders", token: try issuer.token(port: port, boundTo: signer),
+                                                       signer: signer)
+                #expect(reply.status == 503)
+                #expect(reply.errorCode == "temporarily_unavailable")
+                let ready = try await sidecar.send(.GET, "/readyz")
+                #expect(ready.status == 503)
+                #expect(ready.text.contains(#""revocations":"failing""#))
+            }
+        }
+    }
+}

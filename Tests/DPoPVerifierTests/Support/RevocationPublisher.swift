@@ -1,0 +1,26 @@
+import Foundation
+import LatchkeyTestSupport
+import Shared
+
+/// Publishes `ClientRevoked` events (and garbage) to the embedded cluster, as the gateway's outbox relay would.
+enum RevocationPublisher {
+    static func revoke(tenant: String, clientID: String, on cluster: EmbeddedKafkaCluster) async throws {
+        let event = CloudEvent(source: EventSource.registrationGateway, data: ClientRevoked(
+            tenant: TenantSlug(rawValue: tenant)!, clientID: clientID, reason: .admin, reasonDetail: "device reported stolen",
+            actor: .admin("security-team"), revokedAt: Date()))
+        try await publish(key: event.kafkaKey, value: Array(try event.encoded()), on: cluster)
+    }
+
+    static func publish(key: String, value: [UInt8], on cluster: EmbeddedKafkaCluster) async throws {
+        var configuration = KafkaConfiguration(bootstrapServers: cluster.bootstrapServers, clientID: "test-revocations",
+                                               statisticsInterval: nil)
+        configuration.shutdownFlushTimeout = .seconds(2)
+        let producer = try KafkaProducer(configuration: configuration, logger: TestServiceSettings.logger)
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { try await producer.run() }
+            _ = try await producer.send(KafkaOutgoingMessage(topic: SidecarFixtures.revokedTopic, key: Array(key.utf8), value: value))
+            group.cancelAll()
+            try? await group.waitForAll()
+        }
+    }
+}
