@@ -1,21 +1,71 @@
+import Hummingbird
+import HummingbirdTesting
 import LatchkeyTestSupport
 import Shared
 import Testing
+
 @testable import AuditConsumer
 
 @Suite struct AuditConsumerHealthTests {
     @Test func servesHealthReadinessAndMetricsAgainstRealDependencies() async throws {
-        let cluster = try EmbeddedKafkaCluster(brokers: 1)
-        defer { cluster.shutdown() }
-        let settings = try await TestServiceSettings.make(
-            serviceName: "audit-consumer", kafkaBrokers: cluster.bootstrapServers, needsSystemDatabase: true)
-        try await ServiceHealthExpectations.expectHealthy(buildApplication(settings: settings, logger: TestServiceSettings.logger))
+        try await AuditTest.withCluster { cluster in
+            let service = try await AuditTest.makeService(cluster: cluster)
+            try await service.makeApplication().test(.router) { client in
+                try await client.execute(uri: "/healthz", method: .get) { response in
+                    #expect(response.status == .ok)
+                }
+                try await AuditTest.eventually("the lag to be measured") { service.lagMonitor.lastMeasurement != nil }
+                try await client.execute(uri: "/readyz", method: .get) { response in
+                    #expect(response.status == .ok)
+                    #expect(String(buffer: response.body)
+                        == #"{"kafka":"ok","lag":"ok","postgres":"ok","schema":"ok","status":"ready"}"#)
+                }
+                try await client.execute(uri: "/metrics", method: .get) { response in
+                    #expect(response.status == .ok)
+                    #expect(String(buffer: response.body).contains("latchkey_audit_consumer_lag_total"))
+                }
+                try await client.execute(uri: "/no-such-route", method: .get) { response in
+                    #expect(response.status == .notFound)
+                    #expect(response.headers[.contentType] == "application/json")
+                }
+            }
+        }
     }
 
     @Test func readinessFailsWhenKafkaIsUnreachable() async throws {
         let settings = try await TestServiceSettings.make(
             serviceName: "audit-consumer", kafkaBrokers: ServiceHealthExpectations.unreachableKafka, needsSystemDatabase: true)
-        try await ServiceHealthExpectations.expectNotReadyWithoutKafka(
-            buildApplication(settings: settings, logger: TestServiceSettings.logger))
+        let app = try AuditService(settings: settings, audit: AuditTest.settings(), logger: AuditTest.logger).makeApplication()
+        try await app.test(.router) { client in
+            try await client.execute(uri: "/readyz", method: .get) { response in
+                #expect(response.status == .serviceUnavailable)
+                let body = String(buffer: response.body)
+                #expect(body.contains(#""kafka":"failing""#))
+                #expect(body.contains(#""lag":"failing""#))
+            }
+        }
+    }
+
+    @Test func readinessFailsWhileTheLagExceedsTheThresholdAndRecoversOnceCaughtUp() async throws {
+        let tenant = TestEnvironment.uniqueTenant("lag")
+        let factory = AuditEventFactory(tenant: tenant)
+        let events = try (0..<60).map { try factory.mixed($0, clients: 6) }
+        try await AuditTest.withCluster { cluster in
+            _ = try await AuditTest.withProducer(cluster) { try await AuditTest.send(events, with: $0) }
+            let service = try await AuditTest.makeService(cluster: cluster, audit: AuditTest.settings(readyMaximumLag: 10))
+            try await service.makeApplication().test(.router) { client in
+                // The group needs seconds to form, so the first measurements see the whole backlog.
+                try await AuditTest.eventually("the lag to be measured") { service.lagMonitor.lastMeasurement != nil }
+                #expect(service.lagMonitor.lastMeasurement?.total == Int64(events.count))
+                try await client.execute(uri: "/readyz", method: .get) { response in
+                    #expect(response.status == .serviceUnavailable)
+                    #expect(String(buffer: response.body).contains(#""lag":"failing""#))
+                }
+                try await AuditTest.waitForStored(events.count, tenants: [tenant])
+                try await AuditTest.eventually("readiness once caught up") {
+                    try await client.execute(uri: "/readyz", method: .get).status == .ok
+                }
+            }
+        }
     }
 }
