@@ -120,7 +120,7 @@ enum AuditTest {
         }
     }
 
-    /// Waits until the ingestor committed past every delivered record (no broker round trips needed).
+    /// Waits until the group's committed offsets are past every delivered record.
     static func waitUntilCommitted(
         _ service: AuditService, _ reports: [KafkaDeliveryReport], timeout: Duration = .seconds(60)
     ) async throws {
@@ -129,8 +129,13 @@ enum AuditTest {
             let partition = KafkaTopicPartition(topic: report.topic, partition: report.partition)
             targets[partition] = max(targets[partition] ?? 0, report.offset + 1)
         }
-        try await eventually("the ingestor to commit every record", timeout: timeout) {
-            let committed = service.ingestor.committedOffsets
+        var committed: [KafkaTopicPartition: Int64] = [:]
+        try await eventually(
+            "the ingestor to commit \(targets.values.reduce(0, +)) records (committed \(committed.values.reduce(0, +)))",
+            timeout: timeout
+        ) {
+            // The group's offsets, not only this ingestor's: an earlier member may have committed some.
+            committed = try await service.consumer.committedOffsets(for: Array(targets.keys), timeout: .seconds(5))
             return targets.allSatisfy { committed[$0.key] ?? 0 >= $0.value }
         }
     }
