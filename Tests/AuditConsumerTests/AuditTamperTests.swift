@@ -124,7 +124,8 @@ import Testing
         var event = try #require(stored.event?.objectValue)
         event["forged"] = true
         stored.eventText = String(decoding: CanonicalJSON.encode(.object(event)), as: UTF8.self)
-        let hash = try #require(AuditChain.hash(previous: stored.previousHash, record: try #require(stored.chainRecord)))
+        let record = try #require(stored.chainRecord)
+        let hash = try #require(AuditChain.hash(previous: stored.previousHash, record: record))
         return (stored.eventText, hash)
     }
 

@@ -127,9 +127,9 @@ struct AuditQueryController: Sendable {
             body: body)
     }
 
-    /// A path parameter naming a client or user: non-empty, bounded, printable.
+    /// A path parameter naming a client or user, percent-decoded: non-empty, bounded, printable.
     static func identifier(_ context: Context, _ name: String) throws -> String {
-        guard let value = context.parameters.get(name), !value.isEmpty,
+        guard let value = context.parameters.get(name)?.removingPercentEncoding, !value.isEmpty,
             value.utf8.count <= maximumIdentifierLength,
             !value.unicodeScalars.contains(where: { $0.properties.generalCategory == .control })
         else {

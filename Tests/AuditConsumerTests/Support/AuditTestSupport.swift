@@ -227,3 +227,28 @@ struct EncodedEvent: Sendable {
         self.value = Array(raw.utf8)
     }
 }
+
+extension AuditTest {
+    /// Stores events straight through the ingestion's decoder and batch store (no Kafka), as if
+    /// they had been read from offsets `firstOffset…` of partition 0 of their topics.
+    @discardableResult
+    static func store(_ events: [EncodedEvent], firstOffset: Int64 = 0, batchSize: Int = 200) async throws -> StoreOutcome {
+        let decoder = AuditEventDecoder(validator: try EventSchemaValidator(), topicPrefix: LatchkeyEventType.defaultTopicPrefix)
+        let records = try events.enumerated().map { index, event in
+            try decoder.decode(KafkaConsumerMessage(
+                topic: event.topic, partition: 0, offset: firstOffset + Int64(index), key: Array(event.key.utf8),
+                value: event.value, headers: [], timestampMilliseconds: nil)).get()
+        }
+        return try await TestDatabase.withSystem { database in
+            let store = AuditBatchStore(database: database, clock: SystemWallClock())
+            var total = StoreOutcome()
+            for start in stride(from: 0, to: records.count, by: batchSize) {
+                let outcome = try await store.store(Array(records[start..<min(start + batchSize, records.count)]))
+                total.stored += outcome.stored
+                total.duplicates += outcome.duplicates
+                total.conflicts += outcome.conflicts
+            }
+            return total
+        }
+    }
+}
