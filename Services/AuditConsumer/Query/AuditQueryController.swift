@@ -64,21 +64,27 @@ struct AuditQueryController: Sendable {
     }
 
     @Sendable func clientTimeline(_ request: Request, context: Context) async throws -> Response {
-        let tenant = try context.requireTenant().id
-        _ = try AuditQueryParameters(request, allowed: [])
-        let clientID = try Self.identifier(context, "client_id")
-        guard let timeline = try await AuditTimelines(reader: reader).client(tenant: tenant, clientID: clientID) else {
-            throw OAuthError.notFound("no audit events for this client")
+        try await timeline(request, context, parameter: "client_id", subject: "client") { reader, tenant, clientID in
+            try await AuditTimelines(reader: reader).client(tenant: tenant, clientID: clientID)
         }
-        return Self.json(timeline)
     }
 
     @Sendable func userTimeline(_ request: Request, context: Context) async throws -> Response {
+        try await timeline(request, context, parameter: "user", subject: "user") { reader, tenant, user in
+            try await AuditTimelines(reader: reader).user(tenant: tenant, user: user.lowercased())
+        }
+    }
+
+    /// A timeline route: no query parameters, one identifier in the path, 404 when the log knows nothing.
+    private func timeline(
+        _ request: Request, _ context: Context, parameter: String, subject: String,
+        build: (AuditLogReader, String, String) async throws -> JSONValue?
+    ) async throws -> Response {
         let tenant = try context.requireTenant().id
         _ = try AuditQueryParameters(request, allowed: [])
-        let user = try Self.identifier(context, "user").lowercased()
-        guard let timeline = try await AuditTimelines(reader: reader).user(tenant: tenant, user: user) else {
-            throw OAuthError.notFound("no audit events for this user")
+        let identifier = try Self.identifier(context, parameter)
+        guard let timeline = try await build(reader, tenant, identifier) else {
+            throw OAuthError.notFound("no audit events for this \(subject)")
         }
         return Self.json(timeline)
     }

@@ -32,34 +32,6 @@ struct StoredAuditEvent: Sendable {
         String, Int64, String, String, String?, String?, String, String, String, Int32, Int64, String, String, String
     )
 
-    init(_ row: Row) {
-        self.init(
-            tenantID: row.0, sequence: row.1, eventID: row.2, eventType: row.3, subject: row.4, userID: row.5,
-            eventTime: row.6, storedAt: row.7, sourceTopic: row.8, sourcePartition: row.9, sourceOffset: row.10,
-            eventText: row.11, previousHash: row.12, hash: row.13)
-    }
-
-    init(
-        tenantID: String, sequence: Int64, eventID: String, eventType: String, subject: String?, userID: String?,
-        eventTime: String, storedAt: String, sourceTopic: String, sourcePartition: Int32, sourceOffset: Int64,
-        eventText: String, previousHash: String, hash: String
-    ) {
-        self.tenantID = tenantID
-        self.sequence = sequence
-        self.eventID = eventID
-        self.eventType = eventType
-        self.subject = subject
-        self.userID = userID
-        self.eventTime = eventTime
-        self.storedAt = storedAt
-        self.sourceTopic = sourceTopic
-        self.sourcePartition = sourcePartition
-        self.sourceOffset = sourceOffset
-        self.eventText = eventText
-        self.previousHash = previousHash
-        self.hash = hash
-    }
-
     /// Reads every row of a query that selected ``columns``.
     static func all(_ rows: PostgresRowSequence) async throws -> [StoredAuditEvent] {
         var events: [StoredAuditEvent] = []
@@ -100,5 +72,14 @@ struct StoredAuditEvent: Sendable {
             "hash": .string(hash),
             "event": event ?? .null,
         ])
+    }
+}
+
+extension StoredAuditEvent {
+    init(_ row: Row) {
+        self.init(
+            tenantID: row.0, sequence: row.1, eventID: row.2, eventType: row.3, subject: row.4, userID: row.5,
+            eventTime: row.6, storedAt: row.7, sourceTopic: row.8, sourcePartition: row.9, sourceOffset: row.10,
+            eventText: row.11, previousHash: row.12, hash: row.13)
     }
 }

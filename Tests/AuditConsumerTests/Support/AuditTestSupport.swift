@@ -24,18 +24,12 @@ enum AuditTest {
 
     /// A fresh cluster with every event topic (4 partitions) and the dead-letter topic; shut down afterwards.
     static func withCluster<T: Sendable>(_ body: (EmbeddedKafkaCluster) async throws -> T) async throws -> T {
-        let cluster = try EmbeddedKafkaCluster(brokers: 1, logger: logger)
-        do {
+        try await withEmbeddedKafkaCluster(brokers: 1, logger: logger) { cluster in
             for topic in LatchkeyEventType.allTopics() {
                 try cluster.createTopic(topic, partitions: partitions)
             }
             try cluster.createTopic(DeadLetterPublisher.topic(prefix: LatchkeyEventType.defaultTopicPrefix), partitions: 1)
-            let result = try await body(cluster)
-            await cluster.shutdownAndWait()
-            return result
-        } catch {
-            await cluster.shutdownAndWait()
-            throw error
+            return try await body(cluster)
         }
     }
 
