@@ -2,6 +2,7 @@ import Foundation
 import Hummingbird
 import HummingbirdTesting
 import LatchkeyTestSupport
+import PostgresNIO
 import Shared
 import Synchronization
 import Testing
@@ -181,6 +182,21 @@ import Testing
             let empty = try await api.get("/audit/t/\(tenant)/export?to=2024-01-01T00:00:00Z")
             #expect(empty.status == .ok)
             #expect(empty.body.readableBytes == 0)
+        }
+    }
+
+    @Test func aSuspendedTenantsHistoryStaysReadable() async throws {
+        let tenant = TestEnvironment.uniqueTenant("susp")
+        try await AuditQueryHarness.run(tenants: [tenant]) { api in
+            try await AuditTest.store([try AuditEventFactory(tenant: tenant).registered(client: "c", user: AuditEventFactory.user(1))])
+            _ = try await TestDatabase.withApp { database in
+                try await database.withTenantTransaction(tenant) {
+                    try await $0.query("UPDATE tenants SET status = 'suspended'", logger: database.logger)
+                }
+            }
+            let verify = try await api.json("/audit/t/\(tenant)/verify")
+            #expect(verify["status"] == "ok")
+            #expect(verify["count"] == 1)
         }
     }
 }
