@@ -29,7 +29,7 @@ public enum CanonicalJSON {
             output.append(UInt8(ascii: "]"))
         case .object(let members):
             output.append(UInt8(ascii: "{"))
-            let names = members.keys.sorted { $0.utf16.lexicographicallyPrecedes($1.utf16) }
+            let names = members.keys.sorted(by: precedes)
             for (index, name) in names.enumerated() {
                 if index > 0 { output.append(UInt8(ascii: ",")) }
                 writeString(name, into: &output)
@@ -40,26 +40,56 @@ public enum CanonicalJSON {
         }
     }
 
-    public static func writeString(_ text: String, into output: inout [UInt8]) {
-        output.append(UInt8(ascii: "\""))
-        for byte in text.utf8 {
-            switch byte {
-            case UInt8(ascii: "\""): output.append(contentsOf: #"\""#.utf8)
-            case UInt8(ascii: "\\"): output.append(contentsOf: #"\\"#.utf8)
-            case 0x08: output.append(contentsOf: #"\b"#.utf8)
-            case 0x0C: output.append(contentsOf: #"\f"#.utf8)
-            case 0x0A: output.append(contentsOf: #"\n"#.utf8)
-            case 0x0D: output.append(contentsOf: #"\r"#.utf8)
-            case 0x09: output.append(contentsOf: #"\t"#.utf8)
-            case 0..<0x20:
-                let hex: [UInt8] = Array("0123456789abcdef".utf8)
-                output.append(contentsOf: #"\u00"#.utf8)
-                output.append(hex[Int(byte >> 4)])
-                output.append(hex[Int(byte & 0x0F)])
-            default: output.append(byte)
+    /// RFC 8785 member order: by UTF-16 code units. UTF-8 byte order agrees except where a
+    /// supplementary character meets one from U+E000…U+FFFF (both lead bytes ≥ 0xEE), so bytes
+    /// are compared and UTF-16 decides only in that case.
+    static func precedes(_ lhs: String, _ rhs: String) -> Bool {
+        var left = lhs.utf8.makeIterator()
+        var right = rhs.utf8.makeIterator()
+        while true {
+            switch (left.next(), right.next()) {
+            case (nil, nil): return false
+            case (nil, _): return true
+            case (_, nil): return false
+            case (let a?, let b?) where a == b: continue
+            case (let a?, let b?):
+                return a >= 0xEE && b >= 0xEE ? lhs.utf16.lexicographicallyPrecedes(rhs.utf16) : a < b
             }
         }
-        output.append(UInt8(ascii: "\""))
+    }
+
+    public static func writeString(_ text: String, into output: inout [UInt8]) {
+        var text = text
+        // Native strings are contiguous UTF-8; this makes the scan and copy plain buffer work.
+        text.withUTF8 { bytes in
+            output.append(UInt8(ascii: "\""))
+            var start = 0
+            for (index, byte) in bytes.enumerated() where byte < 0x20 || byte == 0x22 || byte == 0x5C {
+                output.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[start..<index]))
+                appendEscape(byte, into: &output)
+                start = index + 1
+            }
+            output.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[start...]))
+            output.append(UInt8(ascii: "\""))
+        }
+    }
+
+    /// The `JSON.stringify` escape of a quote, backslash or control character.
+    private static func appendEscape(_ byte: UInt8, into output: inout [UInt8]) {
+        switch byte {
+        case UInt8(ascii: "\""): output.append(contentsOf: #"\""#.utf8)
+        case UInt8(ascii: "\\"): output.append(contentsOf: #"\\"#.utf8)
+        case 0x08: output.append(contentsOf: #"\b"#.utf8)
+        case 0x0C: output.append(contentsOf: #"\f"#.utf8)
+        case 0x0A: output.append(contentsOf: #"\n"#.utf8)
+        case 0x0D: output.append(contentsOf: #"\r"#.utf8)
+        case 0x09: output.append(contentsOf: #"\t"#.utf8)
+        default:
+            let hex: [UInt8] = Array("0123456789abcdef".utf8)
+            output.append(contentsOf: #"\u00"#.utf8)
+            output.append(hex[Int(byte >> 4)])
+            output.append(hex[Int(byte & 0x0F)])
+        }
     }
 
     /// ECMAScript `Number.prototype.toString` of a finite double, from Swift's shortest round-trip digits.

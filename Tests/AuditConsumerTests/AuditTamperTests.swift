@@ -16,7 +16,7 @@ import Testing
 /// the owner's credentials: inside one transaction they disable the trigger, add a policy for
 /// themselves, edit, and remove both again, so no other session ever sees weakened rules. That
 /// DDL locks the whole table, so these tests run in a scratch database of their own.
-@Suite struct AuditTamperTests {
+@Suite(.timeLimit(.minutes(3))) struct AuditTamperTests {
     /// A migrated scratch database reachable as the owner, `latchkey_app` and `latchkey_system`.
     struct Scratch: Sendable {
         var owner: DatabaseConfiguration
@@ -31,6 +31,23 @@ import Testing
                 var system = try TestEnvironment.systemDatabase()
                 system.database = owner.database
                 try await body(Scratch(owner: owner, app: app, system: system))
+                try await waitForOtherSessionsToEnd(owner)
+            }
+        }
+
+        /// Closed pools take a moment to leave the server; the owner cannot terminate the service
+        /// roles' sessions, so dropping the database must wait for them.
+        static func waitForOtherSessionsToEnd(_ owner: DatabaseConfiguration) async throws {
+            try await withPostgresClient(owner) { client in
+                try await AuditTest.eventually("the scratch database's other sessions to end", timeout: .seconds(20)) {
+                    let rows = try await client.query(
+                        """
+                        SELECT count(*)::int8 FROM pg_stat_activity
+                        WHERE datname = current_database() AND pid <> pg_backend_pid()
+                        """, logger: TestEnvironment.logger)
+                    for try await count in rows.decode(Int64.self) { return count == 0 }
+                    return true
+                }
             }
         }
 

@@ -6,10 +6,11 @@ import Synchronization
 
 /// Consumes every Latchkey topic into the audit log: validate, chain and store, then commit.
 ///
-/// A three-stage pipeline: one task reads records, one turns batches of them into audit records
-/// (or dead letters), one stores each batch in a single PostgreSQL transaction, publishes its
-/// dead letters and only then commits the batch's offsets. Stages hand over through bounded
-/// buffers, so at most `maxInFlightBatches` batches are read but uncommitted. A crash anywhere
+/// A two-stage pipeline: one task reads batches of records (one trip to the poll thread each) and
+/// turns them into audit records or dead letters, the other stores each batch in a single
+/// PostgreSQL transaction, publishes its dead letters and only then commits the batch's offsets.
+/// The stages hand over through a bounded buffer, so at most `maxInFlightBatches` batches are read
+/// but uncommitted. A crash anywhere
 /// before the commit means the records are read again; storage is idempotent on the event id.
 final class AuditIngestor: Service, Sendable {
     /// Test seams: `afterStore` runs after the batch's transaction committed and its dead letters
@@ -68,34 +69,20 @@ final class AuditIngestor: Service, Sendable {
 
     private func runPipeline() async throws {
         let batchSize = settings.batchSize
-        // In flight: the buffered records, one batch being decoded, one decoded batch waiting, one being stored.
-        let records = BoundedBuffer<KafkaConsumerMessage>(
-            capacity: batchSize * max(1, settings.maxInFlightBatches - 3))
-        let prepared = BoundedBuffer<PreparedBatch>(capacity: 1)
         let linger = settings.batchLinger
+        // In flight: one batch being read and decoded, the decoded ones waiting, one being stored.
+        let prepared = BoundedBuffer<PreparedBatch>(capacity: max(1, settings.maxInFlightBatches - 2))
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask {
-                defer { records.finish() }
-                for try await message in self.consumer.messages {
-                    guard await records.append(message) else { return }
-                }
-            }
-            group.addTask {
-                defer {
-                    records.finish()
-                    prepared.finish()
-                }
-                while let messages = await records.take(maximum: batchSize, linger: linger) {
+                defer { prepared.finish() }
+                while let messages = try await self.consumer.nextBatch(maximum: batchSize, linger: linger) {
                     guard await prepared.append(self.prepare(messages)) else { return }
                 }
             }
             group.addTask {
-                defer {
-                    records.finish()
-                    prepared.finish()
-                }
+                defer { prepared.finish() }
                 var batchNumber = 0
-                while let batch = await prepared.take(maximum: 1, linger: .zero)?.first {
+                while let batch = await prepared.next() {
                     batchNumber += 1
                     try await self.process(batch, number: batchNumber)
                 }
@@ -217,10 +204,12 @@ final class AuditIngestor: Service, Sendable {
 
     private func recordMetrics(_ outcome: IsolatedOutcome, rejected: [RejectedRecord]) {
         let now = Date()
+        var perType: [LatchkeyEventType: Int] = [:]
         for stored in outcome.store.stored {
-            metrics.ingested(stored.record.eventType)
+            perType[stored.record.eventType, default: 0] += 1
             metrics.endToEndDelay(seconds: now.timeIntervalSince(stored.record.eventDate))
         }
+        for (type, count) in perType { metrics.ingested(type, count: count) }
         metrics.duplicates(outcome.store.duplicates)
         for record in rejected {
             metrics.deadLettered(record.reason)

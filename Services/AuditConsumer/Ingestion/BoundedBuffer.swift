@@ -2,10 +2,9 @@ import Synchronization
 
 /// A bounded hand-over queue between one producing task and one consuming task.
 ///
-/// `append` suspends while the buffer is full (back-pressure towards Kafka), `take` suspends
-/// while it is empty and can wait a little for a batch to fill. `finish` ends both sides: every
-/// stage of the ingestion pipeline calls it on exit, so no stage can stay suspended after another
-/// stopped or was cancelled.
+/// `append` suspends while the buffer is full (back-pressure towards Kafka), `next` suspends
+/// while it is empty. `finish` ends both sides: every stage of the ingestion pipeline calls it on
+/// exit, so no stage can stay suspended after another stopped or was cancelled.
 final class BoundedBuffer<Element: Sendable>: Sendable {
     private struct State {
         var items: [Element] = []
@@ -44,26 +43,16 @@ final class BoundedBuffer<Element: Sendable>: Sendable {
         }
     }
 
-    /// Up to `maximum` elements: waits for the first, then up to `linger` for the batch to fill.
-    /// Returns nil once the buffer is finished and empty.
-    func take(maximum: Int, linger: Duration) async -> [Element]? {
+    /// The oldest element, waiting for one; nil once the buffer is finished and empty.
+    func next() async -> Element? {
         while true {
-            let available = state.withLock { state -> Int? in
-                state.items.isEmpty ? (state.finished ? nil : 0) : state.items.count
+            let (element, finished): (Element?, Bool) = state.withLock { state in
+                guard !state.items.isEmpty else { return (nil, state.finished) }
+                state.waitingProducer.take()?.resume()
+                return (state.items.removeFirst(), false)
             }
-            guard let available else { return nil }
-            if available > 0 {
-                if (available < maximum) && (linger > .zero) {
-                    try? await Task.sleep(for: linger)
-                }
-                return state.withLock { state in
-                    let count = min(maximum, state.items.count)
-                    let batch = Array(state.items.prefix(count))
-                    state.items.removeFirst(count)
-                    state.waitingProducer.take()?.resume()
-                    return batch
-                }
-            }
+            if let element { return element }
+            if finished { return nil }
             await withCheckedContinuation { continuation in
                 let resumeNow = state.withLock { state in
                     if state.finished || !state.items.isEmpty { return true }
@@ -75,7 +64,7 @@ final class BoundedBuffer<Element: Sendable>: Sendable {
         }
     }
 
-    /// Stops the buffer: appends fail, takes drain what is left and then return nil.
+    /// Stops the buffer: appends fail, `next` drains what is left and then returns nil.
     func finish() {
         let (producer, consumer) = state.withLock { state in
             state.finished = true

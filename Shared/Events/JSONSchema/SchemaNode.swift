@@ -64,110 +64,126 @@ final class SchemaNode: Sendable {
         self.oneOf = oneOf
     }
 
-    /// The first failed assertion for `value` at `path`, or nil.
-    func validate(_ value: JSONValue, path: inout [PathComponent]) -> JSONSchema.ValidationError? {
+    /// The first failed assertion for `value` at `path`, or nil. With `explain` false the error
+    /// carries no path or message: subschemas of `not`, `anyOf` and `oneOf` only need a yes or no,
+    /// and building messages for every expected mismatch would dominate the cost of validation.
+    func validate(_ value: JSONValue, path: inout [PathComponent], explain: Bool = true) -> JSONSchema.ValidationError? {
         switch kind {
         case .acceptAll: return nil
-        case .rejectAll: return fail(path, "no value is allowed here")
+        case .rejectAll: return fail(path, explain, "no value is allowed here")
         case .assertions: break
         }
         if let types, !types.contains(where: { $0.admits(value) }) {
-            return fail(path, "expected \(types.map(\.rawValue).joined(separator: " or ")), found \(Self.typeName(value))")
+            return fail(path, explain, "expected \(types.map(\.rawValue).joined(separator: " or ")), found \(Self.typeName(value))")
         }
         if let constant, constant != value {
-            return fail(path, "must be \(Self.render(constant))")
+            return fail(path, explain, "must be \(Self.render(constant))")
         }
         if let enumeration, !enumeration.contains(value) {
-            return fail(path, "must be one of \(enumeration.map(Self.render).joined(separator: ", "))")
+            return fail(path, explain, "must be one of \(enumeration.map(Self.render).joined(separator: ", "))")
         }
         switch value {
         case .object(let members):
-            if let error = validateObject(members, path: &path) { return error }
+            if let error = validateObject(members, path: &path, explain: explain) { return error }
         case .array(let elements):
-            if let error = validateArray(elements, path: &path) { return error }
+            if let error = validateArray(elements, path: &path, explain: explain) { return error }
         case .string(let text):
-            if let error = validateString(text, path: path) { return error }
+            if let error = validateString(text, path: path, explain: explain) { return error }
         case .number(let number):
-            if let minimum, number < minimum { return fail(path, "must be at least \(Self.render(.number(minimum)))") }
-            if let maximum, number > maximum { return fail(path, "must be at most \(Self.render(.number(maximum)))") }
+            if let minimum, number < minimum {
+                return fail(path, explain, "must be at least \(Self.render(.number(minimum)))")
+            }
+            if let maximum, number > maximum {
+                return fail(path, explain, "must be at most \(Self.render(.number(maximum)))")
+            }
         case .null, .bool:
             break
         }
-        return validateCombinators(value, path: &path)
+        return validateCombinators(value, path: &path, explain: explain)
     }
 
-    private func validateObject(_ members: [String: JSONValue], path: inout [PathComponent]) -> JSONSchema.ValidationError? {
+    private func validateObject(
+        _ members: [String: JSONValue], path: inout [PathComponent], explain: Bool
+    ) -> JSONSchema.ValidationError? {
         for name in required where members[name] == nil {
             path.append(.member(name))
             defer { path.removeLast() }
-            return fail(path, "required member is missing")
+            return fail(path, explain, "required member is missing")
         }
         // Sorted so the reported error does not depend on dictionary order.
-        for name in members.keys.sorted() {
+        for name in explain ? members.keys.sorted() : Array(members.keys) {
             guard let member = members[name] else { continue }
             path.append(.member(name))
             defer { path.removeLast() }
-            if let propertyNames, let error = propertyNames.validate(.string(name), path: &path) {
-                return JSONSchema.ValidationError(path: error.path, message: "member name \(error.message)")
+            if let propertyNames, let error = propertyNames.validate(.string(name), path: &path, explain: explain) {
+                return explain ? JSONSchema.ValidationError(path: error.path, message: "member name \(error.message)") : error
             }
             if let schema = properties[name] {
-                if let error = schema.validate(member, path: &path) { return error }
+                if let error = schema.validate(member, path: &path, explain: explain) { return error }
             } else if let additionalProperties {
                 if case .rejectAll = additionalProperties.kind {
-                    return fail(path, "member is not allowed")
+                    return fail(path, explain, "member is not allowed")
                 }
-                if let error = additionalProperties.validate(member, path: &path) { return error }
+                if let error = additionalProperties.validate(member, path: &path, explain: explain) { return error }
             }
         }
         return nil
     }
 
-    private func validateArray(_ elements: [JSONValue], path: inout [PathComponent]) -> JSONSchema.ValidationError? {
-        if let minItems, elements.count < minItems { return fail(path, "must have at least \(minItems) items") }
-        if let maxItems, elements.count > maxItems { return fail(path, "must have at most \(maxItems) items") }
-        if uniqueItems, Set(elements).count != elements.count { return fail(path, "items must be unique") }
+    private func validateArray(
+        _ elements: [JSONValue], path: inout [PathComponent], explain: Bool
+    ) -> JSONSchema.ValidationError? {
+        if let minItems, elements.count < minItems { return fail(path, explain, "must have at least \(minItems) items") }
+        if let maxItems, elements.count > maxItems { return fail(path, explain, "must have at most \(maxItems) items") }
+        if uniqueItems, Set(elements).count != elements.count { return fail(path, explain, "items must be unique") }
         if let items {
             for (index, element) in elements.enumerated() {
                 path.append(.index(index))
                 defer { path.removeLast() }
-                if let error = items.validate(element, path: &path) { return error }
+                if let error = items.validate(element, path: &path, explain: explain) { return error }
             }
         }
         return nil
     }
 
-    private func validateString(_ text: String, path: [PathComponent]) -> JSONSchema.ValidationError? {
+    private func validateString(_ text: String, path: [PathComponent], explain: Bool) -> JSONSchema.ValidationError? {
         if minLength != nil || maxLength != nil {
             // JSON Schema counts characters as Unicode code points.
             let length = text.unicodeScalars.count
-            if let minLength, length < minLength { return fail(path, "must be at least \(minLength) characters") }
-            if let maxLength, length > maxLength { return fail(path, "must be at most \(maxLength) characters") }
+            if let minLength, length < minLength { return fail(path, explain, "must be at least \(minLength) characters") }
+            if let maxLength, length > maxLength { return fail(path, explain, "must be at most \(maxLength) characters") }
         }
         for pattern in patterns where !pattern.matches(text) {
-            return fail(path, "does not match the pattern \(pattern.source)")
+            return fail(path, explain, "does not match the pattern \(pattern.source)")
         }
-        if let format, !format.admits(text) { return fail(path, "is not a valid \(format.rawValue)") }
+        if let format, !format.admits(text) { return fail(path, explain, "is not a valid \(format.rawValue)") }
         return nil
     }
 
-    private func validateCombinators(_ value: JSONValue, path: inout [PathComponent]) -> JSONSchema.ValidationError? {
-        if let not, not.validate(value, path: &path) == nil {
-            return fail(path, "matches a schema it must not match")
+    private func validateCombinators(
+        _ value: JSONValue, path: inout [PathComponent], explain: Bool
+    ) -> JSONSchema.ValidationError? {
+        if let not, not.validate(value, path: &path, explain: false) == nil {
+            return fail(path, explain, "matches a schema it must not match")
         }
         for schema in allOf {
-            if let error = schema.validate(value, path: &path) { return error }
+            if let error = schema.validate(value, path: &path, explain: explain) { return error }
         }
-        if !anyOf.isEmpty, !anyOf.contains(where: { $0.validate(value, path: &path) == nil }) {
-            return fail(path, "matches none of the allowed schemas")
+        if !anyOf.isEmpty, !anyOf.contains(where: { $0.validate(value, path: &path, explain: false) == nil }) {
+            return fail(path, explain, "matches none of the allowed schemas")
         }
-        if !oneOf.isEmpty, oneOf.filter({ $0.validate(value, path: &path) == nil }).count != 1 {
-            return fail(path, "must match exactly one of the allowed schemas")
+        if !oneOf.isEmpty, oneOf.filter({ $0.validate(value, path: &path, explain: false) == nil }).count != 1 {
+            return fail(path, explain, "must match exactly one of the allowed schemas")
         }
         return nil
     }
 
-    private func fail(_ path: [PathComponent], _ message: String) -> JSONSchema.ValidationError {
-        JSONSchema.ValidationError(path: PathComponent.render(path), message: message)
+    private static let unexplained = JSONSchema.ValidationError(path: "", message: "invalid")
+
+    private func fail(
+        _ path: [PathComponent], _ explain: Bool, _ message: @autoclosure () -> String
+    ) -> JSONSchema.ValidationError {
+        explain ? JSONSchema.ValidationError(path: PathComponent.render(path), message: message()) : Self.unexplained
     }
 
     static func typeName(_ value: JSONValue) -> String {

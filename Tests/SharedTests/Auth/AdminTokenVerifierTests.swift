@@ -6,7 +6,7 @@ import Testing
 @testable import Shared
 
 /// Admin access tokens (RFC 9068, scope `admin`) checked against the issuing tenant's keys in PostgreSQL.
-@Suite struct AdminTokenVerifierTests {
+@Suite(.timeLimit(.minutes(2))) struct AdminTokenVerifierTests {
     static let issuer = "https://tokens.example"
 
     struct Setup {

@@ -46,4 +46,14 @@ import Testing
         #expect(String(decoding: CanonicalJSON.encode(try StrictJSONParser.parse(documents[0])), as: UTF8.self)
             == #"{"a":{"y":"é","z":null},"b":[1,2.5,0,1000],"c":0.1}"#)
     }
+
+    @Test func memberOrderIsUTF16OrderForEveryKindOfCharacter() {
+        let pieces = ["a", "Z", "é", "€", "\u{FB33}", "\u{FFFD}", "\u{E000}", "😀", "𝄞", "\u{10FFFF}", "\u{7F}", "\u{80}", ""]
+        var generator = SystemRandomNumberGenerator()
+        for _ in 0..<2_000 {
+            let lhs = (0..<Int.random(in: 0...3, using: &generator)).map { _ in pieces.randomElement(using: &generator)! }.joined()
+            let rhs = (0..<Int.random(in: 0...3, using: &generator)).map { _ in pieces.randomElement(using: &generator)! }.joined()
+            #expect(CanonicalJSON.precedes(lhs, rhs) == lhs.utf16.lexicographicallyPrecedes(rhs.utf16), "\(lhs) vs \(rhs)")
+        }
+    }
 }
