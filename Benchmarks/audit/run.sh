@@ -61,5 +61,5 @@ Raw measurements:
 $result
 \`\`\`
 REPORT
-cp "$report" "$RESULTS/audit-$stamp.md"
+cp "$report" "$RESULTS/audit-$stamp.md"  # history, git-ignored
 cat "$report"
