@@ -1,3 +1,4 @@
+import Configuration
 import Shared
 
 /// `audit-consumer`: the tamper-evident audit log built from the event stream.
@@ -5,7 +6,8 @@ import Shared
 struct Main {
     static func main() async {
         await ServiceMain.run(.auditConsumer) { settings, logger in
-            try buildApplication(settings: settings, logger: logger)
+            let reader = ConfigReader(providers: [EnvironmentVariablesProvider()])
+            return try buildApplication(settings: settings, audit: AuditSettings(reader: reader), logger: logger)
         }
     }
 }

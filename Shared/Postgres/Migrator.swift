@@ -25,13 +25,17 @@ public struct Migrator: Sendable {
     @discardableResult
     public func migrate(client: PostgresClient) async throws -> [Int] {
         try await client.withConnection { connection in
+            // A migration (and the wait for another migrator's lock) may outlast the pool's statement timeout.
+            try await connection.query("SET statement_timeout = 0", logger: logger)
             try await connection.query("SELECT pg_advisory_lock(\(Self.advisoryLockKey))", logger: logger)
             do {
                 let applied = try await migrateLocked(connection)
                 try await connection.query("SELECT pg_advisory_unlock(\(Self.advisoryLockKey))", logger: logger)
+                try await connection.query("RESET statement_timeout", logger: logger)
                 return applied
             } catch {
                 _ = try? await connection.query("SELECT pg_advisory_unlock(\(Self.advisoryLockKey))", logger: logger)
+                _ = try? await connection.query("RESET statement_timeout", logger: logger)
                 throw error
             }
         }

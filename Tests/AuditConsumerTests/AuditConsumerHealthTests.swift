@@ -1,12 +1,70 @@
+import Hummingbird
+import HummingbirdTesting
 import LatchkeyTestSupport
 import Shared
 import Testing
+
 @testable import AuditConsumer
 
-@Suite struct AuditConsumerHealthTests {
-    @Test func healthReadinessAndMetricsAgainstRealDependencies() async throws {
-        try await ServiceHealthExpectations.verify(.auditConsumer) { settings in
-            try buildApplication(settings: settings, logger: TestServiceSettings.logger)
+@Suite(.timeLimit(.minutes(3))) struct AuditConsumerHealthTests {
+    @Test func servesHealthReadinessAndMetricsAgainstRealDependencies() async throws {
+        try await AuditTest.withCluster { cluster in
+            let service = try await AuditTest.makeService(cluster: cluster)
+            try await service.makeApplication().test(.router) { client in
+                try await client.execute(uri: "/healthz", method: .get) { response in
+                    #expect(response.status == .ok)
+                }
+                try await AuditTest.eventually("the lag to be measured") { service.lagMonitor.lastMeasurement != nil }
+                try await client.execute(uri: "/readyz", method: .get) { response in
+                    #expect(response.status == .ok)
+                    #expect(String(buffer: response.body)
+                        == #"{"kafka":"ok","lag":"ok","postgres":"ok","schema":"ok","status":"ready"}"#)
+                }
+                try await client.execute(uri: "/metrics", method: .get) { response in
+                    #expect(response.status == .ok)
+                    #expect(String(buffer: response.body).contains("latchkey_audit_consumer_lag_total"))
+                }
+                try await client.execute(uri: "/no-such-route", method: .get) { response in
+                    #expect(response.status == .notFound)
+                    #expect(response.headers[.contentType] == "application/json")
+                }
+            }
+        }
+    }
+
+    @Test func readinessFailsWhenKafkaIsUnreachable() async throws {
+        let settings = try await TestServiceSettings.make(.auditConsumer, kafkaBrokers: ServiceHealthExpectations.unreachableKafka)
+        let app = try AuditService(settings: settings, audit: AuditTest.settings(), logger: AuditTest.logger).makeApplication()
+        try await app.test(.router) { client in
+            try await client.execute(uri: "/readyz", method: .get) { response in
+                #expect(response.status == .serviceUnavailable)
+                let body = String(buffer: response.body)
+                #expect(body.contains(#""kafka":"failing""#))
+                #expect(body.contains(#""lag":"failing""#))
+            }
+        }
+    }
+
+    @Test func readinessFailsWhileTheLagExceedsTheThresholdAndRecoversOnceCaughtUp() async throws {
+        let tenant = TestEnvironment.uniqueTenant("lag")
+        let factory = AuditEventFactory(tenant: tenant)
+        let events = try (0..<60).map { try factory.mixed($0, clients: 6) }
+        try await AuditTest.withCluster { cluster in
+            _ = try await AuditTest.withProducer(cluster) { try await AuditTest.send(events, with: $0) }
+            let service = try await AuditTest.makeService(cluster: cluster, audit: AuditTest.settings(readyMaximumLag: 10))
+            try await service.makeApplication().test(.router) { client in
+                // The group needs seconds to form, so the first measurements see the whole backlog.
+                try await AuditTest.eventually("the lag to be measured") { service.lagMonitor.lastMeasurement != nil }
+                #expect(service.lagMonitor.lastMeasurement?.total == Int64(events.count))
+                try await client.execute(uri: "/readyz", method: .get) { response in
+                    #expect(response.status == .serviceUnavailable)
+                    #expect(String(buffer: response.body).contains(#""lag":"failing""#))
+                }
+                try await AuditTest.waitForStored(events.count, tenants: [tenant])
+                try await AuditTest.eventually("readiness once caught up") {
+                    try await client.execute(uri: "/readyz", method: .get).status == .ok
+                }
+            }
         }
     }
 }

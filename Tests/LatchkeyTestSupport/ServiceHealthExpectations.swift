@@ -12,9 +12,7 @@ public enum ServiceHealthExpectations {
         // A migrated database of its own: the service's outbox relay must not claim other suites' rows
         // (with unreachable brokers it would hold them until the producer gives up).
         try await TestDatabase.withScratchDatabase { scratch in
-            try await withPostgresClient(scratch) { client in
-                try await Migrator(logger: TestEnvironment.logger).migrate(client: client)
-            }
+            try await TestDatabase.migrate(scratch)
             let cluster = try EmbeddedKafkaCluster(brokers: 1)
             defer { cluster.shutdown() }
             try await expectHealthy(build(

@@ -6,16 +6,39 @@ import Shared
 /// The shared, migrated test database, plus helpers to reach it under each role.
 public enum TestDatabase {
     private actor Once {
-        var done = false
+        /// One migration for all callers: an actor is re-entered at every `await`, so a plain
+        /// "done" flag would let every test that starts in parallel run its own migration.
+        var migration: Task<Void, any Error>?
         func migrate() async throws {
-            guard !done else { return }
-            try await withPostgresClient(TestEnvironment.migrationDatabase()) { client in
-                try await Migrator(logger: TestEnvironment.logger).migrate(client: client)
-            }
-            done = true
+            let migration = self.migration ?? Task { try await TestDatabase.migrate(TestEnvironment.migrationDatabase()) }
+            self.migration = migration
+            try await migration.value
         }
     }
     private static let once = Once()
+
+    /// Runs migrations one database at a time: roles are cluster-wide and the migrator's advisory lock
+    /// is per database, so migrations of two scratch databases at once race on `CREATE ROLE`/`GRANT`.
+    private actor MigrationQueue {
+        private var last: Task<Void, Never> = Task {}
+        func enqueue(_ configuration: DatabaseConfiguration) -> Task<Void, any Error> {
+            let previous = last
+            let migration = Task {
+                _ = await previous.result
+                try await withPostgresClient(configuration) { client in
+                    try await Migrator(logger: TestEnvironment.logger).migrate(client: client)
+                }
+            }
+            last = Task { _ = await migration.result }
+            return migration
+        }
+    }
+    private static let migrations = MigrationQueue()
+
+    /// Migrates the database of `configuration` (an owner configuration), never two at once in this process.
+    public static func migrate(_ configuration: DatabaseConfiguration) async throws {
+        try await migrations.enqueue(configuration).value
+    }
 
     /// Applies migrations to the test database once per test process.
     public static func prepare() async throws {

@@ -18,17 +18,25 @@ public enum TestEnvironment {
 
     /// Tenant-scoped service role (`latchkey_app`).
     public static func appDatabase() throws -> DatabaseConfiguration {
-        try DatabaseConfiguration(url: value("LATCHKEY_TEST_DATABASE_URL"))
+        try configuration("LATCHKEY_TEST_DATABASE_URL")
     }
 
     /// Cross-tenant role (`latchkey_system`).
     public static func systemDatabase() throws -> DatabaseConfiguration {
-        try DatabaseConfiguration(url: value("LATCHKEY_TEST_SYSTEM_DATABASE_URL"))
+        try configuration("LATCHKEY_TEST_SYSTEM_DATABASE_URL")
     }
 
     /// Owner role, used for migrations and for creating throwaway databases.
     public static func migrationDatabase() throws -> DatabaseConfiguration {
-        try DatabaseConfiguration(url: value("LATCHKEY_TEST_MIGRATION_DATABASE_URL"))
+        try configuration("LATCHKEY_TEST_MIGRATION_DATABASE_URL")
+    }
+
+    /// The whole suite shares two CPUs, so statements get far more time than production's 5 s default
+    /// (a test that must see a timeout sets its own).
+    private static func configuration(_ name: String) throws -> DatabaseConfiguration {
+        var configuration = try DatabaseConfiguration(url: value(name))
+        configuration.statementTimeoutMilliseconds = 60_000
+        return configuration
     }
 
     public static let logger: Logger = {

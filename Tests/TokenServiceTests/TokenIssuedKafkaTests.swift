@@ -11,9 +11,7 @@ import Testing
 @Suite struct TokenIssuedKafkaTests {
     @Test func issuedTokensArePublishedToKafkaWithoutTokenValues() async throws {
         try await TestDatabase.withScratchDatabase { owner in
-            try await withPostgresClient(owner) { client in
-                try await Migrator(logger: TestEnvironment.logger).migrate(client: client)
-            }
+            try await TestDatabase.migrate(owner)
             let cluster = try EmbeddedKafkaCluster(brokers: 1)
             defer { cluster.shutdown() }
             let topic = LatchkeyEventType.tokenIssued.topic(prefix: LatchkeyEventType.defaultTopicPrefix)

@@ -78,9 +78,7 @@ struct TokenServiceFixture: Sendable {
             }
             var own = owner
             own.database = name
-            try await withPostgresClient(own) { client in
-                try await Migrator(logger: TestEnvironment.logger).migrate(client: client)
-            }
+            try await TestDatabase.migrate(own)
             return name
         }
     }

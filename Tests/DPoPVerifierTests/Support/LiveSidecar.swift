@@ -76,9 +76,10 @@ enum SidecarFixtures {
 
     static func settings(upstreamPort: Int, issuer: String, mode: SidecarSettings.Mode = .proxy) throws -> SidecarSettings {
         var upstream = try UpstreamSettings(url: "http://127.0.0.1:\(upstreamPort)")
-        upstream.connectTimeoutMilliseconds = 1_000
-        upstream.timeoutMilliseconds = 2_000
-        upstream.idleTimeoutMilliseconds = 2_000
+        // Generous: the suite shares two CPUs with every other suite.
+        upstream.connectTimeoutMilliseconds = 5_000
+        upstream.timeoutMilliseconds = 15_000
+        upstream.idleTimeoutMilliseconds = 15_000
         return SidecarSettings(
             mode: mode, upstream: mode == .proxy ? upstream : nil, origins: try ExternalOrigins([origin]),
             issuers: [issuer], audiences: [audience])

@@ -1,3 +1,4 @@
+import LatchkeyTestSupport
 import Logging
 import Shared
 import Synchronization
@@ -19,15 +20,7 @@ enum KafkaTestSupport {
         logger: Logger,
         _ body: (EmbeddedKafkaCluster) async throws -> T
     ) async throws -> T {
-        let cluster = try EmbeddedKafkaCluster(brokers: brokers, logger: logger)
-        do {
-            let result = try await body(cluster)
-            await cluster.shutdownAndWait()
-            return result
-        } catch {
-            await cluster.shutdownAndWait()
-            throw error
-        }
+        try await withEmbeddedKafkaCluster(brokers: brokers, logger: logger, body)
     }
 
     /// A topic or group name no other (parallel) test uses.

@@ -12,9 +12,7 @@ struct OutboxTestDatabase {
 
     static func with<T: Sendable>(_ body: (OutboxTestDatabase) async throws -> T) async throws -> T {
         try await TestDatabase.withScratchDatabase { owner in
-            try await withPostgresClient(owner) { client in
-                try await Migrator(logger: TestEnvironment.logger).migrate(client: client)
-            }
+            try await TestDatabase.migrate(owner)
             var appConfiguration = try TestEnvironment.appDatabase()
             appConfiguration.database = owner.database
             var systemConfiguration = try TestEnvironment.systemDatabase()

@@ -1,0 +1,88 @@
+#!/usr/bin/env bash
+# Benchmarks/run.sh dpop-verifier (this file: Benchmarks/dpop-verifier/run.sh) — the sidecar benchmark of DESIGN §9.
+#
+# Builds release binaries in .build-bench, starts PostgreSQL (readiness only) and the embedded Kafka
+# cluster, measures the same-run baselines on CPU 0 (`openssl speed ecdsap256`, swift-crypto and the
+# Shared proof verifier in process), starts dpop-verifier pinned to CPU 0, and drives it from CPU 1
+# (load generator + trivial upstream + issuer in one process). Writes Benchmarks/results/dpop-verifier.md.
+source "$(dirname "${BASH_SOURCE[0]}")/../../scripts/lib.sh"
+cd "$ROOT"
+
+benchmark="dpop-verifier"
+ensure_packages
+command -v taskset >/dev/null || die "taskset (util-linux) is required"
+command -v openssl >/dev/null || die "openssl is required"
+[ "$(nproc)" -ge 2 ] || die "the benchmark pins the sidecar and the load generator to different CPUs: needs 2"
+
+SCRATCH="$ROOT/.build-bench"
+log "building release binaries (the first build takes several minutes)"
+for product in dpop-verifier latchkey SidecarLoad; do
+    swift build -c release --package-path Benchmarks --scratch-path "$SCRATCH" --product "$product" >/dev/null \
+        || swift build -c release --package-path Benchmarks --scratch-path "$SCRATCH" --product "$product"
+done
+BIN="$SCRATCH/release"
+
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()'; }
+SIDECAR_PORT="$(free_port)"
+UPSTREAM_PORT="$(free_port)"
+WORK="$(mktemp -d)"
+PIDS=()
+cleanup() {
+    for pid in "${PIDS[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
+    for pid in "${PIDS[@]}"; do wait "$pid" 2>/dev/null || true; done
+    rm -rf "$WORK"
+}
+trap cleanup EXIT INT TERM
+
+LATCHKEY_TEST_DB=latchkey_bench "$ROOT/scripts/postgres.sh" start
+eval "$("$ROOT/scripts/postgres.sh" env latchkey_bench)"
+"$BIN/latchkey" migrate >/dev/null
+
+"$BIN/latchkey" kafka-cluster --brokers 1 --bootstrap-file "$WORK/kafka.bootstrap" >"$WORK/kafka.log" 2>&1 &
+PIDS+=($!)
+for _ in $(seq 1 100); do [ -s "$WORK/kafka.bootstrap" ] && break; sleep 0.1; done
+[ -s "$WORK/kafka.bootstrap" ] || die "embedded Kafka cluster did not start"
+export KAFKA_BROKERS="$(cat "$WORK/kafka.bootstrap")"
+
+log "baselines on CPU 0"
+OPENSSL_VERIFY="$(taskset -c 0 openssl speed -seconds 5 ecdsap256 2>/dev/null | awk '/nistp256/ {print $NF}' | tail -1)"
+[ -n "$OPENSSL_VERIFY" ] || die "could not read the verify rate from openssl speed"
+SPEED="$(taskset -c 0 "$BIN/SidecarLoad" crypto-speed --seconds 3)"
+SWIFT_VERIFY="$(awk '/p256_verify_per_second/ {print $2}' <<<"$SPEED")"
+LIBRARY_CHECKS="$(awk '/dpop_proof_checks_per_second/ {print $2}' <<<"$SPEED")"
+log "openssl ecdsap256 verify/s: $OPENSSL_VERIFY; swift-crypto: $SWIFT_VERIFY; DPoPProofVerifier: $LIBRARY_CHECKS"
+
+log "starting dpop-verifier on CPU 0 (port $SIDECAR_PORT)"
+HTTP_PORT="$SIDECAR_PORT" LOG_LEVEL=warning \
+DPOP_UPSTREAM_URL="http://127.0.0.1:$UPSTREAM_PORT" \
+DPOP_EXTERNAL_ORIGINS="https://api.example.com" \
+DPOP_ISSUERS="http://127.0.0.1:$UPSTREAM_PORT/t/bench" \
+DPOP_AUDIENCES="https://api.example.com" \
+DPOP_IAT_WINDOW_SECONDS=300 \
+DPOP_REPLAY_CACHE_MAX_ENTRIES=100000 \
+    taskset -c 0 "$BIN/dpop-verifier" >"$WORK/sidecar.log" 2>&1 &
+SIDECAR_PID=$!
+PIDS+=("$SIDECAR_PID")
+
+if [ -n "${BENCH_PERF:-}" ]; then
+    # Profiles the sidecar for BENCH_PERF_SECONDS (default 40: proof generation, warm-up, peak).
+    ( sleep "${BENCH_PERF_DELAY:-0}"; perf record -F 999 -g -p "$SIDECAR_PID" -o "$BENCH_PERF" -- sleep "${BENCH_PERF_SECONDS:-40}" ) >/dev/null 2>&1 &
+fi
+
+if [ -n "${BENCH_PERF_STAT:-}" ]; then
+    # CPU time the sidecar spends over the whole load run (divide by the requests it served).
+    perf stat -e task-clock,context-switches,syscalls:sys_enter_write,syscalls:sys_enter_writev,syscalls:sys_enter_read,syscalls:sys_enter_epoll_wait,syscalls:sys_enter_futex -p "$SIDECAR_PID" -o "$BENCH_PERF_STAT" &
+    PERF_STAT_PID=$!
+fi
+
+MACHINE="Machine: $(nproc) CPUs, $(lscpu | sed -n 's/^Model name:[[:space:]]*//p' | head -1), $(date -u '+%Y-%m-%d %H:%M UTC'); \
+sidecar log level warning (no per-request access log); proof iat window 300 s so pre-generated proofs stay valid. \
+Load average when the load started: $(cut -d' ' -f1-3 /proc/loadavg) (the machine is shared: other processes compete for both CPUs)."
+REPORT="$ROOT/Benchmarks/results/dpop-verifier.md"
+taskset -c 1 "$BIN/SidecarLoad" load --sidecar-port "$SIDECAR_PORT" --upstream-port "$UPSTREAM_PORT" --sidecar-pid "$SIDECAR_PID" \
+    --openssl-verify "$OPENSSL_VERIFY" --swift-verify "$SWIFT_VERIFY" --library-checks "$LIBRARY_CHECKS" \
+    --connections "${BENCH_CONNECTIONS:-32}" --seconds "${BENCH_SECONDS:-10}" --proofs "${BENCH_PROOFS:-300000}" \
+    --machine "$MACHINE" --report "$REPORT" || { tail -20 "$WORK/sidecar.log"; die "load generator failed"; }
+printf 'Load average when the load ended: %s.\n' "$(cut -d' ' -f1-3 /proc/loadavg)" >>"$REPORT"
+if [ -n "${PERF_STAT_PID:-}" ]; then kill -INT "$PERF_STAT_PID"; wait "$PERF_STAT_PID" 2>/dev/null || true; fi
+log "report written to $REPORT"
