@@ -1,16 +1,13 @@
+import AsyncHTTPClient
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
+import NIOCore
+import NIOHTTP1
 
 /// A built Latchkey executable run as a child process, for start-up and shutdown tests.
-public final class ServiceProcess: @unchecked Sendable {
+public final class ServiceProcess: Sendable {
     public let name: String
     public let port: Int
-    private let process = Process()
-    /// Output goes to a file, not a pipe: a full pipe would block a chatty child forever.
-    private let outputURL = FileManager.default.temporaryDirectory
-        .appendingPathComponent("latchkey-\(UUID().uuidString).log")
+    private let child: ChildProcess
 
     /// The folder holding the executables `swift build` produced next to this test bundle.
     public static var binaryFolder: URL {
@@ -21,28 +18,20 @@ public final class ServiceProcess: @unchecked Sendable {
     public init(_ name: String, arguments: [String] = [], environment: [String: String]) throws {
         self.name = name
         self.port = Int.random(in: 20_000...40_000)
-        process.executableURL = Self.binaryFolder.appendingPathComponent(name)
-        process.arguments = arguments
         var env = ProcessInfo.processInfo.environment
         env.merge(environment) { _, new in new }
         env["HTTP_PORT"] = String(port)
         env["LOG_LEVEL"] = env["LOG_LEVEL"] ?? "info"
-        process.environment = env
-        FileManager.default.createFile(atPath: outputURL.path, contents: nil)
-        let output = try FileHandle(forWritingTo: outputURL)
-        process.standardOutput = output
-        process.standardError = output
-        try process.run()
-        try output.close()
+        child = try ChildProcess(
+            executable: Self.binaryFolder.appendingPathComponent(name).path, arguments: arguments, environment: env)
     }
 
     /// Polls `GET /healthz` until it answers 200; false if the process exits or time runs out.
     public func waitUntilHealthy(timeout: Duration = .seconds(20)) async -> Bool {
         let deadline = ContinuousClock.now + timeout
-        let url = URL(string: "http://127.0.0.1:\(port)/healthz")!
-        while ContinuousClock.now < deadline, process.isRunning {
-            if let (_, response) = try? await URLSession.shared.data(from: url),
-               (response as? HTTPURLResponse)?.statusCode == 200 {
+        while ContinuousClock.now < deadline, child.isRunning {
+            let request = HTTPClientRequest(url: "http://127.0.0.1:\(port)/healthz")
+            if let response = try? await HTTPClient.shared.execute(request, timeout: .seconds(2)), response.status == .ok {
                 return true
             }
             try? await Task.sleep(for: .milliseconds(100))
@@ -52,31 +41,18 @@ public final class ServiceProcess: @unchecked Sendable {
 
     /// Sends `signal` and waits for the exit; returns the exit status, or nil if it did not exit in time.
     public func stop(signal: Int32 = SIGTERM, timeout: Duration = .seconds(15)) async -> Int32? {
-        if process.isRunning { kill(process.processIdentifier, signal) }
+        child.send(signal)
         return await waitForExit(timeout: timeout)
     }
 
-    /// Waits for the process to end on its own.
+    /// Waits for the process to end on its own; kills it (and answers nil) when it does not in time.
     public func waitForExit(timeout: Duration) async -> Int32? {
-        let deadline = ContinuousClock.now + timeout
-        while process.isRunning, ContinuousClock.now < deadline {
-            try? await Task.sleep(for: .milliseconds(50))
-        }
-        if process.isRunning {
-            kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
-            return nil
-        }
-        return process.terminationStatus
+        if let status = await child.waitForExit(timeout: timeout) { return status }
+        child.send(SIGKILL)
+        _ = await child.waitForExit(timeout: .seconds(5))
+        return nil
     }
 
     /// Everything the process wrote to stdout and stderr so far.
-    public func capturedOutput() -> String {
-        (try? String(contentsOf: outputURL, encoding: .utf8)) ?? ""
-    }
-
-    deinit {
-        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
-        try? FileManager.default.removeItem(at: outputURL)
-    }
+    public func capturedOutput() -> String { child.output() }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import LatchkeyTestSupport
 
 /// Validates JSON instances against JSON Schema files with Python's `jsonschema` (4.x), the
 /// reference implementation, so the schemas are checked by something other than our own code.
@@ -78,50 +79,22 @@ enum JSONSchemaValidator {
     }
 
     private static func runPython(input: Data) throws -> (Int32, Data, Data) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         let interpreter = ProcessInfo.processInfo.environment["LATCHKEY_PYTHON"] ?? "python3"
-        process.arguments = [interpreter, "-c", script]
-        let stdin = Pipe()
-        let stdout = Pipe()
-        let stderr = Pipe()
-        process.standardInput = stdin
-        process.standardOutput = stdout
-        process.standardError = stderr
+        let inputPath = FileManager.default.temporaryDirectory.appendingPathComponent("latchkey-schema-\(UUID().uuidString).json").path
+        try input.write(to: URL(fileURLWithPath: inputPath))
+        defer { unlink(inputPath) }
+        let child: ChildProcess
         do {
-            try process.run()
+            child = try ChildProcess(
+                executable: "/usr/bin/env", arguments: [interpreter, "-c", script],
+                environment: ProcessInfo.processInfo.environment, stdinPath: inputPath)
         } catch {
             throw Unavailable(description: "could not start \(interpreter) through /usr/bin/env: \(error)")
         }
-        // Python reads all of stdin before it writes, so writing first cannot deadlock; stderr is
-        // drained on another thread in case a traceback is long.
-        let errorData = ErrorCollector()
-        let drain = Thread { errorData.set(stderr.fileHandleForReading.readDataToEndOfFile()) }
-        drain.start()
-        stdin.fileHandleForWriting.write(input)
-        try stdin.fileHandleForWriting.close()
-        let output = stdout.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (process.terminationStatus, output, errorData.waitForValue())
-    }
-
-    // Unchecked because every access to `value` holds `condition`.
-    private final class ErrorCollector: @unchecked Sendable {
-        private let condition = NSCondition()
-        private var value: Data?
-
-        func set(_ data: Data) {
-            condition.lock()
-            value = data
-            condition.signal()
-            condition.unlock()
-        }
-
-        func waitForValue() -> Data {
-            condition.lock()
-            defer { condition.unlock() }
-            while value == nil { condition.wait() }
-            return value ?? Data()
-        }
+        let status = child.waitBlocking()
+        // stdout and stderr share one file: the JSON reply is its last line, anything before it is a diagnostic.
+        let output = child.output()
+        let lastLine = output.split(separator: "\n").last.map(String.init) ?? ""
+        return (status, Data(lastLine.utf8), Data(output.utf8))
     }
 }
