@@ -48,6 +48,13 @@ log "migrating"
 "$BIN/latchkey" migrate
 
 export LOG_LEVEL="${LOG_LEVEL:-info}"
+# Registration gateway: public URLs and a hashing key kept across runs (stored hashes depend on it).
+export REGISTRATION_GATEWAY_PUBLIC_URL="${REGISTRATION_GATEWAY_PUBLIC_URL:-http://127.0.0.1:8081}"
+export TOKEN_SERVICE_PUBLIC_URL="${TOKEN_SERVICE_PUBLIC_URL:-http://127.0.0.1:8082}"
+if [ -z "${SECRET_HASH_KEY:-}" ]; then
+    [ -s "$RUN_DIR/secret-hash.key" ] || (umask 077; openssl rand -base64 32 > "$RUN_DIR/secret-hash.key")
+    export SECRET_HASH_KEY="$(cat "$RUN_DIR/secret-hash.key")"
+fi
 HTTP_PORT=8081 start registration-gateway "$BIN/registration-gateway"
 HTTP_PORT=8082 start token-service "$BIN/token-service"
 HTTP_PORT=8083 start dpop-verifier "$BIN/dpop-verifier"

@@ -16,7 +16,10 @@ import Testing
         func url(_ c: DatabaseConfiguration) -> String {
             "postgres://\(c.username):\(c.password ?? "")@\(c.host):\(c.port)/\(c.database)"
         }
-        return ["DATABASE_URL": url(app), "DATABASE_SYSTEM_URL": url(system), "KAFKA_BROKERS": kafka, "LOG_LEVEL": "info"]
+        return ["DATABASE_URL": url(app), "DATABASE_SYSTEM_URL": url(system), "KAFKA_BROKERS": kafka, "LOG_LEVEL": "info",
+                // registration-gateway settings
+                "REGISTRATION_GATEWAY_PUBLIC_URL": "http://127.0.0.1:8081", "TOKEN_SERVICE_PUBLIC_URL": "http://127.0.0.1:8082",
+                "SECRET_HASH_KEY": KeyMaterial.generateConfigurationValue()]
     }
 
     @Test(arguments: [(SIGTERM, "SIGTERM"), (SIGINT, "SIGINT")])
