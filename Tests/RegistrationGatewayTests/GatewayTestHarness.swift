@@ -50,12 +50,13 @@ struct GatewayTestHarness {
                 try await Self.signingKeys.activeKey(tenant: signer, on: connection, logger: database.logger)
             }
         }
-        let active = if let configuration {
-            try await withPostgresClient(configuration) { try await load(Database(client: $0, logger: TestEnvironment.logger)) }
+        let found: (kid: String, key: SigningKey)?
+        if let configuration {
+            found = try await withPostgresClient(configuration) { try await load(Database(client: $0, logger: TestEnvironment.logger)) }
         } else {
-            try await TestDatabase.withApp(load)
+            found = try await TestDatabase.withApp(load)
         }
-        guard let active else { throw TestEnvironment.Missing(description: "tenant \(signer) has no active key") }
+        let active = try #require(found, "tenant \(signer) has no active key")
         let now = Int64(Date().timeIntervalSince1970)
         let claims = AccessTokenClaims(
             iss: issuer ?? "\(Self.tokenServiceURL)/t/\(tenant)", sub: sub ?? user.uuidString,
@@ -132,7 +133,7 @@ extension TestClientProtocol {
 
 extension TestResponse {
     var json: [String: Any] {
-        (try? JSONSerialization.jsonObject(with: Data(buffer: body)) as? [String: Any]) ?? [:]
+        (try? JSONSerialization.jsonObject(with: Data(body.readableBytesView)) as? [String: Any]) ?? [:]
     }
     var errorCode: String? { json["error"] as? String }
 }

@@ -23,7 +23,7 @@ struct RegistrationRequestBody: Sendable {
         else {
             throw OAuthError(.unsupportedMediaType, "invalid_request", "the request body must be application/json")
         }
-        let data = Data(buffer: try await request.body.collect(upTo: HTTPLimits.maximumBodySize))
+        let data = Data(try await request.body.collect(upTo: HTTPLimits.maximumBodySize).readableBytesView)
         return RegistrationRequestBody(
             metadata: try decode(ClientMetadata.self, from: data), credentials: try decode(ClientCredentials.self, from: data))
     }

@@ -33,7 +33,7 @@ struct RegistrationResponse: Sendable {
         let data = try JSONSerialization.data(withJSONObject: try jsonObject(), options: [.sortedKeys, .withoutEscapingSlashes])
         return Response(
             status: status,
-            headers: [.contentType: "application/json", .cacheControl: "no-store", .pragma: "no-cache"],
+            headers: [.contentType: "application/json", .cacheControl: "no-store"],
             body: .init(byteBuffer: ByteBuffer(bytes: data)))
     }
 }
