@@ -1,3 +1,4 @@
+import Configuration
 import Hummingbird
 import Logging
 import Shared
@@ -7,8 +8,22 @@ extension ServiceDescriptor {
     static let registrationGateway = ServiceDescriptor(name: "registration-gateway", defaultPort: 8081, needsSystemDatabase: true)
 }
 
-/// Builds the registration-gateway application; `Main` and the tests call this.
-func buildApplication(settings: ServiceSettings, logger: Logger) throws -> some ApplicationProtocol {
+/// Builds the registration-gateway application from the environment; `Main` calls this.
+func buildApplication(reader: ConfigReader, settings: ServiceSettings, logger: Logger) throws -> some ApplicationProtocol {
+    try buildApplication(settings: settings, gateway: GatewaySettings(reader: reader), logger: logger)
+}
+
+/// Builds the registration-gateway application; the tests call this.
+func buildApplication(settings: ServiceSettings, gateway: GatewaySettings, logger: Logger) throws -> some ApplicationProtocol {
     let runtime = try ServiceRuntime(settings: settings, logger: logger)
-    return runtime.makeApplication(router: runtime.makeRouter(), services: try runtime.makeOutboxServices())
+    let router = runtime.makeRouter()
+    let outbox = OutboxWriter(topicPrefix: settings.topicPrefix)
+    let keys = try TenantKeyCache(database: runtime.database, ttl: gateway.signingKeyCacheTTL)
+    let userTokens = UserTokenVerifier(settings: gateway, keys: keys)
+    let tenants = router.group("t/:tenant").add(middleware: TenantResolverMiddleware(directory: TenantDirectory(database: runtime.database)))
+    RegistrationController(
+        registration: RegistrationService(settings: gateway, database: runtime.database, userTokens: userTokens, outbox: outbox),
+        configuration: ClientConfigurationService(settings: gateway, database: runtime.database, outbox: outbox)
+    ).addRoutes(to: tenants)
+    return runtime.makeApplication(router: router, services: try runtime.makeOutboxServices())
 }

@@ -1,3 +1,4 @@
+import Configuration
 import Shared
 
 /// `registration-gateway`: RFC 7591/7592 dynamic client registration and the admin API.
@@ -5,7 +6,8 @@ import Shared
 struct Main {
     static func main() async {
         await ServiceMain.run(.registrationGateway) { settings, logger in
-            try buildApplication(settings: settings, logger: logger)
+            try buildApplication(
+                reader: ConfigReader(providers: [EnvironmentVariablesProvider()]), settings: settings, logger: logger)
         }
     }
 }

@@ -1,3 +1,6 @@
+import PostgresNIO
+import NIOCore
+import HTTPTypes
 import LatchkeyTestSupport
 import Shared
 import Testing
@@ -6,7 +9,7 @@ import Testing
 @Suite struct RegistrationGatewayHealthTests {
     @Test func healthReadinessAndMetricsAgainstRealDependencies() async throws {
         try await ServiceHealthExpectations.verify(.registrationGateway) { settings in
-            try buildApplication(settings: settings, logger: TestServiceSettings.logger)
+            try buildApplication(settings: settings, gateway: GatewayTestHarness.gatewaySettings(), logger: TestServiceSettings.logger)
         }
     }
 }

@@ -1,0 +1,48 @@
+import Foundation
+import Hummingbird
+import Shared
+
+/// The `Authorization: Bearer` credential of a request (RFC 6750 §2.1), and the 401s that refuse it.
+enum BearerToken {
+    /// Longest token accepted; anything longer is refused before any parsing or hashing.
+    static let maximumLength = 16 * 1024
+
+    /// The token, nil when no Authorization header was sent; a malformed header is a 401.
+    static func extract(from request: Request) throws -> String? {
+        let values = request.headers[values: .authorization]
+        guard !values.isEmpty else { return nil }
+        guard values.count == 1 else { throw invalidToken("exactly one Authorization header is allowed") }
+        let value = values[0]
+        guard value.utf8.count <= maximumLength + 7 else { throw invalidToken("token is too long") }
+        let parts = value.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: true)
+        guard parts.count == 2, parts[0].lowercased() == "bearer" else {
+            throw invalidToken("Authorization must use the Bearer scheme")
+        }
+        let token = parts[1].trimmingCharacters(in: .whitespaces)
+        // RFC 6750 b64token characters only: rules out header injection and unicode look-alikes.
+        guard !token.isEmpty, token.utf8.allSatisfy(isB64TokenByte) else {
+            throw invalidToken("malformed bearer token")
+        }
+        return token
+    }
+
+    /// 401 `invalid_token` with an RFC 6750 §3 challenge. The description never echoes the token.
+    static func invalidToken(_ description: String) -> OAuthError {
+        let escaped = description.replacingOccurrences(of: "\\", with: "").replacingOccurrences(of: "\"", with: "'")
+        return OAuthError(
+            .unauthorized, "invalid_token", description,
+            headers: [.wwwAuthenticate: "Bearer error=\"invalid_token\", error_description=\"\(escaped)\""])
+    }
+
+    private static func isB64TokenByte(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"):
+            return true
+        case UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"), UInt8(ascii: "+"),
+             UInt8(ascii: "/"), UInt8(ascii: "="):
+            return true
+        default:
+            return false
+        }
+    }
+}

@@ -1,0 +1,77 @@
+import Configuration
+import Foundation
+import Shared
+
+/// Settings only the registration gateway reads (see the README configuration table).
+struct GatewaySettings: Sendable {
+    /// External base URL of this gateway; registration endpoint = `{publicURL}/t/{tenant}/register`.
+    var publicURL: String
+    /// External base URL of the token service; a tenant's issuer is `{tokenServicePublicURL}/t/{tenant}`.
+    var tokenServicePublicURL: String
+    /// Keys the hashes of client secrets, registration access tokens and initial access tokens.
+    var secretHasher: KeyedHasher
+    /// Bootstrap admin key (creates the very first tenant); nil disables bootstrap.
+    var adminBootstrapKey: String?
+    /// How long a tenant's published keys are cached before they are read again.
+    var signingKeyCacheTTL: Duration
+
+    init(
+        publicURL: String, tokenServicePublicURL: String, secretHasher: KeyedHasher,
+        adminBootstrapKey: String? = nil, signingKeyCacheTTL: Duration = .seconds(60)
+    ) throws {
+        self.publicURL = try Self.baseURL(publicURL, name: "REGISTRATION_GATEWAY_PUBLIC_URL")
+        self.tokenServicePublicURL = try Self.baseURL(tokenServicePublicURL, name: "TOKEN_SERVICE_PUBLIC_URL")
+        self.secretHasher = secretHasher
+        self.adminBootstrapKey = adminBootstrapKey
+        self.signingKeyCacheTTL = signingKeyCacheTTL
+    }
+
+    /// Reads `REGISTRATION_GATEWAY_PUBLIC_URL`, `TOKEN_SERVICE_PUBLIC_URL`, `SECRET_HASH_KEY`,
+    /// `ADMIN_BOOTSTRAP_KEY` and `SIGNING_KEY_CACHE_SECONDS`.
+    init(reader: ConfigReader) throws {
+        guard let publicURL = reader.string(forKey: "registration.gateway.public.url"), !publicURL.isEmpty else {
+            throw ConfigurationError("REGISTRATION_GATEWAY_PUBLIC_URL is required (e.g. https://register.example.com)")
+        }
+        guard let tokenURL = reader.string(forKey: "token.service.public.url"), !tokenURL.isEmpty else {
+            throw ConfigurationError("TOKEN_SERVICE_PUBLIC_URL is required (the issuer base, e.g. https://login.example.com)")
+        }
+        guard let hashKey = reader.string(forKey: "secret.hash.key", isSecret: true), !hashKey.isEmpty else {
+            throw ConfigurationError("SECRET_HASH_KEY is required (base64 of ≥ 32 random bytes)")
+        }
+        let hasher: KeyedHasher
+        do { hasher = try KeyedHasher(configuration: hashKey) } catch {
+            throw ConfigurationError("SECRET_HASH_KEY: \(error)")
+        }
+        let bootstrap = reader.string(forKey: "admin.bootstrap.key", isSecret: true).flatMap { $0.isEmpty ? nil : $0 }
+        if let bootstrap, bootstrap.utf8.count < 32 {
+            throw ConfigurationError("ADMIN_BOOTSTRAP_KEY must be at least 32 characters")
+        }
+        let cacheSeconds = reader.int(forKey: "signing.key.cache.seconds", default: 60)
+        guard cacheSeconds >= 0 else { throw ConfigurationError("SIGNING_KEY_CACHE_SECONDS must be ≥ 0") }
+        try self.init(
+            publicURL: publicURL, tokenServicePublicURL: tokenURL, secretHasher: hasher,
+            adminBootstrapKey: bootstrap, signingKeyCacheTTL: .seconds(cacheSeconds))
+    }
+
+    /// The RFC 7591 registration endpoint of `tenant`: the audience of DCR tokens.
+    func registrationEndpoint(tenant: String) -> String { "\(publicURL)/t/\(tenant)/register" }
+
+    /// RFC 7592 `registration_client_uri` of one client.
+    func registrationClientURI(tenant: String, clientID: String) -> String {
+        "\(registrationEndpoint(tenant: tenant))/\(clientID)"
+    }
+
+    /// The token service's issuer for `tenant`.
+    func issuer(tenant: String) -> String { "\(tokenServicePublicURL)/t/\(tenant)" }
+
+    /// An absolute http(s) URL without query or fragment, trailing slash dropped.
+    static func baseURL(_ value: String, name: String) throws -> String {
+        var trimmed = value.trimmingCharacters(in: .whitespaces)
+        while trimmed.hasSuffix("/") { trimmed.removeLast() }
+        guard let components = URLComponents(string: trimmed),
+              let scheme = components.scheme?.lowercased(), scheme == "https" || scheme == "http",
+              components.host?.isEmpty == false, components.query == nil, components.fragment == nil
+        else { throw ConfigurationError("\(name) must be an absolute http(s) URL without query or fragment") }
+        return trimmed
+    }
+}

@@ -1,0 +1,118 @@
+import Foundation
+import Logging
+import PostgresNIO
+import Shared
+
+/// A stored client row as the gateway needs it, with the hash of its registration access token.
+struct StoredClient: Sendable {
+    var record: ClientRecord
+    var registrationTokenHash: String?
+    var clientSecretHash: String?
+}
+
+/// SQL for `clients` (and the rows that die with a client); every call runs inside the caller's
+/// tenant-scoped transaction so the state change and its outbox row commit together.
+struct ClientRepository: Sendable {
+    let logger: Logger
+
+    /// Inserts a new client with the hashes of its secret and registration access token.
+    func insert(
+        _ record: ClientRecord, secretHash: String?, registrationTokenHash: String, on connection: PostgresConnection
+    ) async throws {
+        let metadata = String(decoding: try LatchkeyJSON.encode(record.metadata), as: UTF8.self)
+        try await connection.query(
+            """
+            INSERT INTO clients (tenant_id, client_id, status, client_kind, client_type, application_type,
+                                 authenticated_user, software_id, registration_mechanism, metadata,
+                                 client_secret_hash, client_secret_expires_at, registration_token_hash,
+                                 created_at, updated_at)
+            VALUES (\(record.tenant.rawValue), \(record.clientID), \(record.status.rawValue), 'dynamic',
+                    \(record.clientType.rawValue), \(record.applicationType.rawValue), \(record.authenticatedUser),
+                    \(record.templateID), \(record.registrationMechanism.rawValue), \(metadata)::jsonb,
+                    \(secretHash), \(record.secretExpiresAt), \(registrationTokenHash),
+                    \(record.createdAt), \(record.updatedAt))
+            """, logger: logger)
+    }
+
+    /// Locks the user's row (serialising that user's registrations) and counts their active clients;
+    /// nil when the tenant has no active user with this id.
+    func lockUserAndCountActiveClients(_ user: UUID, tenant: String, on connection: PostgresConnection) async throws -> Int? {
+        let users = try await connection.query(
+            "SELECT status FROM users WHERE tenant_id = \(tenant) AND user_id = \(user) FOR UPDATE", logger: logger)
+        var found = false
+        for try await status in users.decode(String.self) { found = status == "active" }
+        guard found else { return nil }
+        let rows = try await connection.query(
+            """
+            SELECT count(*)::int FROM clients
+            WHERE tenant_id = \(tenant) AND authenticated_user = \(user) AND status = 'active'
+            """, logger: logger)
+        for try await count in rows.decode(Int.self) { return count }
+        return 0
+    }
+
+    /// The client, locked for update when `forUpdate`; nil when this tenant has no such client.
+    func find(_ clientID: String, tenant: String, forUpdate: Bool = false, on connection: PostgresConnection) async throws -> StoredClient? {
+        let lock = forUpdate ? " FOR UPDATE" : ""
+        var query: PostgresQuery = """
+            SELECT client_id, status, client_type, application_type, authenticated_user, software_id,
+                   registration_mechanism, metadata::text, client_secret_expires_at, created_at, updated_at,
+                   last_used_at, registration_token_hash, client_secret_hash
+            FROM clients WHERE tenant_id = \(tenant) AND client_id = \(clientID)
+            """
+        query.sql += lock
+        let rows = try await connection.query(query, logger: logger)
+        typealias Row = (String, String, String, String, UUID?, String?, String, String, Date?, Date, Date, Date?, String?, String?)
+        for try await row in rows.decode(Row.self) {
+            let metadata = try LatchkeyJSON.decode(ClientMetadata.self, from: Data(row.7.utf8))
+            guard let slug = TenantSlug(rawValue: tenant), let status = ClientStatus(rawValue: row.1),
+                  let clientType = ClientType(rawValue: row.2), let applicationType = ApplicationType(rawValue: row.3),
+                  let mechanism = RegistrationMechanism(rawValue: row.6)
+            else { throw StoredClientCorrupt(clientID: clientID) }
+            let record = ClientRecord(
+                clientID: row.0, tenant: slug, status: status, clientType: clientType, applicationType: applicationType,
+                authenticatedUser: row.4, templateID: row.5, metadata: metadata, secretExpiresAt: row.8,
+                createdAt: row.9, updatedAt: row.10, lastUsedAt: row.11, registrationMechanism: mechanism)
+            return StoredClient(record: record, registrationTokenHash: row.12, clientSecretHash: row.13)
+        }
+        return nil
+    }
+
+    /// Replaces the metadata (and derived columns) of a client; a new registration token hash when rotated.
+    func updateMetadata(
+        _ record: ClientRecord, registrationTokenHash: String?, on connection: PostgresConnection
+    ) async throws {
+        let metadata = String(decoding: try LatchkeyJSON.encode(record.metadata), as: UTF8.self)
+        try await connection.query(
+            """
+            UPDATE clients SET metadata = \(metadata)::jsonb, client_type = \(record.clientType.rawValue),
+                   application_type = \(record.applicationType.rawValue), updated_at = \(record.updatedAt),
+                   registration_token_hash = COALESCE(\(registrationTokenHash), registration_token_hash)
+            WHERE tenant_id = \(record.tenant.rawValue) AND client_id = \(record.clientID)
+            """, logger: logger)
+    }
+
+    /// Moves a client out of `active` and revokes its live refresh tokens, in the caller's transaction.
+    func revoke(
+        _ clientID: String, tenant: String, status: ClientStatus, reason: String, at time: Date,
+        on connection: PostgresConnection
+    ) async throws {
+        try await connection.query(
+            """
+            UPDATE clients SET status = \(status.rawValue), revoked_at = \(time), revocation_reason = \(reason),
+                   updated_at = \(time), registration_token_hash = NULL
+            WHERE tenant_id = \(tenant) AND client_id = \(clientID)
+            """, logger: logger)
+        try await connection.query(
+            """
+            UPDATE refresh_tokens SET status = 'revoked', revoked_at = \(time), revoke_reason = \(reason)
+            WHERE tenant_id = \(tenant) AND client_id = \(clientID) AND status IN ('active', 'rotated')
+            """, logger: logger)
+    }
+}
+
+/// A client row whose stored enums no longer decode: a bug or a manual edit, answered as a 500.
+struct StoredClientCorrupt: Error, CustomStringConvertible {
+    let clientID: String
+    var description: String { "stored client \(clientID) has an unreadable row" }
+}

@@ -1,0 +1,39 @@
+import Foundation
+import Logging
+import PostgresNIO
+import Shared
+
+/// Initial access tokens and client templates as registration reads them.
+struct RegistrationCredentialStore: Sendable {
+    let logger: Logger
+
+    /// Uses one count of the initial access token with this hash, atomically; nil when it is
+    /// unknown, revoked, expired or used up.
+    func consumeInitialAccessToken(hash: String, tenant: String, on connection: PostgresConnection) async throws -> UUID? {
+        let rows = try await connection.query(
+            """
+            UPDATE initial_access_tokens SET remaining_uses = remaining_uses - 1
+            WHERE tenant_id = \(tenant) AND token_hash = \(hash) AND remaining_uses > 0
+              AND revoked_at IS NULL AND expires_at > now()
+            RETURNING token_id
+            """, logger: logger)
+        for try await id in rows.decode(UUID.self) { return id }
+        return nil
+    }
+
+    /// The template with this `software_id`, if the tenant has one.
+    func template(softwareID: String, tenant: String, on connection: PostgresConnection) async throws -> ClientTemplate? {
+        let rows = try await connection.query(
+            """
+            SELECT metadata::text, overridable_fields, version FROM client_templates
+            WHERE tenant_id = \(tenant) AND software_id = \(softwareID)
+            """, logger: logger)
+        for try await (metadata, fields, version) in rows.decode((String, [String], Int).self) {
+            guard let slug = TenantSlug(rawValue: tenant) else { return nil }
+            return ClientTemplate(
+                id: softwareID, tenant: slug, metadata: try LatchkeyJSON.decode(ClientMetadata.self, from: Data(metadata.utf8)),
+                overridableFields: fields, version: version)
+        }
+        return nil
+    }
+}

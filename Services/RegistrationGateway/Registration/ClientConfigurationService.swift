@@ -1,0 +1,113 @@
+import HTTPTypes
+import Foundation
+import Logging
+import PostgresNIO
+import Shared
+
+/// RFC 7592 client configuration: read, replace and delete a client with its registration access token.
+struct ClientConfigurationService: Sendable {
+    let settings: GatewaySettings
+    let database: Database
+    let outbox: OutboxWriter
+
+    private var clients: ClientRepository { ClientRepository(logger: database.logger) }
+    private var credentials: RegistrationCredentialStore { RegistrationCredentialStore(logger: database.logger) }
+
+    /// The active client `clientID` of `tenant` whose registration token is `token`; any mismatch is the same 401.
+    private func authorize(
+        _ clientID: String, token: String?, tenant: String, forUpdate: Bool, on connection: PostgresConnection
+    ) async throws -> StoredClient {
+        guard let token else { throw BearerToken.invalidToken("a registration access token is required") }
+        let presented = settings.secretHasher.hash(token)
+        let stored = try await clients.find(clientID, tenant: tenant, forUpdate: forUpdate, on: connection)
+        // Compare against a dummy hash when the client is unknown, so timing does not reveal client ids.
+        let expected = stored?.registrationTokenHash ?? settings.secretHasher.hash("no-such-client")
+        guard ConstantTime.equals(presented, expected), let stored, stored.record.status.isActive else {
+            throw BearerToken.invalidToken("the registration access token is not valid for this client")
+        }
+        return stored
+    }
+
+    func read(_ clientID: String, token: String?, tenant: ResolvedTenant) async throws -> RegistrationResponse {
+        try await database.withTenantTransaction(tenant.id) { connection in
+            let stored = try await authorize(clientID, token: token, tenant: tenant.id, forUpdate: false, on: connection)
+            return response(for: stored.record, tenant: tenant.id, registrationToken: nil)
+        }
+    }
+
+    /// RFC 7592 §2.2: replaces the metadata under the registration rules; rotates the token per policy.
+    func update(
+        _ clientID: String, token: String?, request: ClientMetadata, sentClientID: String?, sentSecret: String?,
+        tenant: ResolvedTenant
+    ) async throws -> RegistrationResponse {
+        let policy = tenant.policy
+        let hasher = settings.secretHasher
+        return try await database.withTenantTransaction(tenant.id) { connection in
+            let stored = try await authorize(clientID, token: token, tenant: tenant.id, forUpdate: true, on: connection)
+            guard sentClientID == clientID else {
+                throw RegistrationError.invalidMetadata("client_id in the body must match the client being updated")
+            }
+            if let sentSecret {
+                guard let hash = stored.clientSecretHash, hasher.matches(sentSecret, storedHash: hash) else {
+                    throw RegistrationError.invalidMetadata("client_secret does not match the client's secret")
+                }
+            }
+            if request.softwareStatement != nil {
+                throw OAuthError(.badRequest, "unapproved_software_statement", "this gateway does not accept software statements")
+            }
+            var requested = request
+            if let templateID = stored.record.templateID {
+                guard let template = try await credentials.template(softwareID: templateID, tenant: tenant.id, on: connection) else {
+                    throw RegistrationError.invalidMetadata("the client's template no longer exists")
+                }
+                do { requested = try template.instanceMetadata(for: request) } catch {
+                    throw RegistrationError.invalidMetadata("\(error)")
+                }
+            }
+            let metadata = try ClientMetadataValidator(policy: policy).validate(requested)
+            let oldMethod = stored.record.metadata.tokenEndpointAuthMethod ?? .clientSecretBasic
+            let newMethod = metadata.tokenEndpointAuthMethod ?? .clientSecretBasic
+            guard oldMethod.usesClientSecret == newMethod.usesClientSecret else {
+                throw RegistrationError.invalidMetadata("token_endpoint_auth_method cannot switch between secret and non-secret methods")
+            }
+            var record = stored.record
+            let changed = ClientUpdated.changedFields(from: record.metadata, to: metadata)
+            record.metadata = metadata
+            record.clientType = newMethod.clientType
+            record.applicationType = metadata.applicationType ?? .native
+            record.updatedAt = Date()
+            let newToken = policy.rotateRegistrationAccessToken ? SecretTokens.generate(prefix: "lk_rat_") : nil
+            try await clients.updateMetadata(record, registrationTokenHash: newToken.map(hasher.hash), on: connection)
+            let actor: EventActor = record.authenticatedUser.map(EventActor.user) ?? .client(clientID)
+            let event = ClientUpdated(
+                tenant: tenant.slug, clientID: clientID, changedFields: changed, registrationTokenRotated: newToken != nil,
+                authenticatedUser: record.authenticatedUser, templateID: record.templateID, actor: actor)
+            try await outbox.append(
+                CloudEvent(source: EventSource.registrationGateway, data: event), on: connection, logger: database.logger)
+            return response(for: record, tenant: tenant.id, registrationToken: newToken)
+        }
+    }
+
+    /// RFC 7592 §2.3 deregistration: status `deleted`, refresh tokens revoked, `ClientRevoked`.
+    func delete(_ clientID: String, token: String?, tenant: ResolvedTenant) async throws {
+        try await database.withTenantTransaction(tenant.id) { connection in
+            let stored = try await authorize(clientID, token: token, tenant: tenant.id, forUpdate: true, on: connection)
+            let now = Date()
+            let reason = ClientRevoked.Reason.deregistered
+            try await clients.revoke(
+                clientID, tenant: tenant.id, status: reason.resultingStatus, reason: reason.rawValue, at: now, on: connection)
+            let user = stored.record.authenticatedUser
+            let event = ClientRevoked(
+                tenant: tenant.slug, clientID: clientID, reason: reason, authenticatedUser: user,
+                actor: user.map(EventActor.user) ?? .client(clientID), revokedAt: now)
+            try await outbox.append(
+                CloudEvent(source: EventSource.registrationGateway, data: event), on: connection, logger: database.logger)
+        }
+    }
+
+    private func response(for record: ClientRecord, tenant: String, registrationToken: String?) -> RegistrationResponse {
+        RegistrationResponse(
+            record: record, clientSecret: nil, registrationAccessToken: registrationToken,
+            registrationClientURI: settings.registrationClientURI(tenant: tenant, clientID: record.clientID))
+    }
+}

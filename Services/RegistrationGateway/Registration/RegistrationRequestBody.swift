@@ -1,0 +1,46 @@
+import Foundation
+import Hummingbird
+import Shared
+
+/// Reads and decodes a JSON client metadata body; every failure is an RFC-style 4xx.
+struct RegistrationRequestBody: Sendable {
+    /// RFC 7592 §2.2 credentials a PUT body carries next to the metadata.
+    struct ClientCredentials: Decodable, Sendable {
+        var clientID: String?
+        var clientSecret: String?
+        enum CodingKeys: String, CodingKey {
+            case clientID = "client_id"
+            case clientSecret = "client_secret"
+        }
+    }
+
+    var metadata: ClientMetadata
+    var credentials: ClientCredentials
+
+    static func read(_ request: Request) async throws -> RegistrationRequestBody {
+        guard let contentType = request.headers[.contentType],
+              contentType.split(separator: ";").first?.trimmingCharacters(in: .whitespaces).lowercased() == "application/json"
+        else {
+            throw OAuthError(.unsupportedMediaType, "invalid_request", "the request body must be application/json")
+        }
+        let data = Data(try await request.body.collect(upTo: HTTPLimits.maximumBodySize).readableBytesView)
+        return RegistrationRequestBody(
+            metadata: try decode(ClientMetadata.self, from: data), credentials: try decode(ClientCredentials.self, from: data))
+    }
+
+    private static func decode<T: Decodable>(_ type: T.Type, from data: Data) throws -> T {
+        do {
+            return try LatchkeyJSON.decode(type, from: data)
+        } catch let error as DecodingError {
+            if case .dataCorrupted(let context) = error, context.codingPath.isEmpty {
+                throw RegistrationError.invalidMetadata("the request body is not a valid JSON object")
+            }
+            if case .typeMismatch(_, let context) = error, context.codingPath.isEmpty {
+                throw RegistrationError.invalidMetadata("the request body must be a JSON object")
+            }
+            throw RegistrationError.invalidMetadata(error.readableDescription)
+        } catch {
+            throw RegistrationError.invalidMetadata("the request body is not a valid JSON object")
+        }
+    }
+}

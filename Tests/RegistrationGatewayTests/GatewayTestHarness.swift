@@ -1,0 +1,140 @@
+import HTTPTypes
+import Foundation
+import Hummingbird
+import HummingbirdTesting
+import LatchkeyTestSupport
+import Logging
+import NIOCore
+import PostgresNIO
+import Shared
+import Testing
+@testable import RegistrationGateway
+
+/// A tenant with a signing key and a user, the gateway app over real Postgres, and DCR token minting.
+struct GatewayTestHarness {
+    static let publicURL = "https://register.latchkey.test"
+    static let tokenServiceURL = "https://login.latchkey.test"
+    static let hasher = try! KeyedHasher(configuration: KeyMaterial.generateConfigurationValue())
+    static let signingKeys = TenantSigningKeys(envelope: try! KeyEnvelope(configuration: KeyMaterial.generateConfigurationValue()))
+
+    let tenant: String
+    let user: UUID
+
+    static func gatewaySettings() throws -> GatewaySettings {
+        try GatewaySettings(publicURL: publicURL, tokenServicePublicURL: tokenServiceURL, secretHasher: hasher)
+    }
+
+    /// Creates a fresh tenant with `policy`, an active signing key and one active user.
+    static func make(policy: String = "{}") async throws -> GatewayTestHarness {
+        let tenant = TestEnvironment.uniqueTenant("gw")
+        let user = UUID()
+        try await TestDatabase.withApp { database in
+            try await TestDatabase.createTenant(tenant, in: database, policy: policy)
+            try await database.withTenantTransaction(tenant) { connection in
+                try await signingKeys.createKey(tenant: tenant, status: .active, on: connection, logger: database.logger)
+                try await connection.query(
+                    "INSERT INTO users (tenant_id, user_id, username) VALUES (\(tenant), \(user), \("alice-\(user)"))",
+                    logger: database.logger)
+            }
+        }
+        return GatewayTestHarness(tenant: tenant, user: user)
+    }
+
+    /// A DCR token of this tenant; every claim can be bent to test a refusal.
+    func dcrToken(
+        sub: String? = nil, scope: String = "dcr", audience: String? = nil, issuer: String? = nil,
+        expiresIn: Int64 = 300, signingTenant: String? = nil, database configuration: DatabaseConfiguration? = nil
+    ) async throws -> String {
+        let signer = signingTenant ?? tenant
+        let load: @Sendable (Database) async throws -> (kid: String, key: SigningKey)? = { database in
+            try await database.withTenantTransaction(signer) { connection in
+                try await Self.signingKeys.activeKey(tenant: signer, on: connection, logger: database.logger)
+            }
+        }
+        let found: (kid: String, key: SigningKey)?
+        if let configuration {
+            found = try await withPostgresClient(configuration) { try await load(Database(client: $0, logger: TestEnvironment.logger)) }
+        } else {
+            found = try await TestDatabase.withApp(load)
+        }
+        let active = try #require(found, "tenant \(signer) has no active key")
+        let now = Int64(Date().timeIntervalSince1970)
+        let claims = AccessTokenClaims(
+            iss: issuer ?? "\(Self.tokenServiceURL)/t/\(tenant)", sub: sub ?? user.uuidString,
+            aud: Audience(audience ?? "\(Self.publicURL)/t/\(tenant)/register"), clientID: "mobile-dcr-client",
+            scope: scope, jti: UUID().uuidString, iat: now, exp: now + expiresIn)
+        return try CompactJWS.sign(claims: claims, using: active.key, header: JWSHeaderParameters(typ: "at+jwt", kid: active.kid))
+    }
+
+    /// Runs `body` against the gateway app (router test client; Kafka unreachable, which never fails a registration).
+    static func withApp(
+        kafka: String = ServiceHealthExpectations.unreachableKafka,
+        _ body: @escaping @Sendable (any TestClientProtocol) async throws -> Void
+    ) async throws {
+        let settings = try await TestServiceSettings.make(.registrationGateway, kafkaBrokers: kafka)
+        let app = try buildApplication(settings: settings, gateway: gatewaySettings(), logger: TestServiceSettings.logger)
+        try await app.test(.router, body)
+    }
+
+    /// Inserts a template client.
+    func createTemplate(_ softwareID: String, metadata: String, overridable: [String]) async throws {
+        try await TestDatabase.withApp { database in
+            try await database.withTenantTransaction(tenant) { connection in
+                try await connection.query(
+                    """
+                    INSERT INTO client_templates (tenant_id, software_id, metadata, overridable_fields)
+                    VALUES (\(tenant), \(softwareID), \(metadata)::jsonb, \(overridable))
+                    """, logger: database.logger)
+            }
+        }
+    }
+
+    /// Mints an initial access token row and returns its plaintext.
+    func createInitialAccessToken(uses: Int = 1, expiresIn: TimeInterval = 600, revoked: Bool = false) async throws -> String {
+        let token = SecretTokens.generate(prefix: "lk_iat_")
+        try await TestDatabase.withApp { database in
+            try await database.withTenantTransaction(tenant) { connection in
+                try await connection.query(
+                    """
+                    INSERT INTO initial_access_tokens (tenant_id, token_id, token_hash, remaining_uses, expires_at, created_by, revoked_at)
+                    VALUES (\(tenant), \(UUID()), \(Self.hasher.hash(token)), \(uses), \(Date().addingTimeInterval(expiresIn)),
+                            'test', \(revoked ? Date() : nil))
+                    """, logger: database.logger)
+            }
+        }
+        return token
+    }
+
+    /// Outbox payloads of `eventType` for this tenant, oldest first.
+    func outboxPayloads(_ eventType: LatchkeyEventType) async throws -> [String] {
+        try await TestDatabase.withSystem { database in
+            let rows = try await database.client.query(
+                "SELECT payload FROM outbox WHERE tenant_id = \(tenant) AND event_type = \(eventType.cloudEventType) ORDER BY seq",
+                logger: database.logger)
+            var payloads: [String] = []
+            for try await payload in rows.decode(String.self) { payloads.append(payload) }
+            return payloads
+        }
+    }
+}
+
+/// JSON request helpers for the router test client.
+extension TestClientProtocol {
+    func send(
+        _ method: HTTPRequest.Method, _ uri: String, token: String? = nil, json: String? = nil,
+        contentType: String = "application/json"
+    ) async throws -> TestResponse {
+        var headers: HTTPFields = [:]
+        if let token { headers[.authorization] = "Bearer \(token)" }
+        if json != nil { headers[.contentType] = contentType }
+        return try await execute(
+            uri: uri, method: method, headers: headers, body: json.map { ByteBuffer(string: $0) }) { $0 }
+    }
+}
+
+extension TestResponse {
+    var json: [String: Any] {
+        (try? JSONSerialization.jsonObject(with: Data(body.readableBytesView)) as? [String: Any]) ?? [:]
+    }
+    var errorCode: String? { json["error"] as? String }
+}
