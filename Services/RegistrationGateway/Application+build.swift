@@ -20,10 +20,21 @@ func buildApplication(settings: ServiceSettings, gateway: GatewaySettings, logge
     let outbox = OutboxWriter(topicPrefix: settings.topicPrefix)
     let keys = try TenantKeyCache(database: runtime.database, ttl: gateway.signingKeyCacheTTL)
     let userTokens = UserTokenVerifier(settings: gateway, keys: keys)
-    let tenants = router.group("t/:tenant").add(middleware: TenantResolverMiddleware(directory: TenantDirectory(database: runtime.database)))
+    let directory = TenantDirectory(database: runtime.database)
+    let tenants = router.group("t/:tenant").add(middleware: TenantResolverMiddleware(directory: directory))
     RegistrationController(
         registration: RegistrationService(settings: gateway, database: runtime.database, userTokens: userTokens, outbox: outbox),
         configuration: ClientConfigurationService(settings: gateway, database: runtime.database, outbox: outbox)
     ).addRoutes(to: tenants)
+    guard let systemDatabase = runtime.systemDatabase else {
+        throw ConfigurationError("DATABASE_SYSTEM_URL is required for the registration gateway")
+    }
+    let adminTokens = AdminTokenVerifier(
+        keys: TenantSigningKeyStore(database: runtime.database), issuerBase: gateway.tokenServicePublicURL,
+        platformTenant: gateway.platformTenant)
+    AdminController(
+        settings: gateway, authenticator: AdminAuthenticator(verifier: adminTokens, bootstrapKey: gateway.adminBootstrapKey),
+        database: runtime.database, systemDatabase: systemDatabase, tenants: directory, outbox: outbox
+    ).addRoutes(to: router)
     return runtime.makeApplication(router: router, services: try runtime.makeOutboxServices())
 }

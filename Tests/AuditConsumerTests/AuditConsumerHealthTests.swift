@@ -15,6 +15,10 @@ import Testing
                     #expect(response.status == .ok)
                 }
                 try await AuditTest.eventually("the lag to be measured") { service.lagMonitor.lastMeasurement != nil }
+                // The group's first join can make early measurements see the topics' whole backlog.
+                try await AuditTest.eventually("readiness") {
+                    try await client.execute(uri: "/readyz", method: .get).status == .ok
+                }
                 try await client.execute(uri: "/readyz", method: .get) { response in
                     #expect(response.status == .ok)
                     #expect(String(buffer: response.body)

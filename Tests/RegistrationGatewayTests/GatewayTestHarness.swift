@@ -20,8 +20,11 @@ struct GatewayTestHarness {
     let tenant: String
     let user: UUID
 
+    static let bootstrapKey = "bootstrap-" + String(repeating: "k", count: 40)
+
     static func gatewaySettings() throws -> GatewaySettings {
-        try GatewaySettings(publicURL: publicURL, tokenServicePublicURL: tokenServiceURL, secretHasher: hasher)
+        try GatewaySettings(
+            publicURL: publicURL, tokenServicePublicURL: tokenServiceURL, secretHasher: hasher, adminBootstrapKey: bootstrapKey)
     }
 
     /// Creates a fresh tenant with `policy`, an active signing key and one active user.
@@ -66,12 +69,20 @@ struct GatewayTestHarness {
         return try CompactJWS.sign(claims: claims, using: active.key, header: JWSHeaderParameters(typ: "at+jwt", kid: active.kid))
     }
 
-    /// Runs `body` against the gateway app (router test client; Kafka unreachable, which never fails a registration).
+    /// One embedded cluster for every gateway app of this test process: the apps' outbox relays deliver
+    /// their events there, so no relay holds a claimed row while it retries an unreachable broker.
+    static let sharedCluster: EmbeddedKafkaCluster = {
+        do { return try EmbeddedKafkaCluster(brokers: 1, logger: TestServiceSettings.logger) } catch {
+            fatalError("the embedded Kafka cluster did not start: \(error)")
+        }
+    }()
+
+    /// Runs `body` against the gateway app (router test client, the shared embedded cluster unless `kafka` is given).
     static func withApp(
-        kafka: String = ServiceHealthExpectations.unreachableKafka,
+        kafka: String? = nil,
         _ body: @escaping @Sendable (any TestClientProtocol) async throws -> Void
     ) async throws {
-        let settings = try await TestServiceSettings.make(.registrationGateway, kafkaBrokers: kafka)
+        let settings = try await TestServiceSettings.make(.registrationGateway, kafkaBrokers: kafka ?? sharedCluster.bootstrapServers)
         let app = try buildApplication(settings: settings, gateway: gatewaySettings(), logger: TestServiceSettings.logger)
         try await app.test(.router, body)
     }

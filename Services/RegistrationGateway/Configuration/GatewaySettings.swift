@@ -14,20 +14,23 @@ struct GatewaySettings: Sendable {
     var adminBootstrapKey: String?
     /// How long a tenant's published keys are cached before they are read again.
     var signingKeyCacheTTL: Duration
+    /// The tenant whose admin tokens may administer every tenant (and create new ones), if any.
+    var platformTenant: TenantSlug?
 
     init(
         publicURL: String, tokenServicePublicURL: String, secretHasher: KeyedHasher,
-        adminBootstrapKey: String? = nil, signingKeyCacheTTL: Duration = .seconds(60)
+        adminBootstrapKey: String? = nil, signingKeyCacheTTL: Duration = .seconds(60), platformTenant: TenantSlug? = nil
     ) throws {
         self.publicURL = try Self.baseURL(publicURL, name: "REGISTRATION_GATEWAY_PUBLIC_URL")
         self.tokenServicePublicURL = try Self.baseURL(tokenServicePublicURL, name: "TOKEN_SERVICE_PUBLIC_URL")
         self.secretHasher = secretHasher
         self.adminBootstrapKey = adminBootstrapKey
         self.signingKeyCacheTTL = signingKeyCacheTTL
+        self.platformTenant = platformTenant
     }
 
     /// Reads `REGISTRATION_GATEWAY_PUBLIC_URL`, `TOKEN_SERVICE_PUBLIC_URL`, `SECRET_HASH_KEY`,
-    /// `ADMIN_BOOTSTRAP_KEY` and `SIGNING_KEY_CACHE_SECONDS`.
+    /// `ADMIN_BOOTSTRAP_KEY`, `SIGNING_KEY_CACHE_SECONDS` and `PLATFORM_TENANT`.
     init(reader: ConfigReader) throws {
         guard let publicURL = reader.string(forKey: "registration.gateway.public.url"), !publicURL.isEmpty else {
             throw ConfigurationError("REGISTRATION_GATEWAY_PUBLIC_URL is required (e.g. https://register.example.com)")
@@ -48,9 +51,14 @@ struct GatewaySettings: Sendable {
         }
         let cacheSeconds = reader.int(forKey: "signing.key.cache.seconds", default: 60)
         guard cacheSeconds >= 0 else { throw ConfigurationError("SIGNING_KEY_CACHE_SECONDS must be ≥ 0") }
+        var platform: TenantSlug?
+        if let raw = reader.string(forKey: "platform.tenant"), !raw.isEmpty {
+            guard let slug = TenantSlug(rawValue: raw) else { throw ConfigurationError("PLATFORM_TENANT is not a valid tenant id") }
+            platform = slug
+        }
         try self.init(
             publicURL: publicURL, tokenServicePublicURL: tokenURL, secretHasher: hasher,
-            adminBootstrapKey: bootstrap, signingKeyCacheTTL: .seconds(cacheSeconds))
+            adminBootstrapKey: bootstrap, signingKeyCacheTTL: .seconds(cacheSeconds), platformTenant: platform)
     }
 
     /// The RFC 7591 registration endpoint of `tenant`: the audience of DCR tokens.

@@ -17,7 +17,8 @@ struct ClientRepository: Sendable {
 
     /// Inserts a new client with the hashes of its secret and registration access token.
     func insert(
-        _ record: ClientRecord, secretHash: String?, registrationTokenHash: String, on connection: PostgresConnection
+        _ record: ClientRecord, secretHash: String?, registrationTokenHash: String?, kind: String = "dynamic",
+        on connection: PostgresConnection
     ) async throws {
         let metadata = String(decoding: try LatchkeyJSON.encode(record.metadata), as: UTF8.self)
         try await connection.query(
@@ -26,7 +27,7 @@ struct ClientRepository: Sendable {
                                  authenticated_user, software_id, registration_mechanism, metadata,
                                  client_secret_hash, client_secret_expires_at, registration_token_hash,
                                  created_at, updated_at)
-            VALUES (\(record.tenant.rawValue), \(record.clientID), \(record.status.rawValue), 'dynamic',
+            VALUES (\(record.tenant.rawValue), \(record.clientID), \(record.status.rawValue), \(kind),
                     \(record.clientType.rawValue), \(record.applicationType.rawValue), \(record.authenticatedUser),
                     \(record.templateID), \(record.registrationMechanism.rawValue), \(metadata)::jsonb,
                     \(secretHash), \(record.secretExpiresAt), \(registrationTokenHash),

@@ -4,7 +4,7 @@ import NIOPosix
 
 /// Sends raw bytes over TCP and returns everything the server answers until it closes the
 /// connection or `timeout` passes (for requests no HTTP client library would send).
-func rawHTTP(port: Int, _ request: String, timeout: Duration = .seconds(5)) async throws -> String {
+func rawHTTP(port: Int, _ request: String, timeout: Duration = .seconds(20)) async throws -> String {
     let channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
         .connect(host: "127.0.0.1", port: port) { channel in
             channel.eventLoop.makeCompletedFuture { try NIOAsyncChannel<ByteBuffer, ByteBuffer>(wrappingChannelSynchronously: channel) }

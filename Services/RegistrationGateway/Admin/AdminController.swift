@@ -1,0 +1,287 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import Logging
+import Shared
+
+/// The admin API (`/admin/...`): tenants and their policy, static clients, revocation, templates and
+/// initial access tokens. Every change records its actor: in `tenant_policy_versions.changed_by`,
+/// `initial_access_tokens.created_by`, or the `ClientRegistered`/`ClientRevoked` event.
+struct AdminController: Sendable {
+    typealias Context = LatchkeyRequestContext
+
+    let settings: GatewaySettings
+    let authenticator: AdminAuthenticator
+    let database: Database
+    let systemDatabase: Database
+    let tenants: TenantDirectory
+    let outbox: OutboxWriter
+
+    private var store: AdminStore { AdminStore(logger: database.logger) }
+    private var clients: ClientRepository { ClientRepository(logger: database.logger) }
+
+    func addRoutes(to router: Router<Context>) {
+        let admin = router.group("admin")
+        admin.post("tenants", use: createTenant)
+        admin.get("tenants/:tenant", use: readTenant)
+        admin.put("tenants/:tenant/policy", use: updatePolicy)
+        admin.post("tenants/:tenant/clients", use: createClient)
+        admin.get("tenants/:tenant/clients", use: listClients)
+        admin.get("tenants/:tenant/clients/:client_id", use: readClient)
+        admin.post("tenants/:tenant/clients/:client_id/revoke", use: revokeClient)
+        admin.post("tenants/:tenant/templates", use: putTemplate)
+        admin.put("tenants/:tenant/templates/:software_id", use: putTemplate)
+        admin.get("tenants/:tenant/templates", use: listTemplates)
+        admin.post("tenants/:tenant/initial-access-tokens", use: createInitialAccessToken)
+        admin.delete("tenants/:tenant/initial-access-tokens/:token_id", use: revokeInitialAccessToken)
+    }
+
+    // MARK: Tenants
+
+    @Sendable func createTenant(_ request: Request, context: Context) async throws -> Response {
+        let body = try await AdminBody.read(CreateTenantRequest.self, from: request)
+        guard let slug = TenantSlug(rawValue: body.tenantID) else {
+            throw OAuthError.invalidRequest("tenant_id must be 1–63 characters of a-z, 0-9 and '-', starting with a letter or digit")
+        }
+        let (actor, bootstrap) = try await authenticator.actor(request, tenant: slug, bootstrap: .firstTenant)
+        if bootstrap != nil, try await systemDatabase.withTransaction({ try await store.anyTenantExists(on: $0) }) {
+            throw OAuthError(.forbidden, "access_denied", "the bootstrap key only creates the first tenant; use an admin token")
+        }
+        let policy = try body.policy.map(Self.parsePolicy) ?? TenantPolicy()
+        let displayName = try Self.bounded(body.displayName ?? slug.rawValue, field: "display_name", maximum: 200)
+        let created = try await database.withTenantTransaction(slug.rawValue) { connection in
+            try await store.createTenant(slug.rawValue, displayName: displayName, policy: policy, actor: actor.id, on: connection)
+        }
+        guard created else { throw OAuthError(.conflict, "invalid_request", "tenant \(slug.rawValue) already exists") }
+        context.logger.info("tenant created", metadata: ["tenant": .string(slug.rawValue), "actor": .string(actor.id)])
+        return try AdminBody.response(
+            ["tenant_id": slug.rawValue, "display_name": displayName, "status": "active", "policy_version": 1,
+             "policy": try AdminBody.object(policy)], status: .created)
+    }
+
+    @Sendable func readTenant(_ request: Request, context: Context) async throws -> Response {
+        let (tenant, _) = try await authorized(request, context)
+        return try AdminBody.response(
+            ["tenant_id": tenant.slug.rawValue, "display_name": tenant.displayName, "status": tenant.status,
+             "policy_version": tenant.policyVersion, "policy": try AdminBody.object(tenant.policy)])
+    }
+
+    @Sendable func updatePolicy(_ request: Request, context: Context) async throws -> Response {
+        let (tenant, actor) = try await authorized(request, context)
+        let policy = try Self.parsePolicy(try await AdminBody.read(JSONValue.self, from: request))
+        guard let version = try await database.withTenantTransaction(tenant.slug.rawValue, {
+            try await store.updatePolicy(tenant.slug.rawValue, policy: policy, actor: actor.id, on: $0)
+        }) else { throw OAuthError.notFound("unknown tenant") }
+        tenants.invalidate(tenant.slug)
+        return try AdminBody.response(["tenant_id": tenant.slug.rawValue, "policy_version": version, "policy": try AdminBody.object(policy)])
+    }
+
+    // MARK: Clients
+
+    /// A static client (e.g. the tenant's DCR client with scope `dcr`, or an admin client with `admin`):
+    /// RFC 7591 metadata, validated like a registration except that reserved scopes may be granted.
+    @Sendable func createClient(_ request: Request, context: Context) async throws -> Response {
+        let slug = try Self.tenantSlug(context)
+        let (actor, bootstrap) = try await authenticator.actor(request, tenant: slug, bootstrap: .firstClient)
+        guard let tenant = try await tenants.tenant(slug) else { throw OAuthError.notFound("unknown tenant") }
+        let requested = try await AdminBody.read(ClientMetadata.self, from: request)
+        var policy = tenant.policy
+        // An administrator may grant any scope (also the reserved `dcr` and `admin`) and grant type;
+        // every other registration rule still applies.
+        policy.allowedGrantTypes = [.authorizationCode, .refreshToken, .clientCredentials]
+        var withoutScope = requested
+        withoutScope.scope = nil
+        var metadata = try ClientMetadataValidator(policy: policy).validate(withoutScope)
+        if let scope = requested.scope {
+            let tokens = scope.split(separator: " ")
+            guard !tokens.isEmpty, scope.utf8.count <= ClientMetadataValidator.maximumScopeLength,
+                  scope.unicodeScalars.allSatisfy({ $0 == " " || (0x21...0x7E).contains($0.value) && $0 != "\"" && $0 != "\\" })
+            else { throw RegistrationError.invalidMetadata("scope must be printable ASCII tokens (RFC 6749 §3.3)") }
+            metadata.scope = tokens.joined(separator: " ")
+        }
+        let now = Date()
+        let clientID = UUID().uuidString.lowercased()
+        let method = metadata.tokenEndpointAuthMethod ?? .clientSecretBasic
+        let secret = method.usesClientSecret ? SecretTokens.generate(prefix: "lk_cs_") : nil
+        let record = ClientRecord(
+            clientID: clientID, tenant: slug, clientType: method.clientType, applicationType: metadata.applicationType ?? .web,
+            authenticatedUser: nil, templateID: nil, metadata: metadata, secretExpiresAt: nil, createdAt: now, updatedAt: now,
+            registrationMechanism: .admin)
+        try await database.withTenantTransaction(slug.rawValue) { connection in
+            if bootstrap != nil, try await store.staticClientCount(slug.rawValue, on: connection) > 0 {
+                throw OAuthError(.forbidden, "access_denied", "the bootstrap key only creates a tenant's first client; use an admin token")
+            }
+            try await clients.insert(
+                record, secretHash: secret.map(settings.secretHasher.hash), registrationTokenHash: nil, kind: "static",
+                on: connection)
+            try await outbox.append(
+                CloudEvent(source: EventSource.registrationGateway, data: ClientRegistered(record: record, actor: actor)),
+                on: connection, logger: database.logger)
+        }
+        var object = try RegistrationResponse(
+            record: record, clientSecret: secret, registrationAccessToken: nil,
+            registrationClientURI: settings.registrationClientURI(tenant: slug.rawValue, clientID: clientID)).jsonObject()
+        object["registration_client_uri"] = nil
+        return try AdminBody.response(object, status: .created)
+    }
+
+    @Sendable func listClients(_ request: Request, context: Context) async throws -> Response {
+        let (tenant, _) = try await authorized(request, context)
+        let query = request.uri.queryParameters
+        var user: UUID?
+        if let raw = query["user"].map(String.init) {
+            guard let parsed = UUID(uuidString: raw) else { throw OAuthError.invalidRequest("user must be a UUID") }
+            user = parsed
+        }
+        let status = query["status"].map(String.init)
+        if let status, ClientStatus(rawValue: status) == nil { throw OAuthError.invalidRequest("unknown status \(status)") }
+        let limit = try query["limit"].map { raw -> Int in
+            guard let value = Int(raw), (1...500).contains(value) else { throw OAuthError.invalidRequest("limit must be 1–500") }
+            return value
+        } ?? 100
+        let body = try await database.withTenantTransaction(tenant.slug.rawValue) {
+            try AdminBody.json(["clients": try await store.listClients(tenant.slug.rawValue, user: user, status: status, limit: limit, on: $0)])
+        }
+        return AdminBody.response(json: body)
+    }
+
+    @Sendable func readClient(_ request: Request, context: Context) async throws -> Response {
+        let (tenant, _) = try await authorized(request, context)
+        let clientID = try context.parameters.require("client_id")
+        guard let stored = try await database.withTenantTransaction(tenant.slug.rawValue, {
+            try await clients.find(clientID, tenant: tenant.slug.rawValue, on: $0)
+        }) else { throw OAuthError.notFound("unknown client") }
+        var object = try RegistrationResponse(
+            record: stored.record, clientSecret: nil, registrationAccessToken: nil,
+            registrationClientURI: settings.registrationClientURI(tenant: tenant.slug.rawValue, clientID: clientID)).jsonObject()
+        object["status"] = stored.record.status.rawValue
+        object["authenticated_user"] = stored.record.authenticatedUser?.uuidString.lowercased()
+        return try AdminBody.response(object)
+    }
+
+    /// Revokes a client at once: status `revoked`, refresh tokens dead, `ClientRevoked` (reason `admin`)
+    /// for the sidecars — all in one transaction.
+    @Sendable func revokeClient(_ request: Request, context: Context) async throws -> Response {
+        let (tenant, actor) = try await authorized(request, context)
+        let clientID = try context.parameters.require("client_id")
+        let body = try await AdminBody.read(RevokeClientRequest.self, from: request)
+        let detail = try body.reason.map { try Self.bounded($0, field: "reason", maximum: 500) }
+        let now = Date()
+        try await database.withTenantTransaction(tenant.slug.rawValue) { connection in
+            guard let stored = try await clients.find(clientID, tenant: tenant.slug.rawValue, forUpdate: true, on: connection) else {
+                throw OAuthError.notFound("unknown client")
+            }
+            guard stored.record.status == .active else {
+                throw OAuthError(.conflict, "invalid_request", "the client is already \(stored.record.status.rawValue)")
+            }
+            let reason = ClientRevoked.Reason.admin
+            try await clients.revoke(
+                clientID, tenant: tenant.slug.rawValue, status: reason.resultingStatus, reason: detail ?? reason.rawValue,
+                at: now, on: connection)
+            let event = ClientRevoked(
+                tenant: tenant.slug, clientID: clientID, reason: reason, reasonDetail: detail,
+                authenticatedUser: stored.record.authenticatedUser, actor: actor, revokedAt: now)
+            try await outbox.append(
+                CloudEvent(source: EventSource.registrationGateway, data: event), on: connection, logger: database.logger)
+        }
+        context.logger.info("client revoked", metadata: ["client_id": .string(clientID), "actor": .string(actor.id)])
+        return try AdminBody.response(
+            ["client_id": clientID, "status": "revoked", "revoked_at": RFC3339Timestamp.string(from: now), "reason": detail ?? "admin"])
+    }
+
+    // MARK: Templates and initial access tokens
+
+    @Sendable func putTemplate(_ request: Request, context: Context) async throws -> Response {
+        let (tenant, _) = try await authorized(request, context)
+        let body = try await AdminBody.read(TemplateRequest.self, from: request)
+        let pathID = context.parameters.get("software_id")
+        guard let softwareID = pathID ?? body.softwareID else { throw OAuthError.invalidRequest("software_id is required") }
+        if let pathID, let sent = body.softwareID, sent != pathID {
+            throw OAuthError.invalidRequest("software_id in the body differs from the path")
+        }
+        _ = try Self.bounded(softwareID, field: "software_id", maximum: ClientMetadataValidator.maximumIdentifierLength)
+        var metadata = body.metadata
+        metadata.softwareID = softwareID
+        let template = ClientTemplate(
+            id: softwareID, tenant: tenant.slug, metadata: try ClientMetadataValidator(policy: tenant.policy).validate(metadata),
+            overridableFields: body.overridableFields ?? [], version: 1)
+        guard template.unknownOverridableFields.isEmpty else {
+            throw OAuthError.invalidRequest("unknown overridable fields: \(template.unknownOverridableFields.joined(separator: ", "))")
+        }
+        let version = try await database.withTenantTransaction(tenant.slug.rawValue) {
+            try await store.upsertTemplate(template, on: $0)
+        }
+        return try AdminBody.response(
+            ["software_id": softwareID, "version": version, "metadata": try AdminBody.object(template.metadata),
+             "overridable_fields": template.overridableFields],
+            status: pathID == nil ? .created : .ok)
+    }
+
+    @Sendable func listTemplates(_ request: Request, context: Context) async throws -> Response {
+        let (tenant, _) = try await authorized(request, context)
+        let body = try await database.withTenantTransaction(tenant.slug.rawValue) {
+            try AdminBody.json(["templates": try await store.templates(tenant.slug.rawValue, on: $0)])
+        }
+        return AdminBody.response(json: body)
+    }
+
+    @Sendable func createInitialAccessToken(_ request: Request, context: Context) async throws -> Response {
+        let (tenant, actor) = try await authorized(request, context)
+        let body = try await AdminBody.read(InitialAccessTokenRequest.self, from: request)
+        let uses = body.uses ?? 1
+        let lifetime = body.expiresIn ?? 86_400
+        guard (1...100_000).contains(uses) else { throw OAuthError.invalidRequest("uses must be 1–100000") }
+        guard (60...31_536_000).contains(lifetime) else { throw OAuthError.invalidRequest("expires_in must be 60–31536000 seconds") }
+        let description = try body.description.map { try Self.bounded($0, field: "description", maximum: 200) }
+        let token = SecretTokens.generate(prefix: "lk_iat_")
+        let id = UUID()
+        let expiresAt = Date().addingTimeInterval(TimeInterval(lifetime))
+        try await database.withTenantTransaction(tenant.slug.rawValue) { connection in
+            try await store.createInitialAccessToken(
+                tenant.slug.rawValue, id: id, hash: settings.secretHasher.hash(token), uses: uses, expiresAt: expiresAt,
+                description: description, actor: actor.id, on: connection)
+        }
+        return try AdminBody.response(
+            ["token_id": id.uuidString.lowercased(), "initial_access_token": token, "remaining_uses": uses,
+             "expires_at": RFC3339Timestamp.string(from: expiresAt)], status: .created)
+    }
+
+    @Sendable func revokeInitialAccessToken(_ request: Request, context: Context) async throws -> Response {
+        let (tenant, _) = try await authorized(request, context)
+        guard let id = UUID(uuidString: try context.parameters.require("token_id")) else { throw OAuthError.notFound("unknown token") }
+        guard try await database.withTenantTransaction(tenant.slug.rawValue, {
+            try await store.revokeInitialAccessToken(tenant.slug.rawValue, id: id, on: $0)
+        }) else { throw OAuthError.notFound("unknown token") }
+        return Response(status: .noContent, headers: [.cacheControl: "no-store"])
+    }
+
+    // MARK: Helpers
+
+    /// Authenticates first (so an anonymous caller cannot probe which tenants exist), then resolves the tenant.
+    private func authorized(_ request: Request, _ context: Context) async throws -> (ResolvedTenant, EventActor) {
+        let slug = try Self.tenantSlug(context)
+        let (actor, _) = try await authenticator.actor(request, tenant: slug)
+        guard let tenant = try await tenants.tenant(slug) else { throw OAuthError.notFound("unknown tenant") }
+        return (tenant, actor)
+    }
+
+    private static func tenantSlug(_ context: Context) throws -> TenantSlug {
+        guard let raw = context.parameters.get("tenant"), let slug = TenantSlug(rawValue: raw) else {
+            throw OAuthError.notFound("unknown tenant")
+        }
+        return slug
+    }
+
+    private static func parsePolicy(_ value: JSONValue) throws -> TenantPolicy {
+        do { return try TenantPolicy.parse(try LatchkeyJSON.encode(value)) } catch {
+            throw OAuthError.invalidRequest("\(error)")
+        }
+    }
+
+    private static func bounded(_ value: String, field: String, maximum: Int) throws -> String {
+        guard !value.isEmpty, value.count <= maximum, !value.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
+            throw OAuthError.invalidRequest("\(field) must be 1–\(maximum) printable characters")
+        }
+        return value
+    }
+}

@@ -1,0 +1,82 @@
+import Foundation
+import Hummingbird
+import Shared
+
+/// `POST /admin/tenants`.
+struct CreateTenantRequest: Decodable, Sendable {
+    var tenantID: String
+    var displayName: String?
+    var policy: JSONValue?
+    enum CodingKeys: String, CodingKey {
+        case tenantID = "tenant_id"
+        case displayName = "display_name"
+        case policy
+    }
+}
+
+/// `POST …/clients/{client_id}/revoke`.
+struct RevokeClientRequest: Decodable, Sendable {
+    /// Free text recorded in `ClientRevoked.reason_detail` ("device stolen").
+    var reason: String?
+}
+
+/// `POST|PUT …/templates`.
+struct TemplateRequest: Decodable, Sendable {
+    var softwareID: String?
+    var metadata: ClientMetadata
+    var overridableFields: [String]?
+    enum CodingKeys: String, CodingKey {
+        case softwareID = "software_id"
+        case metadata
+        case overridableFields = "overridable_fields"
+    }
+}
+
+/// `POST …/initial-access-tokens`.
+struct InitialAccessTokenRequest: Decodable, Sendable {
+    var uses: Int?
+    var expiresIn: Int?
+    var description: String?
+    enum CodingKeys: String, CodingKey {
+        case uses
+        case expiresIn = "expires_in"
+        case description
+    }
+}
+
+/// Admin request bodies: JSON only, size-bounded, decode failures as 400 `invalid_request`.
+enum AdminBody {
+    static func read<T: Decodable>(_ type: T.Type, from request: Request) async throws -> T {
+        guard let contentType = request.headers[.contentType],
+              contentType.split(separator: ";").first?.trimmingCharacters(in: .whitespaces).lowercased() == "application/json"
+        else { throw OAuthError(.unsupportedMediaType, "invalid_request", "the request body must be application/json") }
+        let data = Data(try await request.body.collect(upTo: HTTPLimits.maximumBodySize).readableBytesView)
+        do {
+            return try LatchkeyJSON.decode(type, from: data)
+        } catch let error as DecodingError {
+            throw OAuthError.invalidRequest(error.readableDescription)
+        } catch {
+            throw OAuthError.invalidRequest("the request body is not a valid JSON object")
+        }
+    }
+
+    /// A JSON response that may carry a credential shown once, so never cached.
+    static func response(_ object: [String: Any], status: HTTPResponse.Status = .ok) throws -> Response {
+        response(json: try json(object), status: status)
+    }
+
+    static func response(json data: Data, status: HTTPResponse.Status = .ok) -> Response {
+        Response(
+            status: status, headers: [.contentType: "application/json", .cacheControl: "no-store"],
+            body: .init(byteBuffer: ByteBuffer(bytes: data)))
+    }
+
+    static func json(_ object: [String: Any]) throws -> Data {
+        try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])
+    }
+
+    /// A Codable value as a JSON object.
+    static func object<T: Encodable>(_ value: T) throws -> Any {
+        try JSONSerialization.jsonObject(with: LatchkeyJSON.encode(value))
+    }
+}

@@ -1,0 +1,151 @@
+import Foundation
+import Logging
+import PostgresNIO
+import Shared
+
+/// SQL of the admin API; every call runs in the caller's tenant-scoped transaction (RLS).
+struct AdminStore: Sendable {
+    let logger: Logger
+
+    /// Whether any tenant exists (the bootstrap key may only create the first one). Needs the system role.
+    func anyTenantExists(on connection: PostgresConnection) async throws -> Bool {
+        let rows = try await connection.query("SELECT EXISTS (SELECT 1 FROM tenants)", logger: logger)
+        for try await exists in rows.decode(Bool.self) { return exists }
+        return false
+    }
+
+    /// Inserts the tenant and version 1 of its policy; false when the id is taken.
+    func createTenant(
+        _ tenant: String, displayName: String, policy: TenantPolicy, actor: String, on connection: PostgresConnection
+    ) async throws -> Bool {
+        let json = String(decoding: try LatchkeyJSON.encode(policy), as: UTF8.self)
+        let rows = try await connection.query(
+            """
+            INSERT INTO tenants (tenant_id, display_name, policy, policy_version) VALUES (\(tenant), \(displayName), \(json)::jsonb, 1)
+            ON CONFLICT (tenant_id) DO NOTHING RETURNING tenant_id
+            """, logger: logger)
+        var created = false
+        for try await _ in rows.decode(String.self) { created = true }
+        guard created else { return false }
+        try await connection.query(
+            """
+            INSERT INTO tenant_policy_versions (tenant_id, version, policy, changed_by)
+            VALUES (\(tenant), 1, \(json)::jsonb, \(actor))
+            """, logger: logger)
+        return true
+    }
+
+    /// Stores `policy` as the next version; returns that version, nil when the tenant does not exist.
+    func updatePolicy(_ tenant: String, policy: TenantPolicy, actor: String, on connection: PostgresConnection) async throws -> Int? {
+        let json = String(decoding: try LatchkeyJSON.encode(policy), as: UTF8.self)
+        let rows = try await connection.query(
+            """
+            UPDATE tenants SET policy = \(json)::jsonb, policy_version = policy_version + 1, updated_at = now()
+            WHERE tenant_id = \(tenant) RETURNING policy_version
+            """, logger: logger)
+        var version: Int?
+        for try await value in rows.decode(Int.self) { version = value }
+        guard let version else { return nil }
+        try await connection.query(
+            """
+            INSERT INTO tenant_policy_versions (tenant_id, version, policy, changed_by)
+            VALUES (\(tenant), \(version), \(json)::jsonb, \(actor))
+            """, logger: logger)
+        return version
+    }
+
+    /// Number of static clients of the tenant (the bootstrap key may only create the first).
+    func staticClientCount(_ tenant: String, on connection: PostgresConnection) async throws -> Int {
+        let rows = try await connection.query(
+            "SELECT count(*)::int FROM clients WHERE tenant_id = \(tenant) AND client_kind = 'static'", logger: logger)
+        for try await count in rows.decode(Int.self) { return count }
+        return 0
+    }
+
+    /// One page of clients, newest first, optionally of one user and/or status.
+    func listClients(
+        _ tenant: String, user: UUID?, status: String?, limit: Int, on connection: PostgresConnection
+    ) async throws -> [[String: Any]] {
+        let rows = try await connection.query(
+            """
+            SELECT client_id, status, client_kind, client_type, application_type, authenticated_user, software_id,
+                   registration_mechanism, metadata->>'client_name', created_at, last_used_at, revoked_at, revocation_reason
+            FROM clients
+            WHERE tenant_id = \(tenant) AND (\(user)::uuid IS NULL OR authenticated_user = \(user))
+              AND (\(status)::text IS NULL OR status = \(status))
+            ORDER BY created_at DESC, client_id LIMIT \(limit)
+            """, logger: logger)
+        typealias Row = (String, String, String, String, String, UUID?, String?, String, String?, Date, Date?, Date?, String?)
+        var clients: [[String: Any]] = []
+        for try await row in rows.decode(Row.self) {
+            var object: [String: Any] = [
+                "client_id": row.0, "status": row.1, "client_kind": row.2, "client_type": row.3, "application_type": row.4,
+                "registration_mechanism": row.7, "created_at": RFC3339Timestamp.string(from: row.9),
+            ]
+            object["authenticated_user"] = row.5?.uuidString.lowercased()
+            object["software_id"] = row.6
+            object["client_name"] = row.8
+            object["last_used_at"] = row.10.map(RFC3339Timestamp.string(from:))
+            object["revoked_at"] = row.11.map(RFC3339Timestamp.string(from:))
+            object["revocation_reason"] = row.12
+            clients.append(object)
+        }
+        return clients
+    }
+
+    /// Inserts or replaces a template; returns its new version.
+    func upsertTemplate(_ template: ClientTemplate, on connection: PostgresConnection) async throws -> Int {
+        let json = String(decoding: try LatchkeyJSON.encode(template.metadata), as: UTF8.self)
+        let rows = try await connection.query(
+            """
+            INSERT INTO client_templates (tenant_id, software_id, metadata, overridable_fields)
+            VALUES (\(template.tenant.rawValue), \(template.id), \(json)::jsonb, \(template.overridableFields))
+            ON CONFLICT (tenant_id, software_id) DO UPDATE
+               SET metadata = EXCLUDED.metadata, overridable_fields = EXCLUDED.overridable_fields,
+                   version = client_templates.version + 1, updated_at = now()
+            RETURNING version
+            """, logger: logger)
+        for try await version in rows.decode(Int.self) { return version }
+        return 1
+    }
+
+    /// Every template of the tenant.
+    func templates(_ tenant: String, on connection: PostgresConnection) async throws -> [[String: Any]] {
+        let rows = try await connection.query(
+            """
+            SELECT software_id, metadata::text, overridable_fields, version FROM client_templates
+            WHERE tenant_id = \(tenant) ORDER BY software_id
+            """, logger: logger)
+        var templates: [[String: Any]] = []
+        for try await (id, metadata, fields, version) in rows.decode((String, String, [String], Int).self) {
+            templates.append([
+                "software_id": id, "metadata": try JSONSerialization.jsonObject(with: Data(metadata.utf8)),
+                "overridable_fields": fields, "version": version,
+            ])
+        }
+        return templates
+    }
+
+    /// Stores a new initial access token (its hash only).
+    func createInitialAccessToken(
+        _ tenant: String, id: UUID, hash: String, uses: Int, expiresAt: Date, description: String?, actor: String,
+        on connection: PostgresConnection
+    ) async throws {
+        try await connection.query(
+            """
+            INSERT INTO initial_access_tokens (tenant_id, token_id, token_hash, description, remaining_uses, expires_at, created_by)
+            VALUES (\(tenant), \(id), \(hash), \(description), \(uses), \(expiresAt), \(actor))
+            """, logger: logger)
+    }
+
+    /// Revokes an initial access token; false when there is no such live token.
+    func revokeInitialAccessToken(_ tenant: String, id: UUID, on connection: PostgresConnection) async throws -> Bool {
+        let rows = try await connection.query(
+            """
+            UPDATE initial_access_tokens SET revoked_at = now()
+            WHERE tenant_id = \(tenant) AND token_id = \(id) AND revoked_at IS NULL RETURNING token_id
+            """, logger: logger)
+        for try await _ in rows.decode(UUID.self) { return true }
+        return false
+    }
+}
