@@ -30,7 +30,8 @@ struct TokenServiceFixture: Sendable {
             publicURL: publicURL + "/", registrationGatewayPublicURL: gatewayURL,
             keyEnvelope: KeyEnvelope(configuration: KeyMaterial.generateConfigurationValue()),
             secretHasher: KeyedHasher(configuration: KeyMaterial.generateConfigurationValue()),
-            dpopNonces: HMACDPoPNonceSource(configuration: KeyMaterial.generateConfigurationValue()))
+            dpopNonces: HMACDPoPNonceSource(configuration: KeyMaterial.generateConfigurationValue()),
+            passwordHasher: PasswordHasher(parameters: .testing))
     }
 
     /// Creates a fresh tenant with `policy`, runs the application and hands `body` a client and the fixture.
