@@ -57,8 +57,8 @@ struct AuthorizationController: Sendable {
                     $0.utf8.count <= AuthorizationRequestValidator.Limits.clientID
                         ? try await ClientRepository.find($0, on: connection, logger: logger) : nil
                 }
-                let target = try validator.verifyClientAndRedirect(form, client: client)
-                let pending = try validator.validate(form, client: client!, target: target)
+                let (verified, target) = try validator.verifyClientAndRedirect(form, client: client)
+                let pending = try validator.validate(form, client: verified, target: target)
                 if let session = try await sessions.current(sessionCookie, on: connection, logger: logger),
                     !pending.forceLogin
                 {
@@ -131,30 +131,24 @@ struct AuthorizationController: Sendable {
         return response
     }
 
-    /// The checks every page POST starts with: form encoding, CSRF, the sealed request.
+    /// Every page POST: form encoding, CSRF and the sealed request are checked before `handle` runs.
     private func pagePost(
-        _ request: Request, tenant: ResolvedTenant
-    ) async throws -> PagePost {
+        _ request: Request, _ context: LatchkeyRequestContext,
+        handle: (ResolvedTenant, FormParameters, AuthorizationRequest) async throws -> Response
+    ) async throws -> Response {
+        let tenant = try context.requireTenant()
         let form: FormParameters
         do { form = try await FormParameters.read(from: request) } catch let error as OAuthError {
-            return .refused(pages.error(error.errorDescription, tenant: tenant, status: error.status))
+            return pages.error(error.errorDescription, tenant: tenant, status: error.status)
         }
         guard csrf.isValid(cookie: request.cookies[CSRFGuard.cookieName]?.value, token: form["csrf_token"], tenant: tenant.id)
         else {
-            return .refused(pages.error(
+            return pages.error(
                 "This form was not sent from this sign-in page, or it has expired. Go back and try again.",
-                tenant: tenant, status: .forbidden))
+                tenant: tenant, status: .forbidden)
         }
-        guard let pending = sealer.open(form["authorization_request"], tenant: tenant.id) else {
-            return .refused(expired(tenant))
-        }
-        return .accepted(form, pending)
-    }
-
-    /// The outcome of ``pagePost(_:tenant:)``: the checked form, or the page refusing it.
-    enum PagePost {
-        case accepted(FormParameters, AuthorizationRequest)
-        case refused(Response)
+        guard let pending = sealer.open(form["authorization_request"], tenant: tenant.id) else { return expired(tenant) }
+        return try await handle(tenant, form, pending)
     }
 
     private func expired(_ tenant: ResolvedTenant) -> Response {
@@ -166,83 +160,73 @@ struct AuthorizationController: Sendable {
     static let genericFailure = "invalid username or password"
 
     func signIn(_ request: Request, _ context: LatchkeyRequestContext) async throws -> Response {
-        let tenant = try context.requireTenant()
-        let form: FormParameters
-        let pending: AuthorizationRequest
-        switch try await pagePost(request, tenant: tenant) {
-        case .refused(let response): return response
-        case .accepted(let checkedForm, let checkedRequest): (form, pending) = (checkedForm, checkedRequest)
-        }
-        let username = form["username"] ?? ""
-        let password = form["password"] ?? ""
-        let reshow: [String: Any] = ["username": String(username.prefix(128)), "error": Self.genericFailure]
-        guard !username.isEmpty, !password.isEmpty, username.utf8.count <= 128, password.utf8.count <= 1024 else {
-            return try renderForm(.signIn, pending: pending, request: request, tenant: tenant, values: reshow, status: .badRequest)
-        }
-        let account = username.lowercased()
-        let source = context.remoteAddress?.ipAddress ?? "unknown"
-        let subjects: [(LoginThrottle.Kind, String)] = [(.account, account), (.source, source)]
-        let oldSession = request.cookies[SSOSessions.cookieName]?.value
-        let logger = database.logger
-        return try await database.withTenantTransaction(tenant.id) { connection in
-            if let retryAfter = try await throttle.retryAfter(subjects, on: connection, logger: logger) {
-                return pages.error(
-                    "Too many failed sign-in attempts. Please wait before trying again.", tenant: tenant,
-                    status: .tooManyRequests, retryAfter: retryAfter)
+        try await pagePost(request, context) { tenant, form, pending in
+            let username = form["username"] ?? ""
+            let password = form["password"] ?? ""
+            let reshow: [String: Any] = ["username": String(username.prefix(128)), "error": Self.genericFailure]
+            guard !username.isEmpty, !password.isEmpty, username.utf8.count <= 128, password.utf8.count <= 1024 else {
+                return try renderForm(.signIn, pending: pending, request: request, tenant: tenant, values: reshow, status: .badRequest)
             }
-            guard try await ClientRepository.isActive(pending.clientID, on: connection, logger: logger) else {
-                return pages.error("The application that sent you here is no longer active.", tenant: tenant)
+            let account = username.lowercased()
+            let source = context.remoteAddress?.ipAddress ?? "unknown"
+            let subjects: [(LoginThrottle.Kind, String)] = [(.account, account), (.source, source)]
+            let oldSession = request.cookies[SSOSessions.cookieName]?.value
+            let logger = database.logger
+            return try await database.withTenantTransaction(tenant.id) { connection in
+                if let retryAfter = try await throttle.retryAfter(subjects, on: connection, logger: logger) {
+                    return pages.error(
+                        "Too many failed sign-in attempts. Please wait before trying again.", tenant: tenant,
+                        status: .tooManyRequests, retryAfter: retryAfter)
+                }
+                guard try await ClientRepository.isActive(pending.clientID, on: connection, logger: logger) else {
+                    return pages.error("The application that sent you here is no longer active.", tenant: tenant)
+                }
+                guard let userID = try await accounts.authenticate(
+                    username: username, password: password, on: connection, logger: logger)
+                else {
+                    try await throttle.recordFailure(subjects, on: connection, logger: logger)
+                    return try renderForm(
+                        .signIn, pending: pending, request: request, tenant: tenant, values: reshow, status: .unauthorized)
+                }
+                try await throttle.recordSuccess(account: account, on: connection, logger: logger)
+                return try await complete(pending, userID: userID, tenant: tenant, oldSession: oldSession, on: connection)
             }
-            guard let userID = try await accounts.authenticate(
-                username: username, password: password, on: connection, logger: logger)
-            else {
-                try await throttle.recordFailure(subjects, on: connection, logger: logger)
-                return try renderForm(
-                    .signIn, pending: pending, request: request, tenant: tenant, values: reshow, status: .unauthorized)
-            }
-            try await throttle.recordSuccess(account: account, on: connection, logger: logger)
-            return try await complete(pending, userID: userID, tenant: tenant, oldSession: oldSession, on: connection)
         }
     }
 
     // MARK: POST /signup
 
     func signUp(_ request: Request, _ context: LatchkeyRequestContext) async throws -> Response {
-        let tenant = try context.requireTenant()
-        let form: FormParameters
-        let pending: AuthorizationRequest
-        switch try await pagePost(request, tenant: tenant) {
-        case .refused(let response): return response
-        case .accepted(let checkedForm, let checkedRequest): (form, pending) = (checkedForm, checkedRequest)
-        }
-        let username = form["username"] ?? ""
-        let email = form["email"] ?? ""
-        let password = form["password"] ?? ""
-        func reshow(_ problem: String) throws -> Response {
-            try renderForm(
-                .signUp, pending: pending, request: request, tenant: tenant,
-                values: ["username": String(username.prefix(64)), "email": String(email.prefix(254)), "error": problem],
-                status: .badRequest)
-        }
-        if let problem = SignUpRules.usernameProblem(username) ?? SignUpRules.emailProblem(email)
-            ?? SignUpRules.passwordProblem(password, username: username)
-        {
-            return try reshow(problem)
-        }
-        let oldSession = request.cookies[SSOSessions.cookieName]?.value
-        let logger = database.logger
-        do {
-            return try await database.withTenantTransaction(tenant.id) { connection in
-                guard try await ClientRepository.isActive(pending.clientID, on: connection, logger: logger) else {
-                    return pages.error("The application that sent you here is no longer active.", tenant: tenant)
-                }
-                let userID = try await accounts.register(
-                    username: username, email: email, password: password, tenant: tenant, clientID: pending.clientID,
-                    on: connection, logger: logger)
-                return try await complete(pending, userID: userID, tenant: tenant, oldSession: oldSession, on: connection)
+        try await pagePost(request, context) { tenant, form, pending in
+            let username = form["username"] ?? ""
+            let email = form["email"] ?? ""
+            let password = form["password"] ?? ""
+            func reshow(_ problem: String) throws -> Response {
+                try renderForm(
+                    .signUp, pending: pending, request: request, tenant: tenant,
+                    values: ["username": String(username.prefix(64)), "email": String(email.prefix(254)), "error": problem],
+                    status: .badRequest)
             }
-        } catch UserAccounts.SignUpProblem.usernameTaken {
-            return try reshow("That username is not available. Choose another one.")
+            if let problem = SignUpRules.usernameProblem(username) ?? SignUpRules.emailProblem(email)
+                ?? SignUpRules.passwordProblem(password, username: username)
+            {
+                return try reshow(problem)
+            }
+            let oldSession = request.cookies[SSOSessions.cookieName]?.value
+            let logger = database.logger
+            do {
+                return try await database.withTenantTransaction(tenant.id) { connection in
+                    guard try await ClientRepository.isActive(pending.clientID, on: connection, logger: logger) else {
+                        return pages.error("The application that sent you here is no longer active.", tenant: tenant)
+                    }
+                    let userID = try await accounts.register(
+                        username: username, email: email, password: password, tenant: tenant, clientID: pending.clientID,
+                        on: connection, logger: logger)
+                    return try await complete(pending, userID: userID, tenant: tenant, oldSession: oldSession, on: connection)
+                }
+            } catch UserAccounts.SignUpProblem.usernameTaken {
+                return try reshow("That username is not available. Choose another one.")
+            }
         }
     }
 

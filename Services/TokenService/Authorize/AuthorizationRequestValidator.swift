@@ -21,7 +21,7 @@ struct AuthorizationRequestValidator: Sendable {
 
     /// Step 1 (pre-redirect): the client exists, is active, may use the code flow, and the redirect URI is registered.
     func verifyClientAndRedirect(_ form: FormParameters, client: StoredClient?) throws(AuthorizeFailure)
-        -> AuthorizationResponseTarget
+        -> (StoredClient, AuthorizationResponseTarget)
     {
         guard let clientID = form["client_id"] else { throw .page("The request has no client_id.") }
         guard clientID.count <= Limits.clientID, let client, client.clientID == clientID, client.isUsable(at: Date())
@@ -32,7 +32,7 @@ struct AuthorizationRequestValidator: Sendable {
         else { throw .page("The redirect URI is not registered for this application.") }
         // A state we would refuse to echo is dropped from the error response rather than reflected.
         let state = form["state"].flatMap { $0.utf8.count <= Limits.state ? $0 : nil }
-        return AuthorizationResponseTarget(redirectURI: redirectURI, state: state, issuer: issuer)
+        return (client, AuthorizationResponseTarget(redirectURI: redirectURI, state: state, issuer: issuer))
     }
 
     /// Step 2 (post-redirect): everything else; failures become error redirects to `target`.

@@ -13,6 +13,7 @@ struct PageRenderer: Sendable {
         library = MustacheLibrary(templates: [
             "header": try MustacheTemplate(string: PageTemplates.header),
             "footer": try MustacheTemplate(string: PageTemplates.footer),
+            "form-start": try MustacheTemplate(string: PageTemplates.formStart),
             "sign-in": try MustacheTemplate(string: PageTemplates.signIn),
             "sign-up": try MustacheTemplate(string: PageTemplates.signUp),
             "error": try MustacheTemplate(string: PageTemplates.error),

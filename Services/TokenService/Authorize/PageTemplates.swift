@@ -30,11 +30,16 @@ enum PageTemplates {
 
         """
 
-    static let signIn = """
-        {{> header}}
+    /// The opening of every form: the CSRF token and the sealed pending request.
+    static let formStart = """
         <form method="post" action="{{action}}" {{#error}}aria-describedby="form-error"{{/error}}>
         <input type="hidden" name="csrf_token" value="{{csrfToken}}">
         <input type="hidden" name="authorization_request" value="{{authorizationRequest}}">
+        """
+
+    static let signIn = """
+        {{> header}}
+        {{> form-start}}
         <label for="username">Username</label>
         <input id="username" name="username" type="text" autocomplete="username" required maxlength="128" value="{{username}}" autofocus>
         <label for="password">Password</label>
@@ -47,9 +52,7 @@ enum PageTemplates {
 
     static let signUp = """
         {{> header}}
-        <form method="post" action="{{action}}" {{#error}}aria-describedby="form-error"{{/error}}>
-        <input type="hidden" name="csrf_token" value="{{csrfToken}}">
-        <input type="hidden" name="authorization_request" value="{{authorizationRequest}}">
+        {{> form-start}}
         <label for="username">Username</label>
         <input id="username" name="username" type="text" autocomplete="username" required maxlength="64" value="{{username}}" autofocus>
         <label for="email">Email</label>
