@@ -163,6 +163,8 @@ import Testing
             let event = try CloudEvent<UserRegistered>.decode(from: Data(payloads[0].utf8))
             #expect(event.data.username == "bob" && event.data.method == .password && event.data.clientID == app.clientID)
             #expect(!payloads[0].contains(Self.password) && !payloads[0].contains("bob@example.test"))
+            let envelope = try StrictJSONParser.parse(Array(payloads[0].utf8))
+            #expect(try EventSchemaValidator().firstError(in: envelope, as: .userRegistered) == nil)
 
             let taken = try await submit("BOB", "other@example.test", Self.password)
             #expect(taken.status == 400)

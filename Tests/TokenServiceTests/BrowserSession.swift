@@ -39,6 +39,8 @@ struct BrowserResponse {
 struct BrowserSession {
     let client: any TestClientProtocol
     var cookies: [String: String] = [:]
+    /// Sent with every request (e.g. a spoofed `X-Forwarded-For`).
+    var extraHeaders: HTTPFields = [:]
 
     init(_ client: any TestClientProtocol) { self.client = client }
 
@@ -53,7 +55,7 @@ struct BrowserSession {
     mutating func send(_ uri: String, method: HTTPRequest.Method, body: ByteBuffer?, contentType: String? = nil)
         async throws -> BrowserResponse
     {
-        var headers: HTTPFields = [:]
+        var headers = extraHeaders
         if body != nil { headers[.contentType] = contentType ?? "application/x-www-form-urlencoded" }
         if !cookies.isEmpty { headers[.cookie] = cookies.map { "\($0.key)=\($0.value)" }.sorted().joined(separator: "; ") }
         let response = try await client.execute(uri: uri, method: method, headers: headers, body: body) { response in

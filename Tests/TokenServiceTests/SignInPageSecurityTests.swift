@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
 import LatchkeyTestSupport
@@ -87,19 +88,22 @@ import Testing
         }
     }
 
+    /// Over real sockets: the source is the TCP peer, and `X-Forwarded-For` does not change it.
     @Test func manyFailuresFromOneSourceLockThatSource() async throws {
-        try await TokenServiceFixture.run { client, fixture in
+        try await TokenServiceFixture.run(setup: .live) { client, fixture in
             let app = try await fixture.insertPublicApp()
             try await fixture.insertUser(username: "alice", password: AuthorizeFlowTests.password)
             var browser = BrowserSession(client)
             let (csrf, request) = try await Self.signInPage(&browser, fixture, app: app)
             // Password spraying: one try per account, many accounts.
             for index in 0..<LoginThrottle().sourceThreshold {
+                browser.extraHeaders = [HTTPField.Name("X-Forwarded-For")!: "10.0.0.\(index)"]
                 let response = try await browser.post(
                     "/t/\(fixture.tenant)/login",
                     form: [("csrf_token", csrf), ("authorization_request", request), ("username", "user\(index)"), ("password", "guess-1234")])
                 #expect(response.status == 401)
             }
+            #expect(try await fixture.count("SELECT count(*)::int8 FROM login_attempts WHERE kind = 'source' AND subject = '127.0.0.1'") == 1)
             let blocked = try await browser.post(
                 "/t/\(fixture.tenant)/login",
                 form: [("csrf_token", csrf), ("authorization_request", request), ("username", "alice"), ("password", AuthorizeFlowTests.password)])
