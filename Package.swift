@@ -66,6 +66,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.0"),
+        .package(url: "https://github.com/hummingbird-project/swift-mustache.git", from: "2.1.1"),
     ],
     targets: [
         .systemLibrary(
@@ -95,7 +96,9 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         service("RegistrationGateway", folder: "RegistrationGateway"),
-        service("TokenService", folder: "TokenService"),
+        service(
+            "TokenService", folder: "TokenService",
+            extra: [.product(name: "Mustache", package: "swift-mustache")]),
         service(
             "DPoPVerifier", folder: "DPoPVerifier",
             extra: [

@@ -21,7 +21,7 @@ func buildApplication(
 ) throws -> some ApplicationProtocol {
     let runtime = try ServiceRuntime(settings: settings, logger: logger)
     let router = runtime.makeRouter()
-    TokenServiceRoutes(runtime: runtime, settings: tokenSettings).register(on: router)
+    try TokenServiceRoutes(runtime: runtime, settings: tokenSettings).register(on: router)
     return runtime.makeApplication(router: router, services: try runtime.makeOutboxServices())
 }
 
@@ -30,7 +30,7 @@ struct TokenServiceRoutes {
     let runtime: ServiceRuntime
     let settings: TokenServiceSettings
 
-    func register(on router: Router<LatchkeyRequestContext>) {
+    func register(on router: Router<LatchkeyRequestContext>) throws {
         let database = runtime.database
         let directory = TenantDirectory(database: database)
         let keyStore = TenantKeyStore(keys: TenantSigningKeys(envelope: settings.keyEnvelope), database: database)
@@ -59,5 +59,6 @@ struct TokenServiceRoutes {
         IntrospectionController(settings: settings, database: database, authentication: authentication, lookup: lookup)
             .addRoutes(to: tenantGroup)
         UserInfoController(settings: settings, database: database, lookup: lookup, dpop: dpop).addRoutes(to: tenantGroup)
+        try AuthorizationController(settings: settings, database: database, outbox: outbox).addRoutes(to: tenantGroup)
     }
 }

@@ -51,6 +51,7 @@ struct DiscoveryController: Sendable {
             scopesSupported: scopes,
             responseTypesSupported: ["code"],
             responseModesSupported: ["query"],
+            promptValuesSupported: ["none", "login", "consent", "select_account"],
             grantTypesSupported: [GrantType.authorizationCode, .refreshToken, .clientCredentials].map(\.rawValue),
             tokenEndpointAuthMethodsSupported: TokenEndpointAuthentication.supportedMethods.map(\.rawValue),
             revocationEndpointAuthMethodsSupported: TokenEndpointAuthentication.supportedMethods.map(\.rawValue),
@@ -78,6 +79,7 @@ struct AuthorizationServerMetadata: Codable, Sendable, Equatable {
     var scopesSupported: [String]
     var responseTypesSupported: [String]
     var responseModesSupported: [String]
+    var promptValuesSupported: [String]
     var grantTypesSupported: [String]
     var tokenEndpointAuthMethodsSupported: [String]
     var revocationEndpointAuthMethodsSupported: [String]
@@ -101,6 +103,7 @@ struct AuthorizationServerMetadata: Codable, Sendable, Equatable {
         case scopesSupported = "scopes_supported"
         case responseTypesSupported = "response_types_supported"
         case responseModesSupported = "response_modes_supported"
+        case promptValuesSupported = "prompt_values_supported"
         case grantTypesSupported = "grant_types_supported"
         case tokenEndpointAuthMethodsSupported = "token_endpoint_auth_methods_supported"
         case revocationEndpointAuthMethodsSupported = "revocation_endpoint_auth_methods_supported"

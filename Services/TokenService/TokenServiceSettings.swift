@@ -16,10 +16,12 @@ struct TokenServiceSettings: Sendable {
     var dpopNonces: HMACDPoPNonceSource
     /// Accepted |now − iat| of DPoP proofs, seconds.
     var dpopIatWindowSeconds: Int64
+    /// scrypt for user passwords (sign-in and sign-up pages); tests use cheap parameters.
+    var passwordHasher: PasswordHasher
 
     init(
         publicURL: String, registrationGatewayPublicURL: String, keyEnvelope: KeyEnvelope, secretHasher: KeyedHasher,
-        dpopNonces: HMACDPoPNonceSource, dpopIatWindowSeconds: Int64 = 60
+        dpopNonces: HMACDPoPNonceSource, dpopIatWindowSeconds: Int64 = 60, passwordHasher: PasswordHasher = PasswordHasher()
     ) throws {
         self.publicURL = try Self.origin(publicURL, name: "TOKEN_SERVICE_PUBLIC_URL")
         self.registrationGatewayPublicURL = try Self.origin(
@@ -28,6 +30,7 @@ struct TokenServiceSettings: Sendable {
         self.secretHasher = secretHasher
         self.dpopNonces = dpopNonces
         self.dpopIatWindowSeconds = dpopIatWindowSeconds
+        self.passwordHasher = passwordHasher
     }
 
     /// Reads `TOKEN_SERVICE_PUBLIC_URL`, `REGISTRATION_GATEWAY_PUBLIC_URL`, `KEY_ENCRYPTION_KEY`

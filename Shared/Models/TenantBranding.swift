@@ -8,16 +8,20 @@ public struct TenantBranding: Codable, Sendable, Hashable {
     public var logoURL: String?
     /// `#rgb` or `#rrggbb`, used for buttons and headers.
     public var primaryColor: String?
+    /// `#rgb` or `#rrggbb`, the page background.
+    public var backgroundColor: String?
 
-    public init(name: String? = nil, logoURL: String? = nil, primaryColor: String? = nil) {
+    public init(name: String? = nil, logoURL: String? = nil, primaryColor: String? = nil, backgroundColor: String? = nil) {
         self.name = name
         self.logoURL = logoURL
         self.primaryColor = primaryColor
+        self.backgroundColor = backgroundColor
     }
 
     enum CodingKeys: String, CodingKey, CaseIterable {
         case name
         case logoURL = "logo_url"
         case primaryColor = "primary_color"
+        case backgroundColor = "background_color"
     }
 }

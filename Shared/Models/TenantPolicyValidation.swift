@@ -124,6 +124,7 @@ extension TenantPolicy {
         duration("token_lifetimes.dcr_access_token", tokenLifetimes.dcrAccessToken, zeroAllowed: false, max: 3600)
         duration("token_lifetimes.authorization_code", tokenLifetimes.authorizationCode, zeroAllowed: false, max: 600)
         duration("token_lifetimes.id_token", tokenLifetimes.idToken, zeroAllowed: false)
+        duration("token_lifetimes.sso_session", tokenLifetimes.ssoSession, zeroAllowed: false, max: 2_592_000)
 
         duration("consent.remember_for", consent.rememberFor, zeroAllowed: true)
 
@@ -173,6 +174,9 @@ extension TenantPolicy {
         if let color = branding.primaryColor, !Self.isHexColor(color) {
             problem("branding.primary_color", "must be #rgb or #rrggbb")
         }
+        if let color = branding.backgroundColor, !Self.isHexColor(color) {
+            problem("branding.background_color", "must be #rgb or #rrggbb")
+        }
 
         for (index, origin) in registrationCORSOrigins.enumerated() where !PolicyURLRules.isOrigin(origin) {
             problem(
@@ -188,7 +192,8 @@ extension TenantPolicy {
             && candidate.utf8.allSatisfy { $0 == 0x21 || (0x23...0x5B).contains($0) || (0x5D...0x7E).contains($0) }
     }
 
-    private static func isHexColor(_ text: String) -> Bool {
+    /// `#rgb` or `#rrggbb` (pages interpolate it into a style sheet, so nothing else may pass).
+    public static func isHexColor(_ text: String) -> Bool {
         let bytes = Array(text.utf8)
         guard bytes.first == UInt8(ascii: "#"), bytes.count == 4 || bytes.count == 7 else { return false }
         return bytes.dropFirst().allSatisfy {

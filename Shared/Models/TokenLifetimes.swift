@@ -10,19 +10,23 @@ public struct TokenLifetimes: Codable, Sendable, Hashable {
     /// RFC 6749 §4.1.2 recommends at most 10 minutes.
     public var authorizationCode: Int
     public var idToken: Int
+    /// The sign-in session (SSO cookie) at the token service: within it, `/authorize` needs no new sign-in.
+    public var ssoSession: Int
 
     public init(
         accessToken: Int = 600,
         refreshToken: Int = 2_592_000,
         dcrAccessToken: Int = 300,
         authorizationCode: Int = 60,
-        idToken: Int = 600
+        idToken: Int = 600,
+        ssoSession: Int = 28_800
     ) {
         self.accessToken = accessToken
         self.refreshToken = refreshToken
         self.dcrAccessToken = dcrAccessToken
         self.authorizationCode = authorizationCode
         self.idToken = idToken
+        self.ssoSession = ssoSession
     }
 
     enum CodingKeys: String, CodingKey, CaseIterable {
@@ -31,6 +35,7 @@ public struct TokenLifetimes: Codable, Sendable, Hashable {
         case dcrAccessToken = "dcr_access_token"
         case authorizationCode = "authorization_code"
         case idToken = "id_token"
+        case ssoSession = "sso_session"
     }
 
     public init(from decoder: any Decoder) throws {
@@ -42,5 +47,6 @@ public struct TokenLifetimes: Codable, Sendable, Hashable {
         authorizationCode =
             try container.decodeIfPresent(Int.self, forKey: .authorizationCode) ?? defaults.authorizationCode
         idToken = try container.decodeIfPresent(Int.self, forKey: .idToken) ?? defaults.idToken
+        ssoSession = try container.decodeIfPresent(Int.self, forKey: .ssoSession) ?? defaults.ssoSession
     }
 }

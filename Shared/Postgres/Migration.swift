@@ -33,8 +33,9 @@ public struct Migration: Sendable, Equatable {
                 version: version, name: String(base[base.index(after: underscore)...]),
                 sql: try String(contentsOf: url, encoding: .utf8))
         }.sorted { $0.version < $1.version }
-        for (index, migration) in migrations.enumerated() where migration.version != index + 1 {
-            throw MigrationError.gap(expected: index + 1, found: migration.version)
+        // Numbers may be reserved for branches developed in parallel, so gaps are allowed; repeats are not.
+        for (previous, next) in zip(migrations, migrations.dropFirst()) where previous.version == next.version {
+            throw MigrationError.duplicateVersion(next.version)
         }
         return migrations
     }
@@ -44,7 +45,7 @@ public struct Migration: Sendable, Equatable {
 public enum MigrationError: Error, CustomStringConvertible, Equatable {
     case missingMigrations
     case badFileName(String)
-    case gap(expected: Int, found: Int)
+    case duplicateVersion(Int)
     case checksumMismatch(version: Int, name: String)
     case unexpectedSchemaVersion(found: Int, expected: Int)
     case unknownAppliedVersion(Int)
@@ -53,7 +54,7 @@ public enum MigrationError: Error, CustomStringConvertible, Equatable {
         switch self {
         case .missingMigrations: "no migrations are bundled with this build"
         case .badFileName(let name): "migration file \(name) is not named NNNN_name.sql"
-        case .gap(let expected, let found): "migrations must be numbered without gaps: expected \(expected), found \(found)"
+        case .duplicateVersion(let version): "two migrations are numbered \(version)"
         case .checksumMismatch(let version, let name):
             "migration \(version) (\(name)) was changed after it was applied; restore it and add a new migration instead"
         case .unexpectedSchemaVersion(let found, let expected):

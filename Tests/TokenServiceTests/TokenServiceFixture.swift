@@ -30,12 +30,14 @@ struct TokenServiceFixture: Sendable {
             publicURL: publicURL + "/", registrationGatewayPublicURL: gatewayURL,
             keyEnvelope: KeyEnvelope(configuration: KeyMaterial.generateConfigurationValue()),
             secretHasher: KeyedHasher(configuration: KeyMaterial.generateConfigurationValue()),
-            dpopNonces: HMACDPoPNonceSource(configuration: KeyMaterial.generateConfigurationValue()))
+            dpopNonces: HMACDPoPNonceSource(configuration: KeyMaterial.generateConfigurationValue()),
+            passwordHasher: PasswordHasher(parameters: .testing))
     }
 
     /// Creates a fresh tenant with `policy`, runs the application and hands `body` a client and the fixture.
     static func run(
-        policy: String = "{}", _ body: @Sendable (any TestClientProtocol, TokenServiceFixture) async throws -> Void
+        policy: String = "{}", setup: TestingSetup = .router,
+        _ body: @Sendable (any TestClientProtocol, TokenServiceFixture) async throws -> Void
     ) async throws {
         let cluster = try EmbeddedKafkaCluster(brokers: 1)
         defer { cluster.shutdown() }
@@ -50,7 +52,7 @@ struct TokenServiceFixture: Sendable {
             let fixture = TokenServiceFixture(
                 tenant: TestEnvironment.uniqueTenant("tok"), settings: settings, database: database, databaseName: databaseName)
             try await TestDatabase.createTenant(fixture.tenant, in: database, policy: policy)
-            try await app.test(.router) { client in try await body(client, fixture) }
+            try await app.test(setup) { client in try await body(client, fixture) }
         }
     }
 

@@ -9,7 +9,10 @@ import Testing
     @Test func bundledMigrationsAreOrderedWithoutGaps() throws {
         let migrations = try Migration.bundled()
         #expect(!migrations.isEmpty)
-        #expect(migrations.map(\.version) == Array(1...migrations.count))
+        // Strictly increasing from 1; numbers may be reserved for parallel branches, so gaps are allowed.
+        let versions = migrations.map(\.version)
+        #expect(versions.first == 1)
+        #expect(zip(versions, versions.dropFirst()).allSatisfy { $0 < $1 })
     }
 
     @Test func migratesAFreshDatabaseOnceAndChecksTheVersion() async throws {
@@ -20,7 +23,7 @@ import Testing
                     try await migrator.checkSchema(client: client)
                 }
                 let applied = try await migrator.migrate(client: client)
-                #expect(applied == Array(1...migrator.expectedVersion))
+                #expect(applied == migrator.migrations.map(\.version))
                 #expect(try await migrator.migrate(client: client).isEmpty)
                 try await migrator.checkSchema(client: client)
             }
@@ -39,7 +42,7 @@ import Testing
                 }
                 return try await group.reduce(into: [Int]()) { $0 += $1 }
             }
-            #expect(applied.sorted() == Array(1...(try Migration.bundled().count)))
+            #expect(applied.sorted() == (try Migration.bundled().map(\.version)))
         }
     }
 

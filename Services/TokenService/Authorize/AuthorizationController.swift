@@ -1,0 +1,271 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import Logging
+import PostgresNIO
+import Shared
+
+/// `GET|POST /t/{tenant}/authorize` and the sign-in and sign-up pages it leads to.
+struct AuthorizationController: Sendable {
+    let settings: TokenServiceSettings
+    let database: Database
+    let pages: PageRenderer
+    let accounts: UserAccounts
+    let throttle: LoginThrottle
+    let sessions: SSOSessions
+    let codes: AuthorizationCodes
+    let sealer: PendingAuthorizationSealer
+    let csrf: CSRFGuard
+
+    init(settings: TokenServiceSettings, database: Database, outbox: OutboxWriter) throws {
+        self.settings = settings
+        self.database = database
+        self.pages = try PageRenderer()
+        self.accounts = try UserAccounts(passwordHasher: settings.passwordHasher, outbox: outbox)
+        self.throttle = LoginThrottle()
+        self.sessions = SSOSessions(hasher: settings.secretHasher)
+        self.codes = AuthorizationCodes(hasher: settings.secretHasher)
+        let secrets = PageSecrets(hasher: settings.secretHasher)
+        self.sealer = PendingAuthorizationSealer(key: secrets.sealingKey)
+        self.csrf = CSRFGuard(key: secrets.csrfKey)
+    }
+
+    func addRoutes(to group: RouterGroup<LatchkeyRequestContext>) {
+        group.get("authorize") { request, context in try await authorize(request, context) }
+        group.post("authorize") { request, context in try await authorize(request, context) }
+        group.get("login") { request, context in try await showPage(.signIn, request, context) }
+        group.post("login") { request, context in try await signIn(request, context) }
+        group.get("signup") { request, context in try await showPage(.signUp, request, context) }
+        group.post("signup") { request, context in try await signUp(request, context) }
+    }
+
+    // MARK: /authorize
+
+    func authorize(_ request: Request, _ context: LatchkeyRequestContext) async throws -> Response {
+        let tenant = try context.requireTenant()
+        let form: FormParameters
+        do { form = try await parameters(of: request) } catch let error as OAuthError {
+            return pages.error(error.errorDescription, tenant: tenant, status: error.status)
+        }
+        let issuer = TenantEndpoints(settings: settings, tenant: tenant.id).issuer
+        let validator = AuthorizationRequestValidator(tenant: tenant, issuer: issuer)
+        let sessionCookie = request.cookies[SSOSessions.cookieName]?.value
+        let logger = database.logger
+        do {
+            return try await database.withTenantTransaction(tenant.id) { connection in
+                let client = try await form["client_id"].asyncFlatMap {
+                    $0.utf8.count <= AuthorizationRequestValidator.Limits.clientID
+                        ? try await ClientRepository.find($0, on: connection, logger: logger) : nil
+                }
+                let (verified, target) = try validator.verifyClientAndRedirect(form, client: client)
+                let pending = try validator.validate(form, client: verified, target: target)
+                if let session = try await sessions.current(sessionCookie, on: connection, logger: logger),
+                    !pending.forceLogin
+                {
+                    let code = try await codes.issue(
+                        pending, userID: session.userID, authTime: session.authTime, tenant: tenant,
+                        on: connection, logger: logger)
+                    return Self.redirect(target.url([("code", code)]))
+                }
+                if AuthorizationRequestValidator.isPromptNone(form) {
+                    throw AuthorizeFailure.redirect(target, error: "login_required", description: "the user must sign in")
+                }
+                return try renderForm(.signIn, pending: pending, request: request, tenant: tenant)
+            }
+        } catch let failure as AuthorizeFailure {
+            switch failure {
+            case .page(let message): return pages.error(message, tenant: tenant)
+            case .redirect(let target, let error, let description):
+                return Self.redirect(target.url([("error", error), ("error_description", description)]))
+            }
+        }
+    }
+
+    /// Query parameters (GET) or the form body (POST), each at most once and valid UTF-8.
+    private func parameters(of request: Request) async throws -> FormParameters {
+        if request.method == .post { return try await FormParameters.read(from: request) }
+        guard let query = request.uri.query else { return try FormParameters.parse("") }
+        guard query.utf8.count <= 16 * 1024 else { throw OAuthError.invalidRequest("the request is too large") }
+        return try FormParameters.parse(query)
+    }
+
+    // MARK: pages
+
+    enum Page {
+        case signIn, signUp
+
+        var template: String { self == .signIn ? "sign-in" : "sign-up" }
+        var title: String { self == .signIn ? "Sign in" : "Create an account" }
+        var path: String { self == .signIn ? "login" : "signup" }
+    }
+
+    /// `GET /login` and `GET /signup`: the form for a sealed pending request (links between the two pages).
+    func showPage(_ page: Page, _ request: Request, _ context: LatchkeyRequestContext) async throws -> Response {
+        let tenant = try context.requireTenant()
+        let sealed = request.uri.queryParameters["authorization_request"].map(String.init)
+        guard let pending = sealer.open(sealed, tenant: tenant.id) else { return expired(tenant) }
+        return try renderForm(page, pending: pending, request: request, tenant: tenant)
+    }
+
+    /// A form page with a fresh sealed request and a CSRF token (setting the CSRF cookie when missing).
+    private func renderForm(
+        _ page: Page, pending: AuthorizationRequest, request: Request, tenant: ResolvedTenant,
+        values: [String: Any] = [:], status: HTTPResponse.Status = .ok
+    ) throws -> Response {
+        let (csrfCookie, isNew) = csrf.cookieValue(from: request.cookies[CSRFGuard.cookieName]?.value)
+        let sealed = try sealer.seal(pending, tenant: tenant.id)
+        let base = "/t/\(tenant.id)"
+        var all: [String: Any] = [
+            "action": "\(base)/\(page.path)", "csrfToken": csrf.token(for: csrfCookie, tenant: tenant.id),
+            "authorizationRequest": sealed,
+            "signUpURL": "\(base)/signup?authorization_request=\(sealed)",
+            "signInURL": "\(base)/login?authorization_request=\(sealed)",
+        ]
+        all.merge(values) { _, new in new }
+        var response = pages.page(
+            page.template, title: page.title, tenant: tenant, values: all, status: status,
+            formTarget: pending.redirectURI)
+        if isNew {
+            response.setCookie(cookie(CSRFGuard.cookieName, csrfCookie, tenant: tenant.id, maxAge: nil, sameSite: .strict))
+        }
+        return response
+    }
+
+    /// Every page POST: form encoding, CSRF and the sealed request are checked before `handle` runs.
+    private func pagePost(
+        _ request: Request, _ context: LatchkeyRequestContext,
+        handle: (ResolvedTenant, FormParameters, AuthorizationRequest) async throws -> Response
+    ) async throws -> Response {
+        let tenant = try context.requireTenant()
+        let form: FormParameters
+        do { form = try await FormParameters.read(from: request) } catch let error as OAuthError {
+            return pages.error(error.errorDescription, tenant: tenant, status: error.status)
+        }
+        guard csrf.isValid(cookie: request.cookies[CSRFGuard.cookieName]?.value, token: form["csrf_token"], tenant: tenant.id)
+        else {
+            return pages.error(
+                "This form was not sent from this sign-in page, or it has expired. Go back and try again.",
+                tenant: tenant, status: .forbidden)
+        }
+        guard let pending = sealer.open(form["authorization_request"], tenant: tenant.id) else { return expired(tenant) }
+        return try await handle(tenant, form, pending)
+    }
+
+    private func expired(_ tenant: ResolvedTenant) -> Response {
+        pages.error("This sign-in request has expired or is invalid. Return to the application and start again.", tenant: tenant)
+    }
+
+    // MARK: POST /login
+
+    static let genericFailure = "invalid username or password"
+
+    func signIn(_ request: Request, _ context: LatchkeyRequestContext) async throws -> Response {
+        try await pagePost(request, context) { tenant, form, pending in
+            let username = form["username"] ?? ""
+            let password = form["password"] ?? ""
+            let reshow: [String: Any] = ["username": String(username.prefix(128)), "error": Self.genericFailure]
+            guard !username.isEmpty, !password.isEmpty, username.utf8.count <= 128, password.utf8.count <= 1024 else {
+                return try renderForm(.signIn, pending: pending, request: request, tenant: tenant, values: reshow, status: .badRequest)
+            }
+            let account = username.lowercased()
+            let source = context.remoteAddress?.ipAddress ?? "unknown"
+            let subjects: [(LoginThrottle.Kind, String)] = [(.account, account), (.source, source)]
+            let oldSession = request.cookies[SSOSessions.cookieName]?.value
+            let logger = database.logger
+            return try await database.withTenantTransaction(tenant.id) { connection in
+                if let retryAfter = try await throttle.retryAfter(subjects, on: connection, logger: logger) {
+                    return pages.error(
+                        "Too many failed sign-in attempts. Please wait before trying again.", tenant: tenant,
+                        status: .tooManyRequests, retryAfter: retryAfter)
+                }
+                guard try await ClientRepository.isActive(pending.clientID, on: connection, logger: logger) else {
+                    return pages.error("The application that sent you here is no longer active.", tenant: tenant)
+                }
+                guard let userID = try await accounts.authenticate(
+                    username: username, password: password, on: connection, logger: logger)
+                else {
+                    try await throttle.recordFailure(subjects, on: connection, logger: logger)
+                    return try renderForm(
+                        .signIn, pending: pending, request: request, tenant: tenant, values: reshow, status: .unauthorized)
+                }
+                try await throttle.recordSuccess(account: account, on: connection, logger: logger)
+                return try await complete(pending, userID: userID, tenant: tenant, oldSession: oldSession, on: connection)
+            }
+        }
+    }
+
+    // MARK: POST /signup
+
+    func signUp(_ request: Request, _ context: LatchkeyRequestContext) async throws -> Response {
+        try await pagePost(request, context) { tenant, form, pending in
+            let username = form["username"] ?? ""
+            let email = form["email"] ?? ""
+            let password = form["password"] ?? ""
+            func reshow(_ problem: String) throws -> Response {
+                try renderForm(
+                    .signUp, pending: pending, request: request, tenant: tenant,
+                    values: ["username": String(username.prefix(64)), "email": String(email.prefix(254)), "error": problem],
+                    status: .badRequest)
+            }
+            if let problem = SignUpRules.usernameProblem(username) ?? SignUpRules.emailProblem(email)
+                ?? SignUpRules.passwordProblem(password, username: username)
+            {
+                return try reshow(problem)
+            }
+            let oldSession = request.cookies[SSOSessions.cookieName]?.value
+            let logger = database.logger
+            do {
+                return try await database.withTenantTransaction(tenant.id) { connection in
+                    guard try await ClientRepository.isActive(pending.clientID, on: connection, logger: logger) else {
+                        return pages.error("The application that sent you here is no longer active.", tenant: tenant)
+                    }
+                    let userID = try await accounts.register(
+                        username: username, email: email, password: password, tenant: tenant, clientID: pending.clientID,
+                        on: connection, logger: logger)
+                    return try await complete(pending, userID: userID, tenant: tenant, oldSession: oldSession, on: connection)
+                }
+            } catch UserAccounts.SignUpProblem.usernameTaken {
+                return try reshow("That username is not available. Choose another one.")
+            }
+        }
+    }
+
+    // MARK: completion
+
+    /// A successful sign-in: new SSO session (rotated), a code, and the redirect back to the client.
+    private func complete(
+        _ pending: AuthorizationRequest, userID: UUID, tenant: ResolvedTenant, oldSession: String?,
+        on connection: PostgresConnection
+    ) async throws -> Response {
+        let logger = database.logger
+        let lifetime = tenant.policy.tokenLifetimes.ssoSession
+        let session = try await sessions.start(
+            userID: userID, tenant: tenant.id, replacing: oldSession, lifetime: lifetime, on: connection, logger: logger)
+        let code = try await codes.issue(
+            pending, userID: userID, authTime: Date(), tenant: tenant, on: connection, logger: logger)
+        let target = AuthorizationResponseTarget(
+            redirectURI: pending.redirectURI, state: pending.state,
+            issuer: TenantEndpoints(settings: settings, tenant: tenant.id).issuer)
+        var response = Self.redirect(target.url([("code", code)]))
+        response.setCookie(cookie(SSOSessions.cookieName, session, tenant: tenant.id, maxAge: lifetime, sameSite: .lax))
+        return response
+    }
+
+    static func redirect(_ location: String) -> Response {
+        Response(status: .found, headers: [.location: location, .cacheControl: "no-store", .pragma: "no-cache"])
+    }
+
+    private func cookie(_ name: String, _ value: String, tenant: String, maxAge: Int?, sameSite: Cookie.SameSite) -> Cookie {
+        Cookie(
+            name: name, value: value, maxAge: maxAge, path: "/t/\(tenant)",
+            secure: settings.publicURL.lowercased().hasPrefix("https://"), httpOnly: true, sameSite: sameSite)
+    }
+}
+
+extension Optional {
+    /// `flatMap` for an async transform.
+    func asyncFlatMap<T>(_ transform: (Wrapped) async throws -> T?) async rethrows -> T? {
+        guard let self else { return nil }
+        return try await transform(self)
+    }
+}

@@ -1,0 +1,88 @@
+/// The mustache templates of the sign-in, sign-up and error pages. Every variable is written with
+/// `{{…}}` (HTML-escaped) except the style sheet, which is built from validated colours only.
+enum PageTemplates {
+    static let header = """
+        <!doctype html>
+        <html lang="en">
+        <head>
+        <meta charset="utf-8">
+        <meta name="viewport" content="width=device-width, initial-scale=1">
+        <meta name="referrer" content="no-referrer">
+        <title>{{title}} · {{brandName}}</title>
+        <style>{{{css}}}</style>
+        </head>
+        <body>
+        <main>
+        <header>
+        {{#logoURL}}<img src="{{logoURL}}" alt="{{brandName}} logo" height="48">{{/logoURL}}
+        <p class="brand">{{brandName}}</p>
+        </header>
+        <h1>{{title}}</h1>
+        {{#error}}<p class="error" role="alert" id="form-error">{{error}}</p>{{/error}}
+
+        """
+
+    static let footer = """
+
+        </main>
+        </body>
+        </html>
+
+        """
+
+    /// The opening of every form: the CSRF token and the sealed pending request.
+    static let formStart = """
+        <form method="post" action="{{action}}" {{#error}}aria-describedby="form-error"{{/error}}>
+        <input type="hidden" name="csrf_token" value="{{csrfToken}}">
+        <input type="hidden" name="authorization_request" value="{{authorizationRequest}}">
+        """
+
+    static let signIn = """
+        {{> header}}
+        {{> form-start}}
+        <label for="username">Username</label>
+        <input id="username" name="username" type="text" autocomplete="username" required maxlength="128" value="{{username}}" autofocus>
+        <label for="password">Password</label>
+        <input id="password" name="password" type="password" autocomplete="current-password" required maxlength="1024">
+        <button type="submit">Sign in</button>
+        </form>
+        <p>No account yet? <a href="{{signUpURL}}">Create one</a></p>
+        {{> footer}}
+        """
+
+    static let signUp = """
+        {{> header}}
+        {{> form-start}}
+        <label for="username">Username</label>
+        <input id="username" name="username" type="text" autocomplete="username" required maxlength="64" value="{{username}}" autofocus>
+        <label for="email">Email</label>
+        <input id="email" name="email" type="email" autocomplete="email" required maxlength="254" value="{{email}}">
+        <label for="password">Password</label>
+        <input id="password" name="password" type="password" autocomplete="new-password" required minlength="12" maxlength="1024" aria-describedby="password-rule">
+        <p id="password-rule" class="hint">At least 12 characters, mixing letters with digits or symbols (or upper and lower case), and not your username.</p>
+        <button type="submit">Create account</button>
+        </form>
+        <p>Already have an account? <a href="{{signInURL}}">Sign in</a></p>
+        {{> footer}}
+        """
+
+    static let error = """
+        {{> header}}
+        <p>{{message}}</p>
+        {{#retryAfter}}<p>Try again in {{retryAfter}} seconds.</p>{{/retryAfter}}
+        {{> footer}}
+        """
+
+    /// The style sheet; `primary` and `background` are validated `#rgb`/`#rrggbb` values.
+    static func css(primary: String, background: String) -> String {
+        """
+        body{margin:0;font:16px/1.5 system-ui,sans-serif;background:\(background);color:#1a1a1a}\
+        main{max-width:26rem;margin:3rem auto;padding:2rem;background:#fff;border-radius:.5rem}\
+        .brand{font-weight:600;color:\(primary)}label{display:block;margin-top:1rem;font-weight:600}\
+        input{box-sizing:border-box;width:100%;padding:.6rem;border:1px solid #595959;border-radius:.25rem;font:inherit}\
+        button{margin-top:1.5rem;width:100%;padding:.7rem;border:0;border-radius:.25rem;background:\(primary);color:#fff;font:inherit;font-weight:600}\
+        a{color:\(primary)}:focus-visible{outline:3px solid #1a1a1a;outline-offset:2px}\
+        .error{color:#a4000f;font-weight:600}.hint{font-size:.9rem;color:#404040}
+        """
+    }
+}
