@@ -111,6 +111,31 @@ import Testing
         }
     }
 
+    @Test func usersCreatedByAnAdminAreHashedAndAnnounced() async throws {
+        let h = try await GatewayTestHarness.make()
+        let admin = try await adminToken(h)
+        try await GatewayTestHarness.withApp { client in
+            let body = #"{"username":"demo-user","email":"demo@example.com","password":"a long demo passphrase"}"#
+            let created = try await client.send(.post, "/admin/tenants/\(h.tenant)/users", token: admin, json: body)
+            #expect(created.status == .created, "\(String(buffer: created.body))")
+            #expect(try await client.send(.post, "/admin/tenants/\(h.tenant)/users", token: admin, json: body).status == .conflict)
+            let weak = try await client.send(
+                .post, "/admin/tenants/\(h.tenant)/users", token: admin, json: #"{"username":"bob","password":"short"}"#)
+            #expect(weak.status == .badRequest)
+        }
+        let stored = try await TestDatabase.withApp { database in
+            try await database.withTenantTransaction(h.tenant) { connection -> String? in
+                let rows = try await connection.query(
+                    "SELECT password_hash FROM users WHERE tenant_id = \(h.tenant) AND username = 'demo-user'", logger: database.logger)
+                for try await hash in rows.decode(String?.self) { return hash }
+                return nil
+            }
+        }
+        #expect(stored?.hasPrefix("scrypt$") == true)
+        let events = try await h.outboxPayloads(.userRegistered)
+        #expect(events.count == 1 && events[0].contains(#""method":"admin""#) && !events[0].contains("passphrase"))
+    }
+
     @Test func staticClientsMayCarryReservedScopes() async throws {
         let h = try await GatewayTestHarness.make()
         let admin = try await adminToken(h)

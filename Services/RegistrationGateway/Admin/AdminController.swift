@@ -32,6 +32,7 @@ struct AdminController: Sendable {
         admin.post("tenants/:tenant/templates", use: putTemplate)
         admin.put("tenants/:tenant/templates/:software_id", use: putTemplate)
         admin.get("tenants/:tenant/templates", use: listTemplates)
+        admin.post("tenants/:tenant/users", use: createUser)
         admin.post("tenants/:tenant/initial-access-tokens", use: createInitialAccessToken)
         admin.delete("tenants/:tenant/initial-access-tokens/:token_id", use: revokeInitialAccessToken)
     }
@@ -187,6 +188,32 @@ struct AdminController: Sendable {
         context.logger.info("client revoked", metadata: ["client_id": .string(clientID), "actor": .string(actor.id)])
         return try AdminBody.response(
             ["client_id": clientID, "status": "revoked", "revoked_at": RFC3339Timestamp.string(from: now), "reason": detail ?? "admin"])
+    }
+
+    // MARK: Users
+
+    /// Creates a password user (scrypt) and emits `UserRegistered` (method `admin`) in the same transaction.
+    @Sendable func createUser(_ request: Request, context: Context) async throws -> Response {
+        let (tenant, actor) = try await authorized(request, context)
+        let body = try await AdminBody.read(CreateUserRequest.self, from: request)
+        let username = try Self.bounded(body.username, field: "username", maximum: 64)
+        let email = try body.email.map { try Self.bounded($0, field: "email", maximum: 254) }
+        guard body.password.count >= 12, body.password.utf8.count <= 1024, body.password.lowercased() != username.lowercased() else {
+            throw OAuthError.invalidRequest("password must have 12–1024 characters and differ from the username")
+        }
+        let hash: String
+        do { hash = try settings.passwordHasher.hash(body.password) } catch {
+            throw OAuthError(.internalServerError, "server_error", "the password could not be hashed")
+        }
+        let id = UUID()
+        try await database.withTenantTransaction(tenant.slug.rawValue) { connection in
+            guard try await store.createUser(
+                tenant.slug.rawValue, id: id, username: username, email: email, passwordHash: hash, on: connection)
+            else { throw OAuthError(.conflict, "invalid_request", "the username is taken") }
+            let event = UserRegistered(tenant: tenant.slug, userID: id, username: username, method: .admin, actor: actor)
+            try await outbox.append(CloudEvent(source: EventSource.registrationGateway, data: event), on: connection, logger: database.logger)
+        }
+        return try AdminBody.response(["user_id": id.uuidString.lowercased(), "username": username], status: .created)
     }
 
     // MARK: Templates and initial access tokens

@@ -32,6 +32,13 @@ struct TemplateRequest: Decodable, Sendable {
     }
 }
 
+/// `POST …/users`: an account created by an administrator (e.g. a demo or service user).
+struct CreateUserRequest: Decodable, Sendable {
+    var username: String
+    var email: String?
+    var password: String
+}
+
 /// `POST …/initial-access-tokens`.
 struct InitialAccessTokenRequest: Decodable, Sendable {
     var uses: Int?

@@ -126,6 +126,19 @@ struct AdminStore: Sendable {
         return templates
     }
 
+    /// Inserts an active user; false when the username (case-insensitive) is taken.
+    func createUser(
+        _ tenant: String, id: UUID, username: String, email: String?, passwordHash: String, on connection: PostgresConnection
+    ) async throws -> Bool {
+        let rows = try await connection.query(
+            """
+            INSERT INTO users (tenant_id, user_id, username, email, password_hash) VALUES (\(tenant), \(id), \(username), \(email), \(passwordHash))
+            ON CONFLICT (tenant_id, lower(username)) DO NOTHING RETURNING user_id
+            """, logger: logger)
+        for try await _ in rows.decode(UUID.self) { return true }
+        return false
+    }
+
     /// Stores a new initial access token (its hash only).
     func createInitialAccessToken(
         _ tenant: String, id: UUID, hash: String, uses: Int, expiresAt: Date, description: String?, actor: String,

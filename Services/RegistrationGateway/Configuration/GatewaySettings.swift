@@ -16,6 +16,8 @@ struct GatewaySettings: Sendable {
     var signingKeyCacheTTL: Duration
     /// The tenant whose admin tokens may administer every tenant (and create new ones), if any.
     var platformTenant: TenantSlug?
+    /// Hashes passwords of users created through the admin API (scrypt, like the token service's sign-up).
+    var passwordHasher = PasswordHasher()
 
     init(
         publicURL: String, tokenServicePublicURL: String, secretHasher: KeyedHasher,
