@@ -51,6 +51,7 @@ let package = Package(
         .executable(name: "dpop-verifier", targets: ["DPoPVerifier"]),
         .executable(name: "audit-consumer", targets: ["AuditConsumer"]),
         .executable(name: "latchkey", targets: ["LatchkeyCLI"]),
+        .executable(name: "demo-api", targets: ["DemoAPI"]),
         .library(name: "Shared", targets: ["Shared"]),
     ],
     dependencies: [
@@ -116,8 +117,21 @@ let package = Package(
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
             ],
             path: "Services/LatchkeyCLI",
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
+            name: "DemoAPI",
+            dependencies: [
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Examples/DemoAPI",
             swiftSettings: swiftSettings
         ),
         .target(
@@ -161,5 +175,16 @@ let package = Package(
                 .product(name: "Prometheus", package: "swift-prometheus"),
             ]),
         serviceTests("AuditConsumer"),
+        .testTarget(
+            name: "EndToEndTests",
+            dependencies: [
+                "Shared",
+                "LatchkeyCLI",
+                "LatchkeyTestSupport",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+            ],
+            path: "Tests/EndToEndTests",
+            swiftSettings: swiftSettings
+        ),
     ]
 )

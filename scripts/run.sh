@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The README's first command: runs the whole platform locally, no Docker.
 # Installs what is missing, builds, starts PostgreSQL + the embedded Kafka cluster + the four
-# services, migrates, prints the URLs, streams logs, and stops everything on Ctrl-C.
+# services + the demo API, migrates, seeds the demo tenant (through the admin API), prints the URLs
+# and demo credentials, streams logs, and stops everything on Ctrl-C.
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 cd "$ROOT"
 
@@ -52,11 +53,20 @@ export LOG_LEVEL="${LOG_LEVEL:-info}"
 # (the key-encryption key must outlive a run: it seals the tenants' signing keys stored there).
 SECRETS="$RUN_DIR/token-service-secrets.env"
 if [ ! -s "$SECRETS" ]; then
-    (umask 077; for name in KEY_ENCRYPTION_KEY SECRET_HASH_KEY DPOP_NONCE_SECRET; do
+    (umask 077; for name in KEY_ENCRYPTION_KEY SECRET_HASH_KEY DPOP_NONCE_SECRET ADMIN_BOOTSTRAP_KEY; do
         echo "export $name='$(openssl rand -base64 32)'"; done > "$SECRETS")
 fi
 # shellcheck disable=SC1090
 . "$SECRETS"
+# Secrets files written before the bootstrap key existed get one now.
+if [ -z "${ADMIN_BOOTSTRAP_KEY:-}" ]; then
+    (umask 077; echo "export ADMIN_BOOTSTRAP_KEY='$(openssl rand -base64 32)'" >> "$SECRETS")
+    # shellcheck disable=SC1090
+    . "$SECRETS"
+fi
+export ADMIN_BOOTSTRAP_KEY
+# The demo tenant's admin tokens may read its audit log.
+export PLATFORM_TENANT="${PLATFORM_TENANT:-demo}"
 export TOKEN_SERVICE_PUBLIC_URL="${TOKEN_SERVICE_PUBLIC_URL:-http://127.0.0.1:8082}"
 export REGISTRATION_GATEWAY_PUBLIC_URL="${REGISTRATION_GATEWAY_PUBLIC_URL:-http://127.0.0.1:8081}"
 # dpop-verifier guards the demo API (port 8090) for the demo tenant's tokens.
@@ -70,19 +80,31 @@ HTTP_PORT=8081 start registration-gateway "$BIN/registration-gateway"
 HTTP_PORT=8082 start token-service "$BIN/token-service"
 HTTP_PORT=8083 start dpop-verifier "$BIN/dpop-verifier"
 HTTP_PORT=8084 start audit-consumer "$BIN/audit-consumer"
+DEMO_API_PORT=8090 start demo-api "$BIN/demo-api"
 
 for port in 8081 8082 8083 8084; do
-    for _ in $(seq 1 100); do curl -fsS "http://127.0.0.1:$port/healthz" >/dev/null 2>&1 && break; sleep 0.1; done
+    for _ in $(seq 1 300); do curl -fsS "http://127.0.0.1:$port/healthz" >/dev/null 2>&1 && break; sleep 0.1; done
 done
+CREDENTIALS="$RUN_DIR/demo-credentials.json"
+if [ ! -s "$CREDENTIALS" ]; then
+    log "seeding the demo tenant"
+    "$BIN/latchkey" demo seed --credentials "$CREDENTIALS" || die "seeding failed (see the logs above)"
+fi
+DEMO_USER="$(python3 -c 'import json,sys; c=json.load(open(sys.argv[1])); print(c["username"], c["password"])' "$CREDENTIALS")"
 cat <<INFO
 
   Latchkey is running.
     registration-gateway  http://127.0.0.1:8081   (/healthz /readyz /metrics)
     token-service         http://127.0.0.1:8082
     dpop-verifier         http://127.0.0.1:8083
-    audit-consumer        http://127.0.0.1:8084
+    audit-consumer        http://127.0.0.1:8084   (/audit/t/demo/...)
+    demo API              http://127.0.0.1:8090   (reach it through dpop-verifier)
     PostgreSQL            127.0.0.1:$PG_PORT  (database latchkey)
     Kafka (embedded)      $KAFKA_BROKERS
+  Demo tenant 'demo': issuer http://127.0.0.1:8082/t/demo
+    sign-in page          http://127.0.0.1:8082/t/demo/authorize?... (user/password: $DEMO_USER)
+    credentials           $CREDENTIALS (admin client, DCR client, template demo-mobile)
+    walk the mobile story: $BIN/latchkey demo run --credentials $CREDENTIALS
   Logs: $LOG_DIR   Ctrl-C stops everything.
 
 INFO

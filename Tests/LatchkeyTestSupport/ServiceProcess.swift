@@ -1,5 +1,8 @@
 import AsyncHTTPClient
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 import NIOCore
 import NIOHTTP1
 
@@ -14,13 +17,14 @@ public final class ServiceProcess: Sendable {
         URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
     }
 
-    /// Starts `name` with `environment` added to this process's environment and `HTTP_PORT` set.
-    public init(_ name: String, arguments: [String] = [], environment: [String: String]) throws {
+    /// Starts `name` with `environment` added to this process's environment and `HTTP_PORT` set
+    /// (to `port`, or a random one).
+    public init(_ name: String, arguments: [String] = [], environment: [String: String], port: Int? = nil) throws {
         self.name = name
-        self.port = Int.random(in: 20_000...40_000)
+        self.port = port ?? Self.freePort()
         var env = ProcessInfo.processInfo.environment
         env.merge(environment) { _, new in new }
-        env["HTTP_PORT"] = String(port)
+        env["HTTP_PORT"] = String(self.port)
         env["LOG_LEVEL"] = env["LOG_LEVEL"] ?? "info"
         child = try ChildProcess(
             executable: Self.binaryFolder.appendingPathComponent(name).path, arguments: arguments, environment: env)
@@ -51,6 +55,22 @@ public final class ServiceProcess: Sendable {
         child.send(SIGKILL)
         _ = await child.waitForExit(timeout: .seconds(5))
         return nil
+    }
+
+    /// A TCP port nothing listens on right now (the kernel's pick for an ephemeral bind).
+    public static func freePort() -> Int {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { raw in
+                bind(fd, raw, length) == 0 && getsockname(fd, raw, &length) == 0
+            }
+        }
+        return bound ? Int(UInt16(bigEndian: address.sin_port)) : Int.random(in: 20_000...40_000)
     }
 
     /// Everything the process wrote to stdout and stderr so far.
