@@ -20,7 +20,8 @@ public enum ServiceMain {
         do {
             switch arguments.first {
             case nil, "serve":
-                let settings = try ServiceSettings(reader: reader, descriptor: descriptor)
+                var settings = try ServiceSettings(reader: reader, descriptor: descriptor)
+                settings.exitsOnSchemaMismatch = true
                 let app = try await build(settings, logger)
                 try await app.runService()
             case "migrate":

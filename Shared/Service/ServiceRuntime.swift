@@ -1,3 +1,4 @@
+import Foundation
 import Hummingbird
 import Logging
 import PostgresNIO
@@ -88,11 +89,18 @@ public struct ServiceRuntime: Sendable {
             services: services + extra,
             logger: logger)
         let migrator = self.migrator, client = self.postgres, logger = self.logger, name = settings.serviceName
+        let exitsOnSchemaMismatch = settings.exitsOnSchemaMismatch
         app.beforeServerStarts {
             do {
                 try await migrator.checkSchema(client: client)
             } catch {
                 logger.critical("refusing to start", metadata: ["service": "\(name)", "reason": "\(error.logDescription)"])
+                // Nothing has been served or produced yet, so there is nothing to drain: exit now instead of
+                // waiting for every background service's graceful shutdown (slow on a loaded machine).
+                if exitsOnSchemaMismatch {
+                    fflush(nil)
+                    exit(1)
+                }
                 throw error
             }
         }

@@ -12,6 +12,9 @@ public struct ServiceSettings: Sendable {
     public var kafkaBrokers: String
     public var topicPrefix: String
     public var logLevel: Logger.Level
+    /// The process exits at once when the schema is not at the expected version (set by `ServiceMain`;
+    /// in-process tests keep it off and get the error thrown instead).
+    public var exitsOnSchemaMismatch = false
 
     public init(
         serviceName: String, host: String = "127.0.0.1", port: Int, database: DatabaseConfiguration,
