@@ -17,10 +17,10 @@ export PATH="/opt/swift/usr/bin:$PATH"
 log() { printf '\033[1;34m[latchkey]\033[0m %s\n' "$*" >&2; }
 die() { printf '\033[1;31m[latchkey] %s\033[0m\n' "$*" >&2; exit 1; }
 
-# Installs the Debian packages Latchkey needs, only when one is missing.
-ensure_packages() {
-    local wanted=(librdkafka-dev postgresql python3 pkg-config "$@") missing=()
-    for pkg in "${wanted[@]}"; do
+# Installs the given Debian packages, only those that are missing.
+ensure_debian_packages() {
+    local missing=()
+    for pkg in "$@"; do
         dpkg -s "$pkg" >/dev/null 2>&1 || missing+=("$pkg")
     done
     if ((${#missing[@]})); then
@@ -30,6 +30,11 @@ ensure_packages() {
         $sudo apt-get update -qq
         DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
     fi
+}
+
+# Installs the Debian packages Latchkey needs, only when one is missing.
+ensure_packages() {
+    ensure_debian_packages librdkafka-dev postgresql python3 pkg-config "$@"
     if ! python3 -c 'import jsonschema' 2>/dev/null; then
         log "installing the jsonschema Python package (event schema tests)"
         python3 -m pip install --quiet jsonschema || die "could not install jsonschema from PyPI"

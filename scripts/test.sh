@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The README's test command: installs what is missing, starts the private PostgreSQL cluster,
-# and runs the whole suite (`swift test`) against it and the embedded Kafka cluster.
+# runs the whole suite (`swift test`) against it and the embedded Kafka cluster, then validates the
+# deployment files offline (scripts/validate-deploy.sh).
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 cd "$ROOT"
 
@@ -17,4 +18,12 @@ log "building"
 swift build --build-tests "$@"
 log "running tests"
 # A watchdog: a hung test must fail the run, not eat the CI time limit.
-timeout --signal=INT --kill-after=30 "${LATCHKEY_TEST_TIMEOUT:-1200}" swift test --skip-build "$@"
+status=0
+timeout --signal=INT --kill-after=30 "${LATCHKEY_TEST_TIMEOUT:-1200}" swift test --skip-build "$@" || status=$?
+
+log "validating the deployment files (Dockerfile, docker-compose, Kubernetes, OpenAPI)"
+# Runs even when a Swift test failed, so one CI run reports both; the Swift status wins.
+deploy_status=0
+"$ROOT/scripts/validate-deploy.sh" || deploy_status=$?
+((status != 0)) || status=$deploy_status
+exit "$status"
