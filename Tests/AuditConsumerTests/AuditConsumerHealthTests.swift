@@ -16,13 +16,11 @@ import Testing
                 }
                 try await AuditTest.eventually("the lag to be measured") { service.lagMonitor.lastMeasurement != nil }
                 // The group's first join can make early measurements see the topics' whole backlog.
-                try await AuditTest.eventually("readiness") {
-                    try await client.execute(uri: "/readyz", method: .get).status == .ok
-                }
-                try await client.execute(uri: "/readyz", method: .get) { response in
-                    #expect(response.status == .ok)
-                    #expect(String(buffer: response.body)
-                        == #"{"kafka":"ok","lag":"ok","postgres":"ok","schema":"ok","status":"ready"}"#)
+                // Polled: on a loaded machine one lag measurement can time out and readiness flips back briefly.
+                try await AuditTest.eventually("readiness with every check ok") {
+                    let response = try await client.execute(uri: "/readyz", method: .get)
+                    return response.status == .ok && String(buffer: response.body)
+                        == #"{"kafka":"ok","lag":"ok","postgres":"ok","schema":"ok","status":"ready"}"#
                 }
                 try await client.execute(uri: "/metrics", method: .get) { response in
                     #expect(response.status == .ok)
