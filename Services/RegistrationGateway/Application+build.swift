@@ -24,7 +24,8 @@ func buildApplication(settings: ServiceSettings, gateway: GatewaySettings, logge
     let tenants = router.group("t/:tenant").add(middleware: TenantResolverMiddleware(directory: directory))
     RegistrationController(
         registration: RegistrationService(settings: gateway, database: runtime.database, userTokens: userTokens, outbox: outbox),
-        configuration: ClientConfigurationService(settings: gateway, database: runtime.database, outbox: outbox)
+        configuration: ClientConfigurationService(settings: gateway, database: runtime.database, outbox: outbox),
+        rateLimiter: RegistrationRateLimiter(database: runtime.database)
     ).addRoutes(to: tenants)
     guard let systemDatabase = runtime.systemDatabase else {
         throw ConfigurationError("DATABASE_SYSTEM_URL is required for the registration gateway")
@@ -36,5 +37,6 @@ func buildApplication(settings: ServiceSettings, gateway: GatewaySettings, logge
         settings: gateway, authenticator: AdminAuthenticator(verifier: adminTokens, bootstrapKey: gateway.adminBootstrapKey),
         database: runtime.database, systemDatabase: systemDatabase, tenants: directory, outbox: outbox
     ).addRoutes(to: router)
-    return runtime.makeApplication(router: router, services: try runtime.makeOutboxServices())
+    let expiry = ClientExpiryService(systemDatabase: systemDatabase, outbox: outbox, interval: gateway.clientExpiryInterval)
+    return runtime.makeApplication(router: router, services: try runtime.makeOutboxServices() + [expiry])
 }

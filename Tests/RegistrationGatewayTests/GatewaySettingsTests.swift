@@ -3,6 +3,7 @@ import NIOCore
 import HTTPTypes
 import Shared
 import Testing
+import Configuration
 @testable import RegistrationGateway
 
 @Suite struct GatewaySettingsTests {
@@ -16,6 +17,22 @@ import Testing
             #expect(throws: ConfigurationError.self) {
                 try GatewaySettings(publicURL: bad, tokenServicePublicURL: "https://login.example.com", secretHasher: GatewayTestHarness.hasher)
             }
+        }
+    }
+
+    @Test func readsTheExpiryIntervalFromTheEnvironment() throws {
+        func read(_ extra: [String: String]) throws -> GatewaySettings {
+            let environment = [
+                "REGISTRATION_GATEWAY_PUBLIC_URL": "https://register.example.com",
+                "TOKEN_SERVICE_PUBLIC_URL": "https://login.example.com",
+                "SECRET_HASH_KEY": KeyMaterial.generateConfigurationValue(),
+            ].merging(extra) { $1 }
+            return try GatewaySettings(reader: ConfigReader(providers: [EnvironmentVariablesProvider(environmentVariables: environment)]))
+        }
+        #expect(try read([:]).clientExpiryInterval == .seconds(300))
+        #expect(try read(["CLIENT_EXPIRY_INTERVAL_SECONDS": "30"]).clientExpiryInterval == .seconds(30))
+        for bad in ["0", "-5"] {
+            #expect(throws: ConfigurationError.self) { try read(["CLIENT_EXPIRY_INTERVAL_SECONDS": bad]) }
         }
     }
 }

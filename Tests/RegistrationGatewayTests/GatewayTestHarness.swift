@@ -133,10 +133,11 @@ struct GatewayTestHarness {
 extension TestClientProtocol {
     func send(
         _ method: HTTPRequest.Method, _ uri: String, token: String? = nil, json: String? = nil,
-        contentType: String = "application/json"
+        contentType: String = "application/json", forwardedFor: String? = nil
     ) async throws -> TestResponse {
         var headers: HTTPFields = [:]
         if let token { headers[.authorization] = "Bearer \(token)" }
+        if let forwardedFor { headers[HTTPField.Name("X-Forwarded-For")!] = forwardedFor }
         if json != nil { headers[.contentType] = contentType }
         return try await execute(
             uri: uri, method: method, headers: headers, body: json.map { ByteBuffer(string: $0) }) { $0 }

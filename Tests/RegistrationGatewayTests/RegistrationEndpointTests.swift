@@ -212,7 +212,9 @@ import Testing
     }
 
     @Test func maxClientsPerUserHoldsUnderConcurrency() async throws {
-        let h = try await GatewayTestHarness.make(policy: #"{"max_clients_per_user":5}"#)
+        // The per-source rate limit is raised so only max_clients_per_user decides (router tests share one source).
+        let h = try await GatewayTestHarness.make(
+            policy: #"{"max_clients_per_user":5,"rate_limits":{"registration":{"per_source_per_minute":100}}}"#)
         let token = try await h.dcrToken()
         try await GatewayTestHarness.withApp { client in
             let statuses = try await withThrowingTaskGroup(of: HTTPResponse.Status.self) { group in

@@ -16,12 +16,15 @@ struct GatewaySettings: Sendable {
     var signingKeyCacheTTL: Duration
     /// The tenant whose admin tokens may administer every tenant (and create new ones), if any.
     var platformTenant: TenantSlug?
+    /// Pause between runs of the inactive-client expiry job.
+    var clientExpiryInterval: Duration
     /// Hashes passwords of users created through the admin API (scrypt, like the token service's sign-up).
     var passwordHasher = PasswordHasher()
 
     init(
         publicURL: String, tokenServicePublicURL: String, secretHasher: KeyedHasher,
-        adminBootstrapKey: String? = nil, signingKeyCacheTTL: Duration = .seconds(60), platformTenant: TenantSlug? = nil
+        adminBootstrapKey: String? = nil, signingKeyCacheTTL: Duration = .seconds(60), platformTenant: TenantSlug? = nil,
+        clientExpiryInterval: Duration = .seconds(300)
     ) throws {
         self.publicURL = try Self.baseURL(publicURL, name: "REGISTRATION_GATEWAY_PUBLIC_URL")
         self.tokenServicePublicURL = try Self.baseURL(tokenServicePublicURL, name: "TOKEN_SERVICE_PUBLIC_URL")
@@ -29,10 +32,11 @@ struct GatewaySettings: Sendable {
         self.adminBootstrapKey = adminBootstrapKey
         self.signingKeyCacheTTL = signingKeyCacheTTL
         self.platformTenant = platformTenant
+        self.clientExpiryInterval = clientExpiryInterval
     }
 
     /// Reads `REGISTRATION_GATEWAY_PUBLIC_URL`, `TOKEN_SERVICE_PUBLIC_URL`, `SECRET_HASH_KEY`,
-    /// `ADMIN_BOOTSTRAP_KEY`, `SIGNING_KEY_CACHE_SECONDS` and `PLATFORM_TENANT`.
+    /// `ADMIN_BOOTSTRAP_KEY`, `SIGNING_KEY_CACHE_SECONDS`, `PLATFORM_TENANT` and `CLIENT_EXPIRY_INTERVAL_SECONDS`.
     init(reader: ConfigReader) throws {
         guard let publicURL = reader.string(forKey: "registration.gateway.public.url"), !publicURL.isEmpty else {
             throw ConfigurationError("REGISTRATION_GATEWAY_PUBLIC_URL is required (e.g. https://register.example.com)")
@@ -53,6 +57,8 @@ struct GatewaySettings: Sendable {
         }
         let cacheSeconds = reader.int(forKey: "signing.key.cache.seconds", default: 60)
         guard cacheSeconds >= 0 else { throw ConfigurationError("SIGNING_KEY_CACHE_SECONDS must be ≥ 0") }
+        let expirySeconds = reader.int(forKey: "client.expiry.interval.seconds", default: 300)
+        guard expirySeconds > 0 else { throw ConfigurationError("CLIENT_EXPIRY_INTERVAL_SECONDS must be > 0") }
         var platform: TenantSlug?
         if let raw = reader.string(forKey: "platform.tenant"), !raw.isEmpty {
             guard let slug = TenantSlug(rawValue: raw) else { throw ConfigurationError("PLATFORM_TENANT is not a valid tenant id") }
@@ -60,7 +66,8 @@ struct GatewaySettings: Sendable {
         }
         try self.init(
             publicURL: publicURL, tokenServicePublicURL: tokenURL, secretHasher: hasher,
-            adminBootstrapKey: bootstrap, signingKeyCacheTTL: .seconds(cacheSeconds), platformTenant: platform)
+            adminBootstrapKey: bootstrap, signingKeyCacheTTL: .seconds(cacheSeconds), platformTenant: platform,
+            clientExpiryInterval: .seconds(expirySeconds))
     }
 
     /// The RFC 7591 registration endpoint of `tenant`: the audience of DCR tokens.

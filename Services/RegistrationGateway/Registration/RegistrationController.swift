@@ -7,16 +7,29 @@ struct RegistrationController: Sendable {
 
     let registration: RegistrationService
     let configuration: ClientConfigurationService
+    let rateLimiter: RegistrationRateLimiter
 
     func addRoutes(to group: RouterGroup<Context>) {
-        group.post("register", use: register)
-        group.get("register/:client_id", use: read)
-        group.put("register/:client_id", use: update)
-        group.delete("register/:client_id", use: delete)
+        let routes = group.group().add(middleware: RegistrationCORSMiddleware())
+        routes.post("register", use: register)
+        routes.get("register/:client_id", use: read)
+        routes.put("register/:client_id", use: update)
+        routes.delete("register/:client_id", use: delete)
+        routes.on("register", method: .options) { request, context in
+            try RegistrationCORS.preflight(request, context: context, methods: [.post])
+        }
+        routes.on("register/:client_id", method: .options) { request, context in
+            try RegistrationCORS.preflight(request, context: context, methods: [.get, .put, .delete])
+        }
     }
 
     @Sendable func register(_ request: Request, context: Context) async throws -> Response {
         let tenant = try context.requireTenant()
+        // Counted before anything else, so floods of bad tokens or bodies are throttled too. The source is
+        // the TCP peer: X-Forwarded-For is whatever the client wants it to be.
+        try await rateLimiter.enforce(
+            tenant: tenant, source: context.remoteAddress?.ipAddress ?? "unknown",
+            open: request.headers[.authorization] == nil)
         let caller = try await registration.authenticate(token: BearerToken.extract(from: request), tenant: tenant)
         let body = try await RegistrationRequestBody.read(request)
         return try await registration.register(body.metadata, caller: caller, tenant: tenant).response(status: .created)
