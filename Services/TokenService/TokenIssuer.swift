@@ -83,6 +83,14 @@ struct TokenIssuer: Sendable {
             INSERT INTO issued_access_tokens (tenant_id, jti, client_id, user_id, family_id, expires_at)
             VALUES (\(tenant.id), \(jti), \(request.client.clientID), \(request.userID), \(request.refresh?.familyID), \(expiresAt))
             """, logger: logger)
+        // What the gateway's inactive-client expiry measures; written at most once a minute per client so a
+        // busy client does not rewrite its row on every token.
+        try await connection.query(
+            """
+            UPDATE clients SET last_used_at = \(now)
+            WHERE tenant_id = \(tenant.id) AND client_id = \(request.client.clientID)
+              AND (last_used_at IS NULL OR last_used_at < \(now.addingTimeInterval(-60)))
+            """, logger: logger)
 
         var refreshToken: String?
         if let plan = request.refresh {

@@ -32,6 +32,10 @@ import Testing
             #expect(claims.sub == "svc-basic")
             #expect(claims.scope == "read")
             #expect(claims.cnf == nil)
+            // The gateway's inactive-client expiry reads this.
+            #expect(try await fixture.count(
+                "SELECT count(*)::int8 FROM clients WHERE client_id = 'svc-basic' AND last_used_at > now() - interval '5 minutes'") == 1)
+            #expect(try await fixture.count("SELECT count(*)::int8 FROM clients WHERE client_id = 'svc-post' AND last_used_at IS NULL") == 1)
             try await client.execute(
                 uri: fixture.tokenPath, method: .post, headers: TokenRequest.headers(),
                 body: TokenRequest.form([
