@@ -182,6 +182,10 @@ let package = Package(
                 "LatchkeyCLI",
                 "LatchkeyTestSupport",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "NIOCore", package: "swift-nio"),
             ],
             path: "Tests/EndToEndTests",
             swiftSettings: swiftSettings
