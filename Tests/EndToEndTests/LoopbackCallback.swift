@@ -1,6 +1,8 @@
 import Foundation
+import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
+import NIOCore
 
 /// The native app's side of RFC 8252 §7.3: a loopback HTTP listener at `/callback` that records every
 /// query the browser brings back from `/authorize`.
@@ -16,9 +18,9 @@ final class LoopbackCallback: @unchecked Sendable {
         router.get("callback") { request, _ -> Response in
             let items = URLComponents(string: "http://x/?" + (request.uri.query ?? ""))?.queryItems ?? []
             callback.record(Dictionary(items.map { ($0.name, $0.value ?? "") }, uniquingKeysWith: { first, _ in first }))
-            var response = Response(status: .ok, body: .init(byteBuffer: ByteBuffer(string: "<!doctype html><title>Done</title><p>Signed in.</p>")))
-            response.headers[.contentType] = "text/html; charset=utf-8"
-            return response
+            return Response(
+                status: .ok, headers: [.contentType: "text/html; charset=utf-8"],
+                body: .init(byteBuffer: ByteBuffer(string: "<!doctype html><html lang=\"en\"><title>Signed in</title><p>Signed in.</p></html>")))
         }
         let app = Application(router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)))
         return try await app.test(.live) { client in
