@@ -182,6 +182,11 @@ let package = Package(
                 "LatchkeyCLI",
                 "LatchkeyTestSupport",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
             ],
             path: "Tests/EndToEndTests",
             swiftSettings: swiftSettings

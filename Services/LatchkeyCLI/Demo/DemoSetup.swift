@@ -92,3 +92,9 @@ func expect(_ response: DemoResponse, _ status: Int, _ what: String) throws -> D
     }
     return response
 }
+
+/// Fails the demo when a value the story needs is missing from an answer.
+func required<T>(_ value: T?, _ what: String) throws -> T {
+    guard let value else { throw DemoFailure("missing \(what)") }
+    return value
+}

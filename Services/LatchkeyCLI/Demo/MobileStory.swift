@@ -227,8 +227,3 @@ private final class NonceStore: @unchecked Sendable {
         set { lock.withLock { current = newValue } }
     }
 }
-
-private func required<T>(_ value: T?, _ what: String) throws -> T {
-    guard let value else { throw DemoFailure("missing \(what)") }
-    return value
-}
