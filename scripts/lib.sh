@@ -34,7 +34,7 @@ ensure_debian_packages() {
 
 # Installs the Debian packages Latchkey needs, only when one is missing.
 ensure_packages() {
-    ensure_debian_packages librdkafka-dev postgresql python3 pkg-config chromium chromium-driver "$@"
+    ensure_debian_packages librdkafka-dev postgresql python3 pkg-config "$@"
     if ! python3 -c 'import jsonschema' 2>/dev/null; then
         log "installing the jsonschema Python package (event schema tests)"
         python3 -m pip install --quiet jsonschema || die "could not install jsonschema from PyPI"

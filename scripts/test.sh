@@ -5,7 +5,8 @@
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 cd "$ROOT"
 
-ensure_packages
+# The browser tests drive a real headless Chromium through chromedriver.
+ensure_packages chromium chromium-driver
 [ -d "$ROOT/../shared/vectors" ] || die "../shared/vectors is missing next to the repository: the vector tests need it"
 "$ROOT/scripts/postgres.sh" start
 eval "$("$ROOT/scripts/postgres.sh" env "${LATCHKEY_TEST_DB:-latchkey_test}")"
