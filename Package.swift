@@ -99,7 +99,10 @@ let package = Package(
         service("RegistrationGateway", folder: "RegistrationGateway"),
         service(
             "TokenService", folder: "TokenService",
-            extra: [.product(name: "Mustache", package: "swift-mustache")]),
+            extra: [
+                .product(name: "Mustache", package: "swift-mustache"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+            ]),
         service(
             "DPoPVerifier", folder: "DPoPVerifier",
             extra: [
@@ -165,7 +168,12 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         serviceTests("RegistrationGateway"),
-        serviceTests("TokenService"),
+        serviceTests(
+            "TokenService",
+            extra: [
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]),
         serviceTests(
             "DPoPVerifier",
             extra: [

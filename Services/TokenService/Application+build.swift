@@ -21,14 +21,18 @@ func buildApplication(
 ) throws -> some ApplicationProtocol {
     let runtime = try ServiceRuntime(settings: settings, logger: logger)
     let router = runtime.makeRouter()
-    try TokenServiceRoutes(runtime: runtime, settings: tokenSettings).register(on: router)
-    return runtime.makeApplication(router: router, services: try runtime.makeOutboxServices())
+    let upstream = UpstreamProviderClient(logger: logger)
+    try TokenServiceRoutes(runtime: runtime, settings: tokenSettings, upstream: upstream).register(on: router)
+    return runtime.makeApplication(
+        router: router, services: try runtime.makeOutboxServices() + [UpstreamClientService(client: upstream)])
 }
 
 /// Wires the token service's controllers onto the router.
 struct TokenServiceRoutes {
     let runtime: ServiceRuntime
     let settings: TokenServiceSettings
+    /// HTTP client for upstream OpenID Connect providers (federation).
+    let upstream: UpstreamProviderClient
 
     func register(on router: Router<LatchkeyRequestContext>) throws {
         let database = runtime.database
@@ -59,6 +63,10 @@ struct TokenServiceRoutes {
         IntrospectionController(settings: settings, database: database, authentication: authentication, lookup: lookup)
             .addRoutes(to: tenantGroup)
         UserInfoController(settings: settings, database: database, lookup: lookup, dpop: dpop).addRoutes(to: tenantGroup)
-        try AuthorizationController(settings: settings, database: database, outbox: outbox).addRoutes(to: tenantGroup)
+        let authorization = try AuthorizationController(settings: settings, database: database, outbox: outbox)
+        authorization.addRoutes(to: tenantGroup)
+        FederationController(
+            settings: settings, database: database, authorization: authorization, upstream: upstream, outbox: outbox
+        ).addRoutes(to: tenantGroup)
     }
 }

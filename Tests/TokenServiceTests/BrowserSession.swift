@@ -63,8 +63,10 @@ struct BrowserSession {
                 status: Int(response.status.code), headers: response.headers, body: String(buffer: response.body))
         }
         for line in response.headers[values: .setCookie] {
-            let pair = line.split(separator: ";")[0].split(separator: "=", maxSplits: 1).map(String.init)
-            if pair.count == 2 { cookies[pair[0]] = pair[1] }
+            let pair = line.split(separator: ";")[0].split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+                .map(String.init)
+            // An empty value (with Max-Age=0) deletes the cookie.
+            if pair.count == 2 { cookies[pair[0]] = pair[1].isEmpty ? nil : pair[1] }
         }
         return response
     }

@@ -1,3 +1,4 @@
+import AsyncHTTPClient
 import Foundation
 import HTTPTypes
 import Hummingbird
@@ -5,6 +6,7 @@ import HummingbirdTesting
 import LatchkeyTestSupport
 import Logging
 import PostgresNIO
+import ServiceLifecycle
 import Shared
 import Testing
 @testable import TokenService
@@ -16,16 +18,18 @@ struct TokenServiceFixture: Sendable {
     static let gatewayURL = "https://register.example.test"
 
     let tenant: String
+    /// The origin issuers are built from: `publicURL`, or the real loopback address in ``runListening``.
+    var origin: String = TokenServiceFixture.publicURL
     let settings: TokenServiceSettings
     let database: Database
     /// The PostgreSQL database `database` is connected to (for the relay-role queries).
     let databaseName: String
 
-    var issuer: String { "\(Self.publicURL)/t/\(tenant)" }
+    var issuer: String { "\(origin)/t/\(tenant)" }
     var tokenURL: String { "\(issuer)/token" }
     var tokenPath: String { "/t/\(tenant)/token" }
 
-    static func makeSettings() throws -> TokenServiceSettings {
+    static func makeSettings(publicURL: String = publicURL) throws -> TokenServiceSettings {
         try TokenServiceSettings(
             publicURL: publicURL + "/", registrationGatewayPublicURL: gatewayURL,
             keyEnvelope: KeyEnvelope(configuration: KeyMaterial.generateConfigurationValue()),
@@ -39,21 +43,78 @@ struct TokenServiceFixture: Sendable {
         policy: String = "{}", setup: TestingSetup = .router,
         _ body: @Sendable (any TestClientProtocol, TokenServiceFixture) async throws -> Void
     ) async throws {
+        try await runApplication(policy: { _ in policy }, setup: setup, origin: publicURL, replicaPort: nil, body)
+    }
+
+    /// Like ``run`` over real sockets, plus a second replica (same settings and database) listening on a
+    /// fixed loopback port that is the public URL, so the service can call its own endpoints over HTTP
+    /// (federation with another tenant as the upstream provider). `policy` gets that origin.
+    static func runListening(
+        policy: @Sendable (String) -> String,
+        _ body: @Sendable (any TestClientProtocol, TokenServiceFixture) async throws -> Void
+    ) async throws {
+        let port = ServiceProcess.freePort()
+        try await runApplication(policy: policy, setup: .live, origin: "http://127.0.0.1:\(port)", replicaPort: port, body)
+    }
+
+    private static func runApplication(
+        policy: (String) -> String, setup: TestingSetup, origin: String, replicaPort: Int?,
+        _ body: @Sendable (any TestClientProtocol, TokenServiceFixture) async throws -> Void
+    ) async throws {
         let cluster = try EmbeddedKafkaCluster(brokers: 1)
         defer { cluster.shutdown() }
         let databaseName = try await OwnDatabase.shared.name()
         var serviceSettings = try await TestServiceSettings.make(.tokenService, kafkaBrokers: cluster.bootstrapServers)
         serviceSettings.database.database = databaseName
         serviceSettings.systemDatabase?.database = databaseName
-        let settings = try makeSettings()
+        let settings = try makeSettings(publicURL: origin)
         let app = try buildApplication(settings: serviceSettings, tokenSettings: settings, logger: TestServiceSettings.logger)
         try await withPostgresClient(serviceSettings.database) { client in
             let database = Database(client: client, logger: TestEnvironment.logger)
             let fixture = TokenServiceFixture(
-                tenant: TestEnvironment.uniqueTenant("tok"), settings: settings, database: database, databaseName: databaseName)
-            try await TestDatabase.createTenant(fixture.tenant, in: database, policy: policy)
-            try await app.test(setup) { client in try await body(client, fixture) }
+                tenant: TestEnvironment.uniqueTenant("tok"), origin: origin, settings: settings, database: database,
+                databaseName: databaseName)
+            try await TestDatabase.createTenant(fixture.tenant, in: database, policy: policy(origin))
+            guard let replicaPort else {
+                return try await app.test(setup) { client in try await body(client, fixture) }
+            }
+            // HummingbirdTesting binds port 0, so the public URL is served by a second replica.
+            var replicaSettings = serviceSettings
+            replicaSettings.port = replicaPort
+            let replica = try buildApplication(
+                settings: replicaSettings, tokenSettings: settings, logger: TestServiceSettings.logger)
+            let group = ServiceGroup(configuration: .init(services: [replica], logger: TestServiceSettings.logger))
+            try await withThrowingTaskGroup(of: Void.self) { tasks in
+                tasks.addTask { try await group.run() }
+                defer { tasks.cancelAll() }
+                try await Self.waitUntilListening(replicaPort)
+                do {
+                    try await app.test(setup) { client in try await body(client, fixture) }
+                } catch {
+                    await group.triggerGracefulShutdown()
+                    throw error
+                }
+                await group.triggerGracefulShutdown()
+                try await tasks.waitForAll()
+            }
         }
+    }
+
+    /// Polls `/healthz` on loopback `port` until it answers (the replica has bound its socket).
+    private static func waitUntilListening(_ port: Int) async throws {
+        let deadline = ContinuousClock.now + .seconds(20)
+        while ContinuousClock.now < deadline {
+            let request = HTTPClientRequest(url: "http://127.0.0.1:\(port)/healthz")
+            if (try? await HTTPClient.shared.execute(request, timeout: .seconds(2))) != nil { return }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        struct NotListening: Error {}
+        throw NotListening()
+    }
+
+    /// The same fixture for another tenant of this service (created by the caller).
+    func other(_ tenant: String) -> TokenServiceFixture {
+        TokenServiceFixture(tenant: tenant, origin: origin, settings: settings, database: database, databaseName: databaseName)
     }
 
     /// A database of these tests' own (`<test database>_tokensvc`, recreated once per test process), so the

@@ -120,6 +120,14 @@ struct AuthorizationController: Sendable {
             "authorizationRequest": sealed,
             "signUpURL": "\(base)/signup?authorization_request=\(sealed)",
             "signInURL": "\(base)/login?authorization_request=\(sealed)",
+            "hasProviders": !tenant.policy.upstreamIdentityProviders.isEmpty,
+            // "Continue with …" links: the sealed request travels to the federation start.
+            "providers": tenant.policy.upstreamIdentityProviders.map { provider in
+                [
+                    "displayName": provider.displayName,
+                    "url": "\(base)/auth/\(AuthorizationResponseTarget.encode(provider.id))?authorization_request=\(sealed)",
+                ]
+            },
         ]
         all.merge(values) { _, new in new }
         var response = pages.page(
@@ -151,8 +159,10 @@ struct AuthorizationController: Sendable {
         return try await handle(tenant, form, pending)
     }
 
+    static let expiredMessage = "This sign-in request has expired or is invalid. Return to the application and start again."
+
     private func expired(_ tenant: ResolvedTenant) -> Response {
-        pages.error("This sign-in request has expired or is invalid. Return to the application and start again.", tenant: tenant)
+        pages.error(Self.expiredMessage, tenant: tenant)
     }
 
     // MARK: POST /login
@@ -233,7 +243,7 @@ struct AuthorizationController: Sendable {
     // MARK: completion
 
     /// A successful sign-in: new SSO session (rotated), a code, and the redirect back to the client.
-    private func complete(
+    func complete(
         _ pending: AuthorizationRequest, userID: UUID, tenant: ResolvedTenant, oldSession: String?,
         on connection: PostgresConnection
     ) async throws -> Response {

@@ -7,6 +7,8 @@ import Shared
 struct PageSecrets: Sendable {
     let csrfKey: SymmetricKey
     let sealingKey: SymmetricKey
+    /// Seals the upstream federation cookie (state, nonce, PKCE verifier).
+    let federationKey: SymmetricKey
 
     init(hasher: KeyedHasher) {
         func derive(_ label: String) -> SymmetricKey {
@@ -14,27 +16,43 @@ struct PageSecrets: Sendable {
         }
         csrfKey = derive("latchkey/token-service/csrf/v1")
         sealingKey = derive("latchkey/token-service/pending-authorization/v1")
+        federationKey = derive("latchkey/token-service/federation-cookie/v1")
     }
 }
 
-/// Seals a pending ``AuthorizationRequest`` with AES-GCM (tenant as associated data), so the pages can
-/// carry it in a form field without the browser being able to read or alter it.
-struct PendingAuthorizationSealer: Sendable {
+/// AES-GCM sealing of a Codable value with the tenant as associated data: the browser can carry it
+/// but can neither read nor alter it, nor replay it at another tenant.
+struct TenantBoundSealer: Sendable {
     let key: SymmetricKey
 
-    func seal(_ request: AuthorizationRequest, tenant: String) throws -> String {
-        let plain = try JSONEncoder().encode(request)
+    func seal<T: Encodable>(_ value: T, tenant: String) throws -> String {
+        let plain = try JSONEncoder().encode(value)
         let box = try AES.GCM.seal(plain, using: key, authenticating: Data(tenant.utf8))
         guard let combined = box.combined else { throw CryptoKitError.incorrectParameterSize }
         return Base64URL.encode(combined)
     }
 
-    /// The request, or nil when the value is malformed, forged, for another tenant or expired.
-    func open(_ sealed: String?, tenant: String) -> AuthorizationRequest? {
+    /// The value, or nil when `sealed` is malformed, forged or for another tenant.
+    func open<T: Decodable>(_ type: T.Type, _ sealed: String?, tenant: String) -> T? {
         guard let sealed, sealed.utf8.count <= 8192, let bytes = Base64URL.decodeBytes(Array(sealed.utf8)),
             let box = try? AES.GCM.SealedBox(combined: bytes),
-            let plain = try? AES.GCM.open(box, using: key, authenticating: Data(tenant.utf8)),
-            let request = try? JSONDecoder().decode(AuthorizationRequest.self, from: plain),
+            let plain = try? AES.GCM.open(box, using: key, authenticating: Data(tenant.utf8))
+        else { return nil }
+        return try? JSONDecoder().decode(T.self, from: plain)
+    }
+}
+
+/// Seals a pending ``AuthorizationRequest`` so the pages can carry it in a form field or link.
+struct PendingAuthorizationSealer: Sendable {
+    let key: SymmetricKey
+
+    func seal(_ request: AuthorizationRequest, tenant: String) throws -> String {
+        try TenantBoundSealer(key: key).seal(request, tenant: tenant)
+    }
+
+    /// The request, or nil when the value is malformed, forged, for another tenant or expired.
+    func open(_ sealed: String?, tenant: String) -> AuthorizationRequest? {
+        guard let request = TenantBoundSealer(key: key).open(AuthorizationRequest.self, sealed, tenant: tenant),
             request.expiresAt > Date()
         else { return nil }
         return request

@@ -46,6 +46,8 @@ enum PageTemplates {
         <input id="password" name="password" type="password" autocomplete="current-password" required maxlength="1024">
         <button type="submit">Sign in</button>
         </form>
+        {{#hasProviders}}<p>Or:</p>{{/hasProviders}}
+        {{#providers}}<p><a class="provider" href="{{url}}">Continue with {{displayName}}</a></p>{{/providers}}
         <p>No account yet? <a href="{{signUpURL}}">Create one</a></p>
         {{> footer}}
         """

@@ -1,0 +1,185 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import Logging
+import PostgresNIO
+import Shared
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `GET /t/{tenant}/auth/{provider}` and its `/callback`: sign-in through an upstream OpenID Connect
+/// provider as a confidential client (seed 003, backend-for-frontend), then the pending authorization resumes.
+struct FederationController: Sendable {
+    let settings: TokenServiceSettings
+    let database: Database
+    let authorization: AuthorizationController
+    let upstream: UpstreamProviderClient
+    let accounts: ExternalAccounts
+    let cookies: FederationCookie
+
+    init(settings: TokenServiceSettings, database: Database, authorization: AuthorizationController,
+         upstream: UpstreamProviderClient, outbox: OutboxWriter) {
+        self.settings = settings
+        self.database = database
+        self.authorization = authorization
+        self.upstream = upstream
+        self.accounts = ExternalAccounts(outbox: outbox)
+        self.cookies = FederationCookie(
+            sealer: TenantBoundSealer(key: PageSecrets(hasher: settings.secretHasher).federationKey),
+            secure: settings.publicURL.lowercased().hasPrefix("https://"))
+    }
+
+    func addRoutes(to group: RouterGroup<LatchkeyRequestContext>) {
+        group.get("auth/:provider") { request, context in try await start(request, context) }
+        group.get("auth/:provider/callback") { request, context in try await callback(request, context) }
+    }
+
+    private var pages: PageRenderer { authorization.pages }
+
+    /// Our redirect URI at the provider: `{issuer}/auth/{provider}/callback`.
+    func redirectURI(tenant: String, provider: String) -> String {
+        "\(TenantEndpoints(settings: settings, tenant: tenant).issuer)/auth/\(provider)/callback"
+    }
+
+    // MARK: start
+
+    func start(_ request: Request, _ context: LatchkeyRequestContext) async throws -> Response {
+        let tenant = try context.requireTenant()
+        guard let provider = context.parameters.get("provider").flatMap(tenant.policy.upstreamIdentityProvider(id:)) else {
+            return pages.error("This sign-in provider is not available.", tenant: tenant, status: .notFound)
+        }
+        let sealed = request.uri.queryParameters["authorization_request"].map(String.init)
+        guard let pending = authorization.sealer.open(sealed, tenant: tenant.id) else {
+            return pages.error(AuthorizationController.expiredMessage, tenant: tenant)
+        }
+        let metadata: UpstreamProviderMetadata
+        do { metadata = try await upstream.metadata(issuer: provider.issuer) } catch {
+            database.logger.warning("upstream discovery failed", metadata: ["provider": "\(provider.id)", "error": "\(error)"])
+            return pages.error("\(provider.displayName) cannot be reached right now. Try again later.", tenant: tenant, status: .badGateway)
+        }
+        let state = FederationState(
+            state: SecretTokens.generate(), nonce: SecretTokens.generate(), verifier: PKCE.generateVerifier(),
+            provider: provider.id, pending: pending, expiresAt: Date().addingTimeInterval(TimeInterval(FederationState.lifetime)))
+        let query: [(String, String)] = [
+            ("response_type", "code"), ("client_id", provider.clientID),
+            ("redirect_uri", redirectURI(tenant: tenant.id, provider: provider.id)),
+            ("scope", provider.scopes.joined(separator: " ")), ("state", state.state), ("nonce", state.nonce),
+            ("code_challenge", PKCE.s256Challenge(for: state.verifier)), ("code_challenge_method", "S256"),
+        ]
+        let separator = metadata.authorizationEndpoint.contains("?") ? "&" : "?"
+        let location = metadata.authorizationEndpoint + separator
+            + query.map { "\($0.0)=\(AuthorizationResponseTarget.encode($0.1))" }.joined(separator: "&")
+        var response = AuthorizationController.redirect(location)
+        response.setCookie(try cookies.cookie(state, tenant: tenant.id))
+        return response
+    }
+
+    // MARK: callback
+
+    func callback(_ request: Request, _ context: LatchkeyRequestContext) async throws -> Response {
+        let tenant = try context.requireTenant()
+        let providerID = context.parameters.get("provider") ?? ""
+        var response = try await handleCallback(request, context, tenant: tenant, providerID: providerID)
+        response.setCookie(cookies.clearing(tenant: tenant.id))
+        return response
+    }
+
+    private func handleCallback(
+        _ request: Request, _ context: LatchkeyRequestContext, tenant: ResolvedTenant, providerID: String
+    ) async throws -> Response {
+        let failed = "Signing in with the provider did not work. Return to the application and start again."
+        guard let provider = tenant.policy.upstreamIdentityProvider(id: providerID) else {
+            return pages.error("This sign-in provider is not available.", tenant: tenant, status: .notFound)
+        }
+        guard let saved = cookies.open(request.cookies[FederationCookie.name]?.value, tenant: tenant.id),
+            saved.provider == provider.id
+        else {
+            return pages.error("This sign-in attempt has expired or is invalid. Return to the application and start again.", tenant: tenant)
+        }
+        let query: FormParameters
+        do {
+            let raw = request.uri.query ?? ""
+            guard raw.utf8.count <= 16 * 1024 else { throw OAuthError.invalidRequest("the request is too large") }
+            query = try FormParameters.parse(raw)
+        } catch let error as OAuthError {
+            return pages.error(error.errorDescription, tenant: tenant, status: error.status)
+        }
+        guard let state = query["state"], ConstantTime.equals(state, saved.state) else {
+            return pages.error(failed, tenant: tenant)
+        }
+        let target = AuthorizationResponseTarget(
+            redirectURI: saved.pending.redirectURI, state: saved.pending.state,
+            issuer: TenantEndpoints(settings: settings, tenant: tenant.id).issuer)
+        if query["error"] != nil {
+            // The user declined (or the provider refused): the client learns it the RFC 6749 way.
+            return AuthorizationController.redirect(target.url([
+                ("error", "access_denied"), ("error_description", "sign-in with \(provider.id) was not completed"),
+            ]))
+        }
+        guard let code = query["code"], !code.isEmpty, code.utf8.count <= 2048 else { return pages.error(failed, tenant: tenant) }
+        let claims: UpstreamIDTokenClaims
+        do {
+            claims = try await signIn(provider, code: code, saved: saved, tenant: tenant.id)
+        } catch {
+            database.logger.warning("upstream sign-in failed", metadata: ["provider": "\(provider.id)", "error": "\(error)"])
+            return pages.error(failed, tenant: tenant, status: error is UpstreamIDTokenValidator.Rejection ? .badRequest : .badGateway)
+        }
+        let oldSession = request.cookies[SSOSessions.cookieName]?.value
+        let logger = database.logger
+        return try await database.withTenantTransaction(tenant.id) { connection in
+            guard try await ClientRepository.isActive(saved.pending.clientID, on: connection, logger: logger) else {
+                return pages.error("The application that sent you here is no longer active.", tenant: tenant)
+            }
+            let userID = try await accounts.provision(
+                provider: provider.id, subject: claims.sub, preferredUsername: claims.preferredUsername, email: claims.email,
+                tenant: tenant, clientID: saved.pending.clientID, on: connection, logger: logger)
+            guard try await UserStatus.isActive(userID, on: connection, logger: logger) else {
+                return pages.error("This account cannot sign in.", tenant: tenant, status: .forbidden)
+            }
+            return try await authorization.complete(
+                saved.pending, userID: userID, tenant: tenant, oldSession: oldSession, on: connection)
+        }
+    }
+
+    /// Code exchange (client_secret_basic + PKCE) and ID token validation.
+    private func signIn(
+        _ provider: UpstreamIdentityProvider, code: String, saved: FederationState, tenant: String
+    ) async throws -> UpstreamIDTokenClaims {
+        let metadata = try await upstream.metadata(issuer: provider.issuer)
+        let secret = try UpstreamSecrets.resolve(provider.clientSecretRef)
+        let idToken = try await upstream.exchange(
+            code: code, verifier: saved.verifier, redirectURI: redirectURI(tenant: tenant, provider: provider.id),
+            clientID: provider.clientID, secret: secret, metadata: metadata)
+        let jws = try UpstreamIDTokenValidator.parse(idToken)
+        let keys = try await upstream.keys.keys(issuer: provider.issuer, kid: jws.header.kid)
+        return try UpstreamIDTokenValidator(issuer: provider.issuer, clientID: provider.clientID)
+            .validate(jws, keys: keys, nonce: saved.nonce)
+    }
+}
+
+/// Resolves a provider's `client_secret_ref` (`env:NAME` or `file:/path`) when it is needed, so a
+/// rotated secret file is picked up without a restart.
+enum UpstreamSecrets {
+    static func resolve(_ reference: String) throws -> String {
+        let value: String?
+        switch SecretReference(reference) {
+        case .environment(let name): value = getenv(name).map { String(cString: $0) }
+        case .file(let path): value = try? String(contentsOfFile: path, encoding: .utf8)
+        case nil: value = nil
+        }
+        guard let secret = value?.trimmingCharacters(in: .whitespacesAndNewlines), !secret.isEmpty else {
+            throw UpstreamFailure(description: "client_secret_ref does not resolve to a secret")
+        }
+        return secret
+    }
+}
+
+/// Whether a user may sign in (not locked or disabled).
+enum UserStatus {
+    static func isActive(_ userID: UUID, on connection: PostgresConnection, logger: Logger) async throws -> Bool {
+        let rows = try await connection.query("SELECT status FROM users WHERE user_id = \(userID)", logger: logger)
+        for try await status in rows.decode(String.self) { return status == "active" }
+        return false
+    }
+}

@@ -1,0 +1,142 @@
+import AsyncHTTPClient
+import Foundation
+import Logging
+import NIOCore
+import NIOFoundationCompat
+import NIOHTTP1
+import ServiceLifecycle
+import Shared
+
+/// The parts of an upstream provider's discovery document Latchkey uses (OpenID Connect Discovery §3).
+struct UpstreamProviderMetadata: Decodable, Sendable {
+    let issuer: String
+    let authorizationEndpoint: String
+    let tokenEndpoint: String
+    let jwksURI: String
+
+    enum CodingKeys: String, CodingKey {
+        case issuer
+        case authorizationEndpoint = "authorization_endpoint"
+        case tokenEndpoint = "token_endpoint"
+        case jwksURI = "jwks_uri"
+    }
+}
+
+/// Why a call to an upstream provider failed (logged; the user sees a generic page).
+struct UpstreamFailure: Error, CustomStringConvertible {
+    let description: String
+}
+
+/// HTTP calls to upstream OpenID Connect providers: discovery (cached, `issuer` checked), JWKS
+/// (``JWKSCache``: cached, refreshed on an unknown `kid`) and the code exchange. No redirects followed.
+final class UpstreamProviderClient: Sendable {
+    let client: HTTPClient
+    let keys: JWKSCache
+    private let discovery: DiscoveryCache
+    private let timeout: TimeAmount = .seconds(5)
+    /// Largest accepted discovery, JWKS or token response.
+    private static let maximumBytes = 256 * 1024
+
+    init(logger: Logger) {
+        let client = HTTPClient(
+            eventLoopGroupProvider: .singleton,
+            configuration: HTTPClient.Configuration(redirectConfiguration: .disallow, timeout: .init(connect: .seconds(5))))
+        let discovery = DiscoveryCache()
+        self.client = client
+        self.discovery = discovery
+        self.keys = JWKSCache(logger: logger) { issuer in
+            let metadata = try await discovery.metadata(issuer) { try await Self.fetchMetadata(issuer, client: client) }
+            return try await Self.get(JWKSet.self, from: metadata.jwksURI, client: client)
+        }
+    }
+
+    /// The provider's discovery document (cached for five minutes).
+    func metadata(issuer: String) async throws -> UpstreamProviderMetadata {
+        try await discovery.metadata(issuer) { try await Self.fetchMetadata(issuer, client: self.client) }
+    }
+
+    /// Exchanges `code` at the token endpoint with `client_secret_basic` and PKCE; returns the ID token.
+    func exchange(
+        code: String, verifier: String, redirectURI: String, clientID: String, secret: String,
+        metadata: UpstreamProviderMetadata
+    ) async throws -> String {
+        var request = HTTPClientRequest(url: metadata.tokenEndpoint)
+        request.method = .POST
+        // RFC 6749 §2.3.1: id and secret are form-encoded before the Basic encoding.
+        let credentials = "\(AuthorizationResponseTarget.encode(clientID)):\(AuthorizationResponseTarget.encode(secret))"
+        request.headers.add(name: "Authorization", value: "Basic " + Data(credentials.utf8).base64EncodedString())
+        request.headers.add(name: "Content-Type", value: "application/x-www-form-urlencoded")
+        request.headers.add(name: "Accept", value: "application/json")
+        let form = [
+            ("grant_type", "authorization_code"), ("code", code), ("redirect_uri", redirectURI), ("code_verifier", verifier),
+        ]
+        request.body = .bytes(ByteBuffer(string: form.map { "\($0.0)=\(AuthorizationResponseTarget.encode($0.1))" }.joined(separator: "&")))
+        let response = try await client.execute(request, timeout: timeout)
+        let body = try await response.body.collect(upTo: Self.maximumBytes)
+        guard response.status == .ok else {
+            throw UpstreamFailure(description: "token endpoint answered \(response.status.code)")
+        }
+        struct TokenResponse: Decodable {
+            let idToken: String?
+            enum CodingKeys: String, CodingKey { case idToken = "id_token" }
+        }
+        guard let idToken = (try? JSONDecoder().decode(TokenResponse.self, from: Data(buffer: body)))?.idToken else {
+            throw UpstreamFailure(description: "token response has no id_token")
+        }
+        return idToken
+    }
+
+    private static func fetchMetadata(_ issuer: String, client: HTTPClient) async throws -> UpstreamProviderMetadata {
+        var trimmed = issuer
+        while trimmed.hasSuffix("/") { trimmed.removeLast() }
+        let metadata = try await get(UpstreamProviderMetadata.self, from: trimmed + "/.well-known/openid-configuration", client: client)
+        // OpenID Connect Discovery §4.3: the document must name the issuer it was fetched for.
+        guard metadata.issuer == issuer else { throw UpstreamFailure(description: "discovery document names another issuer") }
+        for url in [metadata.authorizationEndpoint, metadata.tokenEndpoint, metadata.jwksURI] {
+            guard let scheme = URLComponents(string: url)?.scheme?.lowercased(), scheme == "https" || scheme == "http" else {
+                throw UpstreamFailure(description: "discovery document has a non-http(s) endpoint")
+            }
+        }
+        return metadata
+    }
+
+    private static func get<T: Decodable>(_ type: T.Type, from url: String, client: HTTPClient) async throws -> T {
+        var request = HTTPClientRequest(url: url)
+        request.headers.add(name: "Accept", value: "application/json")
+        let response = try await client.execute(request, timeout: .seconds(5))
+        let body = try await response.body.collect(upTo: maximumBytes)
+        guard response.status == .ok else { throw UpstreamFailure(description: "\(url) answered \(response.status.code)") }
+        do { return try JSONDecoder().decode(T.self, from: Data(buffer: body)) } catch {
+            throw UpstreamFailure(description: "\(url) is not a valid \(T.self) document")
+        }
+    }
+}
+
+/// Discovery documents per issuer, shared fetches, five-minute life.
+private actor DiscoveryCache {
+    private var entries: [String: (metadata: UpstreamProviderMetadata, fetchedAt: Date)] = [:]
+    private var inFlight: [String: Task<UpstreamProviderMetadata, any Error>] = [:]
+    private let maxAge: TimeInterval = 300
+
+    func metadata(
+        _ issuer: String, fetch: @escaping @Sendable () async throws -> UpstreamProviderMetadata
+    ) async throws -> UpstreamProviderMetadata {
+        if let entry = entries[issuer], Date().timeIntervalSince(entry.fetchedAt) < maxAge { return entry.metadata }
+        let task = inFlight[issuer] ?? Task { try await fetch() }
+        inFlight[issuer] = task
+        defer { inFlight[issuer] = nil }
+        let metadata = try await task.value
+        entries[issuer] = (metadata, Date())
+        return metadata
+    }
+}
+
+/// Keeps the upstream HTTP client for the application's lifetime and shuts it down afterwards.
+struct UpstreamClientService: Service {
+    let client: UpstreamProviderClient
+
+    func run() async throws {
+        try? await gracefulShutdown()
+        try await client.client.shutdown()
+    }
+}
