@@ -20,7 +20,9 @@ import Testing
             }
             try await http.shutdown()
             let statuses = await platform.stop()
-            for (name, status) in statuses { #expect(status == 0, "\(name) did not stop cleanly") }
+            for (name, status) in statuses {
+                #expect(status == 0, "\(name) did not stop cleanly (\(String(describing: status))): \(platform.output(name).suffix(3_000))")
+            }
         }
     }
 
