@@ -20,6 +20,7 @@ struct RefreshTokenGrant: Sendable {
         let dpopJKT: String?
         let status: String
         let expiresAt: Date
+        let rotatedAt: Date?
     }
 
     private enum Outcome {
@@ -37,6 +38,9 @@ struct RefreshTokenGrant: Sendable {
             else { throw OAuthError.invalidGrant("refresh token is invalid") }
             switch stored.status {
             case "rotated":
+                if let response = try await graceRefresh(stored, token: token, grant: grant, signer: signer, on: connection) {
+                    return .issued(response)
+                }
                 try await reuseDetected(stored, grant: grant, on: connection, logger: logger)
                 return .reused
             case "active": break
@@ -70,7 +74,7 @@ struct RefreshTokenGrant: Sendable {
                 jkt: grant.proof?.jkt,
                 refresh: RefreshPlan(
                     familyID: stored.familyID, generation: stored.generation + 1, expiresAt: stored.expiresAt,
-                    boundJKT: stored.dpopJKT))
+                    boundJKT: stored.dpopJKT, token: successor(of: token)))
             return .issued(try await issuer.issue(
                 request, tenant: grant.tenant, endpoints: grant.endpoints, signer: signer, on: connection, logger: logger))
         }
@@ -78,6 +82,43 @@ struct RefreshTokenGrant: Sendable {
         case .issued(let response): return response
         case .reused: throw OAuthError.invalidGrant("refresh token has already been used")
         }
+    }
+
+    /// The successor of a refresh token, derived with the keyed hash (unguessable without the server's key),
+    /// so a concurrent refresh within the grace window can be answered with the very same successor
+    /// although only hashes are stored.
+    private func successor(of token: String) -> String {
+        issuer.hasher.hash("refresh-successor|" + token)
+    }
+
+    /// Concurrent refresh: the token was rotated moments ago and comes again with the same DPoP key. Answers
+    /// with a new access token and the same successor while that successor is still unused; nil otherwise
+    /// (then it is reuse). Unbound tokens get no grace: nothing proves the second request is the same app.
+    private func graceRefresh(
+        _ stored: StoredRefresh, token: String, grant: GrantContext, signer: (kid: String, key: SigningKey),
+        on connection: PostgresConnection
+    ) async throws -> TokenResponse? {
+        let logger = database.logger
+        let grace = grant.tenant.policy.tokenLifetimes.refreshGrace
+        guard grace > 0, let rotatedAt = stored.rotatedAt, Date().timeIntervalSince(rotatedAt) <= TimeInterval(grace),
+              let bound = stored.dpopJKT, let proof = grant.proof, ConstantTime.equals(bound, proof.jkt),
+              grant.form["scope"] == nil, stored.expiresAt > Date()
+        else { return nil }
+        let next = successor(of: token)
+        guard let successorRow = try await find(issuer.hasher.hash(next), on: connection, logger: logger),
+              successorRow.familyID == stored.familyID, successorRow.generation == stored.generation + 1,
+              successorRow.status == "active"
+        else { return nil }
+        if let userID = stored.userID, try await !userIsActive(userID, on: connection, logger: logger) {
+            throw OAuthError.invalidGrant("the user cannot sign in")
+        }
+        let request = IssuanceRequest(
+            client: grant.client, userID: stored.userID, scopes: TenantPolicy.scopeTokens(successorRow.scope),
+            grantType: .refreshToken, jkt: proof.jkt, refresh: nil)
+        var response = try await issuer.issue(
+            request, tenant: grant.tenant, endpoints: grant.endpoints, signer: signer, on: connection, logger: logger)
+        response.refreshToken = next
+        return response
     }
 
     private func reuseDetected(
@@ -98,13 +139,13 @@ struct RefreshTokenGrant: Sendable {
     private func find(_ tokenHash: String, on connection: PostgresConnection, logger: Logger) async throws -> StoredRefresh? {
         let rows = try await connection.query(
             """
-            SELECT family_id, generation, client_id, user_id, scope, dpop_jkt, status, expires_at
+            SELECT family_id, generation, client_id, user_id, scope, dpop_jkt, status, expires_at, rotated_at
             FROM refresh_tokens WHERE token_hash = \(tokenHash) FOR UPDATE
             """, logger: logger)
-        for try await row in rows.decode((UUID, Int, String, UUID?, String, String?, String, Date).self) {
+        for try await row in rows.decode((UUID, Int, String, UUID?, String, String?, String, Date, Date?).self) {
             return StoredRefresh(
                 familyID: row.0, generation: row.1, clientID: row.2, userID: row.3, scope: row.4, dpopJKT: row.5,
-                status: row.6, expiresAt: row.7)
+                status: row.6, expiresAt: row.7, rotatedAt: row.8)
         }
         return nil
     }

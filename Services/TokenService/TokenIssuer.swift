@@ -25,6 +25,8 @@ struct RefreshPlan: Sendable {
     var expiresAt: Date
     /// The DPoP key the refresh token is bound to (public clients).
     var boundJKT: String?
+    /// The refresh token's value when the grant derived it (rotation); a fresh random one otherwise.
+    var token: String? = nil
 }
 
 struct IDTokenPlan: Sendable {
@@ -94,7 +96,7 @@ struct TokenIssuer: Sendable {
 
         var refreshToken: String?
         if let plan = request.refresh {
-            let token = SecretTokens.generate()
+            let token = plan.token ?? SecretTokens.generate()
             try await connection.query(
                 """
                 INSERT INTO refresh_tokens (tenant_id, token_hash, family_id, generation, client_id, user_id, scope, dpop_jkt, expires_at)

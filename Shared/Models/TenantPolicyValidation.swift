@@ -125,6 +125,7 @@ extension TenantPolicy {
         duration("token_lifetimes.authorization_code", tokenLifetimes.authorizationCode, zeroAllowed: false, max: 600)
         duration("token_lifetimes.id_token", tokenLifetimes.idToken, zeroAllowed: false)
         duration("token_lifetimes.sso_session", tokenLifetimes.ssoSession, zeroAllowed: false, max: 2_592_000)
+        duration("token_lifetimes.refresh_grace", tokenLifetimes.refreshGrace, zeroAllowed: true, max: 60)
 
         duration("consent.remember_for", consent.rememberFor, zeroAllowed: true)
 

@@ -12,6 +12,10 @@ public struct TokenLifetimes: Codable, Sendable, Hashable {
     public var idToken: Int
     /// The sign-in session (SSO cookie) at the token service: within it, `/authorize` needs no new sign-in.
     public var ssoSession: Int
+    /// Grace for concurrent refresh: within this many seconds after a rotation, the same old refresh token
+    /// presented again with the same DPoP key gets the same successor instead of revoking the family
+    /// (mobile apps refresh from several threads at once). 0 turns the grace off.
+    public var refreshGrace: Int
 
     public init(
         accessToken: Int = 600,
@@ -19,7 +23,8 @@ public struct TokenLifetimes: Codable, Sendable, Hashable {
         dcrAccessToken: Int = 300,
         authorizationCode: Int = 60,
         idToken: Int = 600,
-        ssoSession: Int = 28_800
+        ssoSession: Int = 28_800,
+        refreshGrace: Int = 10
     ) {
         self.accessToken = accessToken
         self.refreshToken = refreshToken
@@ -27,6 +32,7 @@ public struct TokenLifetimes: Codable, Sendable, Hashable {
         self.authorizationCode = authorizationCode
         self.idToken = idToken
         self.ssoSession = ssoSession
+        self.refreshGrace = refreshGrace
     }
 
     enum CodingKeys: String, CodingKey, CaseIterable {
@@ -36,6 +42,7 @@ public struct TokenLifetimes: Codable, Sendable, Hashable {
         case authorizationCode = "authorization_code"
         case idToken = "id_token"
         case ssoSession = "sso_session"
+        case refreshGrace = "refresh_grace"
     }
 
     public init(from decoder: any Decoder) throws {
@@ -48,5 +55,6 @@ public struct TokenLifetimes: Codable, Sendable, Hashable {
             try container.decodeIfPresent(Int.self, forKey: .authorizationCode) ?? defaults.authorizationCode
         idToken = try container.decodeIfPresent(Int.self, forKey: .idToken) ?? defaults.idToken
         ssoSession = try container.decodeIfPresent(Int.self, forKey: .ssoSession) ?? defaults.ssoSession
+        refreshGrace = try container.decodeIfPresent(Int.self, forKey: .refreshGrace) ?? defaults.refreshGrace
     }
 }

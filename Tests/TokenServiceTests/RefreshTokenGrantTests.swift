@@ -38,7 +38,8 @@ import Testing
     }
 
     @Test func reuseOfARotatedTokenRevokesTheFamilyAndEmitsAnEvent() async throws {
-        try await TokenServiceFixture.run { client, fixture in
+        // Without the concurrent-refresh grace: any second use of a rotated token is reuse.
+        try await TokenServiceFixture.run(policy: #"{"token_lifetimes":{"refresh_grace":0}}"#) { client, fixture in
             let (app, first) = try await Self.signedIn(client, fixture)
             let (_, json) = try await app.refresh(client, fixture, token: first)
             let second = try #require(json["refresh_token"] as? String)
@@ -53,6 +54,35 @@ import Testing
             #expect(event.data.familyRevoked)
             #expect(event.data.jkt == app.dpop.jkt)
             #expect(!detected[0].contains(first))
+        }
+    }
+
+    @Test func concurrentRefreshWithinTheGraceGetsTheSameSuccessor() async throws {
+        try await TokenServiceFixture.run { client, fixture in
+            let (app, first) = try await Self.signedIn(client, fixture)
+            let (status1, json1) = try await app.refresh(client, fixture, token: first)
+            let (status2, json2) = try await app.refresh(client, fixture, token: first)
+            #expect(status1 == 200 && status2 == 200, "\(json2)")
+            let successor = try #require(json1["refresh_token"] as? String)
+            #expect(json2["refresh_token"] as? String == successor)
+            #expect(json2["access_token"] as? String != json1["access_token"] as? String)
+            #expect(try await fixture.outboxPayloads(type: .refreshTokenReuseDetected).isEmpty)
+            // The shared successor rotates normally; once it has, the first token is plain reuse again.
+            #expect(try await app.refresh(client, fixture, token: successor).0 == 200)
+            #expect(try await app.refresh(client, fixture, token: first).1["error"] as? String == "invalid_grant")
+            #expect(try await fixture.outboxPayloads(type: .refreshTokenReuseDetected).count == 1)
+        }
+    }
+
+    @Test func concurrentRefreshWithAnotherKeyRevokesTheFamily() async throws {
+        try await TokenServiceFixture.run { client, fixture in
+            let (app, first) = try await Self.signedIn(client, fixture)
+            let (_, json) = try await app.refresh(client, fixture, token: first)
+            let successor = try #require(json["refresh_token"] as? String)
+            let thief = DPoPProofSigner(key: try SigningKey.generate(.es256))
+            #expect(try await app.refresh(client, fixture, token: first, signer: thief).1["error"] as? String == "invalid_grant")
+            #expect(try await app.refresh(client, fixture, token: successor).1["error"] as? String == "invalid_grant")
+            #expect(try await fixture.outboxPayloads(type: .refreshTokenReuseDetected).count == 1)
         }
     }
 
