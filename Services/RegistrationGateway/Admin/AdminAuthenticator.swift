@@ -21,7 +21,7 @@ struct AdminAuthenticator: Sendable {
     func actor(_ request: Request, tenant: TenantSlug, bootstrap: BootstrapUse? = nil) async throws -> (EventActor, BootstrapUse?) {
         let authorizations = request.headers[values: .authorization]
         guard authorizations.count <= 1 else { throw OAuthError.invalidRequest("more than one Authorization header") }
-        if let bootstrap, let key = bootstrapKey, let presented = Self.bearer(authorizations.first),
+        if let bootstrap, let key = bootstrapKey, let presented = (try? BearerToken.extract(from: request)) ?? nil,
            presented.utf8.filter({ $0 == UInt8(ascii: ".") }).count != 2 {
             // Constant-time: the key is a secret; a wrong key is the same 401 as a bad token.
             guard ConstantTime.equals(presented, key) else {
@@ -32,12 +32,5 @@ struct AdminAuthenticator: Sendable {
         }
         let principal = try await verifier.verify(authorization: authorizations.first, for: tenant)
         return (EventActor(type: .admin, id: principal.subject), nil)
-    }
-
-    private static func bearer(_ header: String?) -> String? {
-        guard let header, let space = header.firstIndex(of: " "),
-              header[..<space].caseInsensitiveCompare("Bearer") == .orderedSame else { return nil }
-        let value = header[header.index(after: space)...].trimmingCharacters(in: .whitespaces)
-        return value.isEmpty ? nil : value
     }
 }

@@ -54,10 +54,7 @@ struct InitialAccessTokenRequest: Decodable, Sendable {
 /// Admin request bodies: JSON only, size-bounded, decode failures as 400 `invalid_request`.
 enum AdminBody {
     static func read<T: Decodable>(_ type: T.Type, from request: Request) async throws -> T {
-        guard let contentType = request.headers[.contentType],
-              contentType.split(separator: ";").first?.trimmingCharacters(in: .whitespaces).lowercased() == "application/json"
-        else { throw OAuthError(.unsupportedMediaType, "invalid_request", "the request body must be application/json") }
-        let data = Data(try await request.body.collect(upTo: HTTPLimits.maximumBodySize).readableBytesView)
+        let data = try await RegistrationRequestBody.jsonData(request)
         do {
             return try LatchkeyJSON.decode(type, from: data)
         } catch let error as DecodingError {

@@ -18,14 +18,19 @@ struct RegistrationRequestBody: Sendable {
     var credentials: ClientCredentials
 
     static func read(_ request: Request) async throws -> RegistrationRequestBody {
+        let data = try await jsonData(request)
+        return RegistrationRequestBody(
+            metadata: try decode(ClientMetadata.self, from: data), credentials: try decode(ClientCredentials.self, from: data))
+    }
+
+    /// The bytes of an `application/json` body (bounded); another media type is 415.
+    static func jsonData(_ request: Request) async throws -> Data {
         guard let contentType = request.headers[.contentType],
               contentType.split(separator: ";").first?.trimmingCharacters(in: .whitespaces).lowercased() == "application/json"
         else {
             throw OAuthError(.unsupportedMediaType, "invalid_request", "the request body must be application/json")
         }
-        let data = Data(try await request.body.collect(upTo: HTTPLimits.maximumBodySize).readableBytesView)
-        return RegistrationRequestBody(
-            metadata: try decode(ClientMetadata.self, from: data), credentials: try decode(ClientCredentials.self, from: data))
+        return Data(try await request.body.collect(upTo: HTTPLimits.maximumBodySize).readableBytesView)
     }
 
     private static func decode<T: Decodable>(_ type: T.Type, from data: Data) throws -> T {
