@@ -4,6 +4,12 @@ import Shared
 /// the vectors' tokens are opaque strings that no key signed).
 protocol AccessTokenValidator: Sendable {
     func validate(_ token: String) async throws(AccessTokenError) -> VerifiedAccessToken
+    /// The verdict when it is known without suspending (a cached token), nil when `validate` must run.
+    func validateNow(_ token: String) -> VerifiedAccessToken?
+}
+
+extension AccessTokenValidator {
+    func validateNow(_ token: String) -> VerifiedAccessToken? { nil }
 }
 
 /// RFC 9068 JWT verification against the issuers' JWKS, cached by token hash until `exp`.
@@ -13,5 +19,9 @@ struct CachedJWTValidator: AccessTokenValidator {
 
     func validate(_ token: String) async throws(AccessTokenError) -> VerifiedAccessToken {
         try await cache.verify(token, with: verifier)
+    }
+
+    func validateNow(_ token: String) -> VerifiedAccessToken? {
+        cache.cached(token, clockSkewSeconds: verifier.configuration.clockSkewSeconds)
     }
 }

@@ -1,5 +1,6 @@
 import AsyncHTTPClient
 import Hummingbird
+import HummingbirdCore
 import Logging
 import NIOPosix
 import Shared
@@ -13,8 +14,7 @@ extension ServiceDescriptor {
 func buildApplication(settings: ServiceSettings, sidecar sidecarSettings: SidecarSettings, logger: Logger,
                       overrides: SidecarOverrides = SidecarOverrides()) throws -> some ApplicationProtocol {
     let runtime = try ServiceRuntime(settings: settings, logger: logger)
-    let httpClient = HTTPClient(eventLoopGroup: .singletonMultiThreadedEventLoopGroup,
-                                configuration: UpstreamProxy.clientConfiguration(for: sidecarSettings.upstream))
+    let httpClient = HTTPClient(eventLoopGroup: .singletonMultiThreadedEventLoopGroup, configuration: IssuerKeyFetcher.clientConfiguration)
     let revocations = RevokedClients()
     let metrics = SidecarMetrics.shared
     let sidecar = try Sidecar(settings: sidecarSettings, httpClient: httpClient, revocations: revocations, metrics: metrics,
@@ -22,14 +22,15 @@ func buildApplication(settings: ServiceSettings, sidecar sidecarSettings: Sideca
     let router = makeSidecarRouter(
         runtime: runtime, readiness: [ReadinessCheck("revocations") { revocations.isLoaded }],
         limitBodies: sidecarSettings.mode == .check)
-    try sidecar.addRoutes(to: router)
+    sidecar.addRoutes(to: router)
     let listener = RevocationListener(
         kafka: runtime.kafka, admin: runtime.kafkaAdmin,
         topic: LatchkeyEventType.clientRevoked.topic(prefix: settings.topicPrefix),
         revocations: revocations, metrics: metrics, logger: logger)
     let gauges = CacheGaugeReporter(replayCache: sidecar.replayCache, tokenCache: sidecar.tokenCache, revocations: revocations,
                                     metrics: metrics, interval: overrides.gaugeInterval)
-    return runtime.makeApplication(router: router, services: [HTTPClientService(client: httpClient), listener, gauges])
+    return runtime.makeApplication(router: router, server: try sidecar.server(),
+                                   services: [HTTPClientService(client: httpClient), listener, gauges])
 }
 
 /// The standard router of `ServiceRuntime.makeRouter` (request id, access log, JSON errors, health

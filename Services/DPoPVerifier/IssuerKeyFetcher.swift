@@ -23,6 +23,13 @@ struct IssuerKeyFetcher: Sendable {
         }
     }
 
+    /// The issuer client: no redirects followed, no request spans.
+    static var clientConfiguration: HTTPClient.Configuration {
+        var configuration = HTTPClient.Configuration(redirectConfiguration: .disallow, decompression: .disabled)
+        configuration.tracing.tracer = nil
+        return configuration
+    }
+
     let client: HTTPClient
     /// When set, discovery and JWKS are fetched from this origin instead of the URLs' own
     /// (in-cluster service address); paths are kept.

@@ -19,7 +19,7 @@ struct RequestAuthenticator: Sendable {
     let allowBearer: Bool
 
     /// The reason text the Shared verifier gives for a replayed `jti` (its metric label is `dpop_replay`).
-    static let replayReason = "jti has already been used"
+    static let replayReason = DPoPProofVerifier.replayReason
 
     /// - Parameters:
     ///   - method: the method the client used (the original one in check mode).
@@ -27,14 +27,43 @@ struct RequestAuthenticator: Sendable {
     ///   - origin: the external origin the client addressed; `htu` must equal `origin + path`.
     func authenticate(method: String, target: RequestTarget, origin: String, headers: HTTPFields)
         async throws(SidecarRejection) -> Decision {
-        if publicPaths.contains(target.path) { return .publicPath }
+        guard let credentials = try credentials(target: target, headers: headers) else { return .publicPath }
+        let token: VerifiedAccessToken
+        if let cached = tokens.validateNow(credentials.token) {
+            token = cached
+        } else {
+            do {
+                token = try await tokens.validate(credentials.token)
+            } catch .keysUnavailable {
+                throw SidecarRejection(kind: .unavailable, description: AccessTokenError.keysUnavailable.description,
+                                       reason: AccessTokenError.keysUnavailable.reason, scheme: credentials.scheme)
+            } catch {
+                throw SidecarRejection(kind: .invalidToken, description: error.description, reason: error.reason,
+                                       scheme: credentials.scheme)
+            }
+        }
+        return try authenticate(token: token, credentials: credentials, method: method, target: target, origin: origin,
+                                headers: headers)
+    }
+
+    /// `authenticate` without suspending: the decision, or nil when the token is not cached and
+    /// must be verified first (the caller then uses the async `authenticate`).
+    func authenticateNow(method: String, target: RequestTarget, origin: String, headers: HTTPFields)
+        throws(SidecarRejection) -> Decision? {
+        guard let credentials = try credentials(target: target, headers: headers) else { return .publicPath }
+        guard let token = tokens.validateNow(credentials.token) else { return nil }
+        return try authenticate(token: token, credentials: credentials, method: method, target: target, origin: origin,
+                                headers: headers)
+    }
+
+    /// The request's credentials; nil for a public path.
+    private func credentials(target: RequestTarget, headers: HTTPFields) throws(SidecarRejection) -> AuthorizationCredentials? {
+        if publicPaths.contains(target.path) { return nil }
         guard revocations.isLoaded else {
             throw SidecarRejection(kind: .unavailable, description: "the revocation list is still loading", reason: "not_ready")
         }
-
-        let credentials: AuthorizationCredentials
         do {
-            credentials = try AuthorizationCredentials(headers: headers)
+            return try AuthorizationCredentials(headers: headers)
         } catch {
             switch error {
             case .missing:
@@ -44,17 +73,13 @@ struct RequestAuthenticator: Sendable {
                 throw SidecarRejection(kind: .invalidRequest, description: detail, reason: "malformed_authorization")
             }
         }
-        let scheme = credentials.scheme
+    }
 
-        let token: VerifiedAccessToken
-        do {
-            token = try await tokens.validate(credentials.token)
-        } catch .keysUnavailable {
-            throw SidecarRejection(kind: .unavailable, description: AccessTokenError.keysUnavailable.description,
-                                   reason: AccessTokenError.keysUnavailable.reason, scheme: scheme)
-        } catch {
-            throw SidecarRejection(kind: .invalidToken, description: error.description, reason: error.reason, scheme: scheme)
-        }
+    /// Everything after the token's signature: revocation, the Bearer policy, then the DPoP proof
+    /// (synchronously: the replay cache is in-process).
+    private func authenticate(token: VerifiedAccessToken, credentials: AuthorizationCredentials, method: String,
+                              target: RequestTarget, origin: String, headers: HTTPFields) throws(SidecarRejection) -> Decision {
+        let scheme = credentials.scheme
         if revocations.contains(tenant: token.tenant, clientID: token.clientID) {
             throw SidecarRejection(kind: .invalidToken, description: "the client has been revoked", reason: "client_revoked",
                                    scheme: scheme)
@@ -78,8 +103,8 @@ struct RequestAuthenticator: Sendable {
                                        reason: "token_not_dpop_bound")
             }
             do {
-                _ = try await proofs.verify(headerValues: headers[values: .dpop], method: method,
-                                            url: origin + target.path, accessToken: credentials.token, expectedJKT: jkt)
+                _ = try proofs.verifySynchronously(headerValues: headers[values: .dpop], method: method,
+                                                   url: origin + target.path, accessToken: credentials.token, expectedJKT: jkt)
             } catch {
                 switch error {
                 case .useNonce(let detail):

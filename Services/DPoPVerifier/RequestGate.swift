@@ -19,9 +19,28 @@ struct RequestGate: Sendable {
         do {
             return try await authenticator.authenticate(method: method, target: target, origin: origin, headers: headers)
         } catch {
-            metrics.countRequest(outcome: "rejected", reason: error.reason)
-            throw challenges.response(for: error, nonce: nonces?.currentNonce())
+            throw rejected(error)
         }
+    }
+
+    /// `decide` without suspending; nil when the token must be verified first (then call `decide`).
+    func decideNow(method: String, target: RequestTarget, origin: String, headers: HTTPFields) throws(OAuthError)
+        -> RequestAuthenticator.Decision? {
+        let start = ContinuousClock.now
+        do {
+            guard let decision = try authenticator.authenticateNow(method: method, target: target, origin: origin, headers: headers)
+            else { return nil }
+            metrics.verificationDuration.record(ContinuousClock.now - start)
+            return decision
+        } catch {
+            metrics.verificationDuration.record(ContinuousClock.now - start)
+            throw rejected(error)
+        }
+    }
+
+    private func rejected(_ error: SidecarRejection) -> OAuthError {
+        metrics.countRequest(outcome: "rejected", reason: error.reason)
+        return challenges.response(for: error, nonce: nonces?.currentNonce())
     }
 
     /// Counts a request that got through (after the upstream answered, in proxy mode).

@@ -1,5 +1,6 @@
 import AsyncHTTPClient
 import Hummingbird
+import HummingbirdCore
 import Logging
 import Shared
 
@@ -80,17 +81,24 @@ struct Sidecar: Sendable {
         resolver = OriginResolver(origins: settings.origins, trustedProxies: settings.trustedProxies)
     }
 
-    /// Proxy mode: the catch-all proxy middleware (add it after every route of the sidecar's own).
-    /// Check mode: `GET|POST /check`.
-    func addRoutes(to router: Router<LatchkeyRequestContext>) throws {
+    /// Check mode: `GET|POST /check`. Proxy mode adds no route: proxied requests never reach the
+    /// router (see `server`).
+    func addRoutes(to router: Router<LatchkeyRequestContext>) {
+        if settings.mode == .check { CheckController(gate: gate, resolver: resolver).addRoutes(to: router) }
+    }
+
+    /// The HTTP server: in proxy mode Hummingbird's HTTP/1.1 channel with the proxy in its pipeline
+    /// (``SidecarHTTPServer``), in check mode the plain one.
+    func server() throws -> HTTPServerBuilder {
         switch settings.mode {
+        case .check:
+            return .http1()
         case .proxy:
             guard let upstream = settings.upstream else { throw ConfigurationError("DPOP_UPSTREAM_URL is required in proxy mode") }
-            let proxy = UpstreamProxy(client: httpClient, settings: upstream, forwardCredentials: settings.forwardCredentials,
-                                      logger: logger)
-            router.add(middleware: ProxyMiddleware(gate: gate, resolver: resolver, proxy: proxy))
-        case .check:
-            CheckController(gate: gate, resolver: resolver).addRoutes(to: router)
+            let route = ProxyRoute(
+                gate: gate, resolver: resolver, proxy: UpstreamProxy(settings: upstream, forwardCredentials: settings.forwardCredentials),
+                pools: try UpstreamPools(settings: upstream), logger: logger, ownPaths: ProxyRoute.ownPaths)
+            return SidecarHTTPServer.builder(route: route)
         }
     }
 }

@@ -1,99 +1,74 @@
-import AsyncHTTPClient
 import Foundation
 import HTTPTypes
-import Hummingbird
-import Logging
 import NIOCore
 import NIOHTTP1
 import Shared
 
-/// Forwards a verified request to the upstream and streams both bodies (never buffered, so any
-/// size passes), over AsyncHTTPClient's keep-alive pool.
-///
-/// Timeouts: connect; idle (longest silence while reading the response); and total, which bounds
-/// the wait for the upstream's response head (a streaming body is bounded by the idle timeout).
-/// Connection failures answer 502 `upstream_unavailable`, timeouts 504 `upstream_timeout`.
+/// How a verified request is rewritten for the upstream and the upstream's answer for the client:
+/// the request head (target under the base path, `Host`, body framing, forwarding and identity
+/// headers, credentials per configuration) and the response head (hop-by-hop fields removed).
+/// The bytes are moved by ``ProxyChannelHandler`` over an ``UpstreamPool``.
 struct UpstreamProxy: Sendable {
-    let client: HTTPClient
     let settings: UpstreamSettings
     let forwardCredentials: Bool
-    let logger: Logger
+    /// `host[:port]` of the upstream, its `Host` header.
+    let hostHeader: String
 
-    /// The AsyncHTTPClient configuration for an upstream: no redirects followed, no decompression
-    /// (the client gets the upstream's bytes), the configured timeouts and pool size.
-    static func clientConfiguration(for settings: UpstreamSettings?) -> HTTPClient.Configuration {
-        var configuration = HTTPClient.Configuration(
-            redirectConfiguration: .disallow,
-            timeout: .init(connect: .milliseconds(Int64(settings?.connectTimeoutMilliseconds ?? 2_000)),
-                           read: .milliseconds(Int64(settings?.idleTimeoutMilliseconds ?? 30_000))),
-            connectionPool: .init(idleTimeout: .seconds(60),
-                                  concurrentHTTP1ConnectionsPerHostSoftLimit: settings?.maxConnections ?? 8),
-            ignoreUncleanSSLShutdown: false,
-            decompression: .disabled)
-        configuration.httpVersion = .automatic
-        // No request spans: the hot path pays for them even when nothing collects traces.
-        configuration.tracing.tracer = nil
-        return configuration
+    init(settings: UpstreamSettings, forwardCredentials: Bool) {
+        self.settings = settings
+        self.forwardCredentials = forwardCredentials
+        hostHeader = String(settings.origin.split(separator: "://", maxSplits: 1).last ?? "")
     }
 
     /// What the client side of the request looked like, for `X-Forwarded-*`.
-    struct ClientView: Sendable {
+    struct ClientView {
         let origin: String
         let peer: SocketAddress?
         let peerTrusted: Bool
     }
 
-    func forward(_ request: Request, target: RequestTarget, identity: VerifiedIdentity?, client view: ClientView) async throws -> Response {
-        var upstreamRequest = HTTPClientRequest(url: settings.origin + settings.basePath + target.raw)
-        upstreamRequest.method = HTTPMethod(rawValue: request.method.rawValue)
-        upstreamRequest.headers = upstreamHeaders(request.headers, identity: identity, view: view)
-        if let length = request.headers[.contentLength].flatMap(Int64.init) {
-            if length > 0 { upstreamRequest.body = .stream(request.body, length: .known(length)) }
-        } else if request.headers[.transferEncoding] != nil {
-            upstreamRequest.body = .stream(request.body, length: .unknown)
-        }
+    /// How the client framed its request body; the upstream request gets the same framing.
+    enum BodyFraming: Equatable {
+        case none
+        case length(Int)
+        case chunked
 
-        let response: HTTPClientResponse
-        do {
-            response = try await client.execute(
-                upstreamRequest, deadline: .now() + .milliseconds(Int64(settings.timeoutMilliseconds)), logger: logger)
-        } catch let error as HTTPClientError
-            where error == .deadlineExceeded || error == .readTimeout || error == .connectTimeout {
-            throw OAuthError(.gatewayTimeout, "upstream_timeout", "the upstream did not answer in time")
-        } catch is CancellationError {
-            throw CancellationError()
-        } catch {
-            logger.warning("upstream request failed", metadata: ["error": "\(error)"])
-            throw OAuthError(.badGateway, "upstream_unavailable", "the upstream could not be reached")
+        init(_ headers: HTTPFields) {
+            if let length = headers[.contentLength].flatMap(Int.init) {
+                self = length > 0 ? .length(length) : .none
+            } else if headers[.transferEncoding] != nil {
+                self = .chunked
+            } else {
+                self = .none
+            }
         }
+    }
 
+    /// The request head sent upstream.
+    func requestHead(_ request: HTTPRequest, target: RequestTarget, identity: VerifiedIdentity?, view: ClientView,
+                     framing: BodyFraming) -> HTTPRequestHead {
+        var headers = upstreamHeaders(request.headerFields, identity: identity, view: view)
+        headers.add(name: "Host", value: hostHeader)
+        switch framing {
+        case .none: break
+        case .length(let length): headers.add(name: "Content-Length", value: String(length))
+        case .chunked: headers.add(name: "Transfer-Encoding", value: "chunked")
+        }
+        return HTTPRequestHead(version: .http1_1, method: HTTPMethod(rawValue: request.method.rawValue),
+                               uri: settings.basePath + target.raw, headers: headers)
+    }
+
+    /// The response head sent to the client: the upstream's status and end-to-end headers.
+    static func responseHead(_ upstream: HTTPResponseHead) -> HTTPResponse {
         var headers = HTTPFields()
-        let dropped = Self.connectionListed(response.headers[canonicalForm: "connection"].map(String.init))
-        for header in response.headers where !Self.isHopByHop(header.name, dropped: dropped) {
+        let dropped = connectionListed(upstream.headers[canonicalForm: "connection"].map(String.init))
+        for header in upstream.headers where !isHopByHop(header.name, dropped: dropped) {
             guard let name = HTTPField.Name(header.name) else { continue }
             headers.append(HTTPField(name: name, value: header.value))
         }
-        let status = HTTPResponse.Status(code: Int(response.status.code), reasonPhrase: response.status.reasonPhrase)
-        // A small body of known length is read whole: one write instead of a streamed sequence (and
-        // a failure while reading it can still be answered with 502/504). Anything else streams.
-        if let length = response.headers.first(name: "content-length").flatMap(Int.init), length <= Self.bufferedBodyLimit {
-            let body: ByteBuffer
-            do {
-                body = try await response.body.collect(upTo: length)
-            } catch let error as HTTPClientError where error == .readTimeout {
-                throw OAuthError(.gatewayTimeout, "upstream_timeout", "the upstream did not answer in time")
-            } catch is CancellationError {
-                throw CancellationError()
-            } catch {
-                throw OAuthError(.badGateway, "upstream_unavailable", "the upstream response was cut short")
-            }
-            return Response(status: status, headers: headers, body: ResponseBody(byteBuffer: body))
-        }
-        return Response(status: status, headers: headers, body: ResponseBody(asyncSequence: response.body))
+        return HTTPResponse(status: .init(code: Int(upstream.status.code), reasonPhrase: upstream.status.reasonPhrase),
+                            headerFields: headers)
     }
-
-    /// Responses up to this size (by `Content-Length`) are buffered rather than streamed.
-    static let bufferedBodyLimit = 64 * 1024
 
     /// The client's headers minus hop-by-hop fields, `X-Latchkey-*`, credentials (unless forwarded
     /// by configuration) and, from an untrusted peer, forwarding headers; plus our forwarding

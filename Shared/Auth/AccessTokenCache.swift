@@ -37,9 +37,24 @@ public final class AccessTokenCache: Sendable {
     /// The cached result for `token`, or `verifier`'s verdict (cached when it is a success).
     public func verify(_ token: String, with verifier: AccessTokenVerifier) async throws(AccessTokenError) -> VerifiedAccessToken {
         let key = Self.key(token)
-        let now = Int64(clock.now().timeIntervalSince1970.rounded(.down))
-        let oldestValidExpiry = now - verifier.configuration.clockSkewSeconds
-        let hit: VerifiedAccessToken? = state.withLock { state in
+        let oldestValidExpiry = oldestValidExpiry(clockSkewSeconds: verifier.configuration.clockSkewSeconds)
+        if let hit = lookup(key, oldestValidExpiry: oldestValidExpiry) { return hit }
+        let verified = try await verifier.verify(token)
+        insert(verified, key: key, oldestValidExpiry: oldestValidExpiry)
+        return verified
+    }
+
+    /// The cached, unexpired result for `token`, without verifying anything.
+    public func cached(_ token: String, clockSkewSeconds: Int64) -> VerifiedAccessToken? {
+        lookup(Self.key(token), oldestValidExpiry: oldestValidExpiry(clockSkewSeconds: clockSkewSeconds))
+    }
+
+    private func oldestValidExpiry(clockSkewSeconds: Int64) -> Int64 {
+        Int64(clock.now().timeIntervalSince1970.rounded(.down)) - clockSkewSeconds
+    }
+
+    private func lookup(_ key: Key, oldestValidExpiry: Int64) -> VerifiedAccessToken? {
+        state.withLock { state in
             guard let cached = state.entries[key] else { return nil }
             guard cached.expiresAt > oldestValidExpiry else {
                 state.entries[key] = nil
@@ -47,10 +62,6 @@ public final class AccessTokenCache: Sendable {
             }
             return cached
         }
-        if let hit { return hit }
-        let verified = try await verifier.verify(token)
-        insert(verified, key: key, oldestValidExpiry: oldestValidExpiry)
-        return verified
     }
 
     private func insert(_ token: VerifiedAccessToken, key: Key, oldestValidExpiry: Int64) {
@@ -68,7 +79,8 @@ public final class AccessTokenCache: Sendable {
     }
 
     static func key(_ token: String) -> Key {
-        SHA256.hash(data: Data(token.utf8)).withUnsafeBytes { raw in
+        var token = token
+        return token.withUTF8 { SHA256.hash(data: UnsafeRawBufferPointer($0)) }.withUnsafeBytes { raw in
             Key(a: raw.loadUnaligned(fromByteOffset: 0, as: UInt64.self),
                 b: raw.loadUnaligned(fromByteOffset: 8, as: UInt64.self),
                 c: raw.loadUnaligned(fromByteOffset: 16, as: UInt64.self),

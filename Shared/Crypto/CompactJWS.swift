@@ -27,27 +27,11 @@ public struct CompactJWS: Sendable {
     ///   name in `crit` makes the JWS invalid (RFC 7515 §4.1.11). Empty by default.
     public init(parsing compact: String, maximumLength: Int = CompactJWS.defaultMaximumLength,
                 understoodCriticalHeaders: Set<String> = []) throws(JOSEError) {
-        let utf8 = compact.utf8
-        guard utf8.count <= maximumLength else { throw .malformed("JWS exceeds \(maximumLength) bytes") }
-        let dot = UInt8(ascii: ".")
-        guard let firstDot = utf8.firstIndex(of: dot) else { throw .malformed("JWS must have three segments") }
-        let afterFirst = utf8.index(after: firstDot)
-        guard let secondDot = utf8[afterFirst...].firstIndex(of: dot) else {
-            throw .malformed("JWS must have three segments")
-        }
-        let afterSecond = utf8.index(after: secondDot)
-        guard !utf8[afterSecond...].contains(dot) else { throw .malformed("JWS must have exactly three segments") }
-        guard firstDot > utf8.startIndex else { throw .malformed("JWS header segment is empty") }
-
-        guard let headerBytes = Base64URL.decodeBytes(utf8[..<firstDot]) else {
-            throw .malformed("JWS header is not strict base64url")
-        }
-        guard let payloadBytes = Base64URL.decodeBytes(utf8[afterFirst..<secondDot]) else {
-            throw .malformed("JWS payload is not strict base64url")
-        }
-        guard let signatureBytes = Base64URL.decodeBytes(utf8[afterSecond...]) else {
-            throw .malformed("JWS signature is not strict base64url")
-        }
+        guard compact.utf8.count <= maximumLength else { throw .malformed("JWS exceeds \(maximumLength) bytes") }
+        let segments = try Segments(compact)
+        let headerBytes = try segments.decodedHeader(of: compact)
+        let payloadBytes = try segments.decodedPayload(of: compact)
+        let signatureBytes = try segments.decodedSignature(of: compact)
 
         let headerJSON = Data(headerBytes)
         guard JOSEJSON.looksLikeObject(headerJSON) else { throw .malformed("JWS header is not a JSON object") }
@@ -69,7 +53,49 @@ public struct CompactJWS: Sendable {
         self.header = header
         self.payload = Data(payloadBytes)
         self.signature = Data(signatureBytes)
-        self.signingInput = Data(utf8[..<secondDot])
+        self.signingInput = Data(compact.utf8[segments.signingInput])
+    }
+
+    /// Where the three segments of a compact JWS lie (validated structure, nothing decoded yet).
+    struct Segments: Sendable {
+        let header: Range<String.Index>
+        let payload: Range<String.Index>
+        let signature: Range<String.Index>
+        /// `BASE64URL(header) '.' BASE64URL(payload)`.
+        var signingInput: Range<String.Index> { header.lowerBound..<payload.upperBound }
+
+        init(_ compact: String) throws(JOSEError) {
+            let utf8 = compact.utf8
+            let dot = UInt8(ascii: ".")
+            guard let firstDot = utf8.firstIndex(of: dot) else { throw .malformed("JWS must have three segments") }
+            let afterFirst = utf8.index(after: firstDot)
+            guard let secondDot = utf8[afterFirst...].firstIndex(of: dot) else {
+                throw .malformed("JWS must have three segments")
+            }
+            let afterSecond = utf8.index(after: secondDot)
+            guard !utf8[afterSecond...].contains(dot) else { throw .malformed("JWS must have exactly three segments") }
+            guard firstDot > utf8.startIndex else { throw .malformed("JWS header segment is empty") }
+            header = utf8.startIndex..<firstDot
+            payload = afterFirst..<secondDot
+            signature = afterSecond..<utf8.endIndex
+        }
+
+        func decodedHeader(of compact: String) throws(JOSEError) -> [UInt8] {
+            guard let bytes = Base64URL.decodeBytes(compact.utf8[header]) else { throw .malformed("JWS header is not strict base64url") }
+            return bytes
+        }
+
+        func decodedPayload(of compact: String) throws(JOSEError) -> [UInt8] {
+            guard let bytes = Base64URL.decodeBytes(compact.utf8[payload]) else { throw .malformed("JWS payload is not strict base64url") }
+            return bytes
+        }
+
+        func decodedSignature(of compact: String) throws(JOSEError) -> [UInt8] {
+            guard let bytes = Base64URL.decodeBytes(compact.utf8[signature]) else {
+                throw .malformed("JWS signature is not strict base64url")
+            }
+            return bytes
+        }
     }
 
     private static func checkCritical(_ crit: [String], header: JWSHeader, understood: Set<String>) throws(JOSEError) {

@@ -16,16 +16,6 @@ public struct DPoPVerifiedProof: Sendable, Hashable {
     public let nonce: String?
 }
 
-/// The typed proof claims; wrong JSON types (e.g. `iat` as a string) fail decoding.
-struct DPoPProofClaims: Codable {
-    let jti: String
-    let htm: String
-    let htu: String
-    let iat: Int64
-    let ath: String?
-    let nonce: String?
-}
-
 /// Verifies DPoP proofs (RFC 9449 §4.3) at the token endpoint and in front of resources.
 ///
 /// Checks, in order: exactly one `DPoP` header, size bound, compact JWS, `typ` = `dpop+jwt`,
@@ -66,18 +56,26 @@ public struct DPoPProofVerifier: Sendable {
 
     public let configuration: Configuration
     private let replayCache: any DPoPReplayCache
+    /// The same cache when it is the in-process one: lets `verifySynchronously` record replays
+    /// without suspending (the sidecar verifies on its event loop).
+    private let synchronousReplayCache: InMemoryDPoPReplayCache?
     private let nonceSource: (any DPoPNonceSource)?
     private let clock: any WallClock
+    private let headers: DPoPProofHeaderCache
 
-    /// A nonce source is required unless `nonceMode` is `.disabled`.
+    /// A nonce source is required unless `nonceMode` is `.disabled`. `headerCacheEntries` bounds the
+    /// memo of checked proof headers (one per active client key).
     public init(configuration: Configuration = Configuration(), replayCache: any DPoPReplayCache,
-                nonceSource: (any DPoPNonceSource)? = nil, clock: any WallClock = SystemWallClock()) {
+                nonceSource: (any DPoPNonceSource)? = nil, clock: any WallClock = SystemWallClock(),
+                headerCacheEntries: Int = 4_096) {
         precondition(configuration.nonceMode == .disabled || nonceSource != nil, "nonce mode needs a nonce source")
         precondition(configuration.iatWindowSeconds > 0, "iat window must be positive")
         self.configuration = configuration
         self.replayCache = replayCache
+        self.synchronousReplayCache = replayCache as? InMemoryDPoPReplayCache
         self.nonceSource = nonceSource
         self.clock = clock
+        self.headers = DPoPProofHeaderCache(maxEntries: headerCacheEntries)
     }
 
     /// Verifies the proof(s) sent with one request.
@@ -91,6 +89,35 @@ public struct DPoPProofVerifier: Sendable {
     ///   - expectedJKT: the token's `cnf.jkt`, when bound; must equal the proof key's thumbprint.
     public func verify(headerValues: [String], method: String, url: String, accessToken: String? = nil,
                        expectedJKT: String? = nil) async throws(DPoPError) -> DPoPVerifiedProof {
+        let proof = try check(headerValues: headerValues, method: method, url: url, accessToken: accessToken,
+                              expectedJKT: expectedJKT)
+        guard await replayCache.insertIfAbsent(jkt: proof.jkt, jti: proof.jti, expiresAt: proof.iat + configuration.iatWindowSeconds)
+        else { throw .invalidProof(Self.replayReason) }
+        return proof
+    }
+
+    /// True when `verifySynchronously` may be used (the replay cache is the in-process one).
+    public var canVerifySynchronously: Bool { synchronousReplayCache != nil }
+
+    /// `verify` without suspending, for callers on an event loop; needs an ``InMemoryDPoPReplayCache``.
+    public func verifySynchronously(headerValues: [String], method: String, url: String, accessToken: String? = nil,
+                                    expectedJKT: String? = nil) throws(DPoPError) -> DPoPVerifiedProof {
+        guard let synchronousReplayCache else { preconditionFailure("verifySynchronously needs an InMemoryDPoPReplayCache") }
+        let proof = try check(headerValues: headerValues, method: method, url: url, accessToken: accessToken,
+                              expectedJKT: expectedJKT)
+        guard synchronousReplayCache.insertNow(jkt: proof.jkt, jti: proof.jti,
+                                              expiresAt: proof.iat + configuration.iatWindowSeconds)
+        else { throw .invalidProof(Self.replayReason) }
+        return proof
+    }
+
+    /// The reason given for a replayed `jti`.
+    public static let replayReason = "jti has already been used"
+
+    /// Every check except replay, which the caller records last so that a proof failing any other
+    /// check never occupies the cache.
+    private func check(headerValues: [String], method: String, url: String, accessToken: String?,
+                       expectedJKT: String?) throws(DPoPError) -> DPoPVerifiedProof {
         guard headerValues.count == 1, let proof = headerValues.first else {
             throw .invalidProof(headerValues.isEmpty ? "missing DPoP header" : "more than one DPoP header")
         }
@@ -98,30 +125,33 @@ public struct DPoPProofVerifier: Sendable {
             throw .invalidProof("DPoP proof exceeds \(configuration.maxProofBytes) bytes")
         }
 
-        let jws: CompactJWS
+        let segments: CompactJWS.Segments
         do {
-            jws = try CompactJWS(parsing: proof, maximumLength: configuration.maxProofBytes)
+            segments = try CompactJWS.Segments(proof)
         } catch {
             throw .invalidProof(error.reason)
         }
-        guard jws.header.typ == Self.proofType else { throw .invalidProof("typ must be dpop+jwt") }
+        let headerSegment = String(proof[segments.header])
+        let cached = headers.header(for: headerSegment)
+        let header: DPoPProofHeader
+        if let cached { header = cached } else { header = try checkHeader(proof) }
 
-        let algorithm: JWSAlgorithm
-        let jwk: JWK
+        let payload: [UInt8]
+        let signature: [UInt8]
         do throws(JOSEError) {
-            algorithm = try jws.checkedAlgorithm(configuration.allowedAlgorithms)
-            guard let headerJWK = jws.header.jwk else { throw JOSEError.malformed("jwk header is missing") }
-            jwk = headerJWK
-            guard !jwk.hasPrivateMembers else { throw JOSEError.invalidKey("jwk contains private key material") }
-            try algorithm.validate(jwk)
-            try jws.verify(using: try JWSPublicKey(jwk: jwk), allowedAlgorithms: [algorithm])
+            payload = try segments.decodedPayload(of: proof)
+            signature = try segments.decodedSignature(of: proof)
         } catch {
             throw .invalidProof(error.reason)
         }
+        guard header.key.isValidSignature(signature, for: Array(proof.utf8[segments.signingInput]), algorithm: header.algorithm) else {
+            throw .invalidProof("signature does not verify")
+        }
+        if cached == nil { headers.remember(header, for: headerSegment) }
 
         let claims: DPoPProofClaims
         do {
-            claims = try jws.claims(as: DPoPProofClaims.self)
+            claims = try DPoPProofClaims(json: payload)
         } catch {
             throw .invalidProof(error.reason)
         }
@@ -157,22 +187,33 @@ public struct DPoPProofVerifier: Sendable {
             guard ConstantTime.equals(expected, ath) else { throw .invalidProof("ath does not match the access token") }
         }
 
-        let jkt: String
+        if let expectedJKT, !ConstantTime.equals(expectedJKT, header.jkt) {
+            throw .invalidProof("proof key does not match the token's cnf.jkt")
+        }
+        return DPoPVerifiedProof(jkt: header.jkt, jwk: header.jwk, algorithm: header.algorithm, jti: claims.jti, iat: claims.iat,
+                                 htm: claims.htm, htu: claims.htu, nonce: claims.nonce)
+    }
+
+    /// The full header checks (a header not seen before): strict JWS structure and header JSON,
+    /// `typ`, allow-listed `alg`, a public-only `jwk` of the algorithm's type, and its thumbprint.
+    private func checkHeader(_ proof: String) throws(DPoPError) -> DPoPProofHeader {
+        let jws: CompactJWS
         do {
-            jkt = try jwk.thumbprint()
+            jws = try CompactJWS(parsing: proof, maximumLength: configuration.maxProofBytes)
         } catch {
             throw .invalidProof(error.reason)
         }
-        if let expectedJKT, !ConstantTime.equals(expectedJKT, jkt) {
-            throw .invalidProof("proof key does not match the token's cnf.jkt")
+        guard jws.header.typ == Self.proofType else { throw .invalidProof("typ must be dpop+jwt") }
+        do throws(JOSEError) {
+            let algorithm = try jws.checkedAlgorithm(configuration.allowedAlgorithms)
+            guard let jwk = jws.header.jwk else { throw JOSEError.malformed("jwk header is missing") }
+            guard !jwk.hasPrivateMembers else { throw JOSEError.invalidKey("jwk contains private key material") }
+            try algorithm.validate(jwk)
+            return DPoPProofHeader(algorithm: algorithm, key: try JWSPublicKey(jwk: jwk), jwk: jwk.publicJWK,
+                                   jkt: try jwk.thumbprint())
+        } catch {
+            throw .invalidProof(error.reason)
         }
-
-        guard await replayCache.insertIfAbsent(jkt: jkt, jti: claims.jti, expiresAt: claims.iat + window) else {
-            throw .invalidProof("jti has already been used")
-        }
-
-        return DPoPVerifiedProof(jkt: jkt, jwk: jwk.publicJWK, algorithm: algorithm, jti: claims.jti, iat: claims.iat,
-                                 htm: claims.htm, htu: claims.htu, nonce: claims.nonce)
     }
 
     private func checkNonce(_ nonce: String?) throws(DPoPError) {

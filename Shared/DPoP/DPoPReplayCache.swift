@@ -53,6 +53,11 @@ public final class InMemoryDPoPReplayCache: DPoPReplayCache {
     public var evictions: Int { state.withLock { $0.evictions } }
 
     public func insertIfAbsent(jkt: String, jti: String, expiresAt: Int64) async -> Bool {
+        insertNow(jkt: jkt, jti: jti, expiresAt: expiresAt)
+    }
+
+    /// `insertIfAbsent` without suspending (the cache is in-process), for callers on an event loop.
+    public func insertNow(jkt: String, jti: String, expiresAt: Int64) -> Bool {
         insert(key: Self.key(jkt: jkt, jti: jti), expiresAt: expiresAt)
     }
 
@@ -79,8 +84,9 @@ public final class InMemoryDPoPReplayCache: DPoPReplayCache {
         // Length prefix keeps ("ab","c") and ("a","bc") apart.
         var length = UInt64(jkt.utf8.count).bigEndian
         withUnsafeBytes(of: &length) { hasher.update(bufferPointer: $0) }
-        hasher.update(data: Data(jkt.utf8))
-        hasher.update(data: Data(jti.utf8))
+        var jkt = jkt, jti = jti
+        jkt.withUTF8 { hasher.update(bufferPointer: UnsafeRawBufferPointer($0)) }
+        jti.withUTF8 { hasher.update(bufferPointer: UnsafeRawBufferPointer($0)) }
         return hasher.finalize().withUnsafeBytes { raw in
             Key(a: raw.loadUnaligned(fromByteOffset: 0, as: UInt64.self),
                 b: raw.loadUnaligned(fromByteOffset: 8, as: UInt64.self),

@@ -33,10 +33,21 @@ public struct OAuthError: HTTPResponseError, Sendable, CustomStringConvertible {
     public static func jsonResponse(
         status: HTTPResponse.Status, code: String, description: String, extraHeaders: HTTPFields = [:]
     ) -> Response {
+        let parts = jsonParts(status: status, code: code, description: description, extraHeaders: extraHeaders)
+        return Response(status: parts.head.status, headers: parts.head.headerFields, body: .init(byteBuffer: parts.body))
+    }
+
+    /// This error as a response head and JSON body, for handlers that write below the router.
+    public var jsonParts: (head: HTTPResponse, body: ByteBuffer) {
+        Self.jsonParts(status: status, code: code, description: errorDescription, extraHeaders: headers)
+    }
+
+    static func jsonParts(status: HTTPResponse.Status, code: String, description: String,
+                          extraHeaders: HTTPFields) -> (head: HTTPResponse, body: ByteBuffer) {
         let body: [String: String] = ["error": code, "error_description": description]
         let data = (try? JSONSerialization.data(withJSONObject: body, options: [.sortedKeys])) ?? Data()
         var headers: HTTPFields = [.contentType: "application/json", .cacheControl: "no-store"]
         headers.append(contentsOf: extraHeaders)
-        return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: data)))
+        return (HTTPResponse(status: status, headerFields: headers), ByteBuffer(bytes: data))
     }
 }

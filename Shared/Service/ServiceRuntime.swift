@@ -1,5 +1,6 @@
 import Foundation
 import Hummingbird
+import HummingbirdCore
 import Logging
 import PostgresNIO
 import ServiceLifecycle
@@ -80,10 +81,10 @@ public struct ServiceRuntime: Sendable {
 
     /// Builds the application; refuses to start when the schema is not at the expected version.
     public func makeApplication<Builder: HTTPResponderBuilder>(
-        router: Builder, services extra: [any Service] = []
+        router: Builder, server: HTTPServerBuilder = .http1(), services extra: [any Service] = []
     ) -> Application<Builder.Responder> where Builder.Responder.Context == LatchkeyRequestContext {
         var app = Application(
-            router: router,
+            router: router, server: server,
             configuration: .init(
                 address: .hostname(settings.host, port: settings.port), serverName: settings.serviceName),
             services: services + extra,

@@ -134,6 +134,23 @@ import Testing
     }
 }
 
+extension HostileInputTests {
+    @Test func pipelinedRequestsAreAnsweredInOrderAcrossProxyAndOwnEndpoints() async throws {
+        try await ProxyStack.run { stack in
+            let proof = try stack.signer.proof(method: "GET", url: SidecarFixtures.origin + "/v1/orders", accessToken: stack.token)
+            let answer = try await rawHTTP(port: stack.sidecar.port, """
+                GET /v1/orders HTTP/1.1\r\nHost: api.example.com\r\n\r\n\
+                GET /healthz HTTP/1.1\r\nHost: api.example.com\r\n\r\n\
+                GET /v1/orders HTTP/1.1\r\nHost: api.example.com\r\nAuthorization: DPoP \(stack.token)\r\nDPoP: \(proof)\r\n\r\n\
+                GET /v1/orders HTTP/1.1\r\nHost: api.example.com\r\nConnection: close\r\n\r\n
+                """, untilClosed: true)
+            let statuses = answer.components(separatedBy: "\r\n").filter { $0.hasPrefix("HTTP/1.1 ") }.map { $0.prefix(12) }
+            #expect(statuses == ["HTTP/1.1 401", "HTTP/1.1 200", "HTTP/1.1 200", "HTTP/1.1 401"], "\(answer)")
+            #expect(answer.contains(#""method":"GET""#))
+        }
+    }
+}
+
 /// SHA-256 of a string's UTF-8 bytes.
 enum SHA256Digest {
     static func of(_ text: String) -> [UInt8] {

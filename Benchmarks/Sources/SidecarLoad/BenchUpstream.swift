@@ -1,11 +1,14 @@
 import Foundation
-import Hummingbird
-import Logging
-import ServiceLifecycle
+import NIOCore
+import NIOHTTP1
+import NIOPosix
 import Shared
 
 /// The trivial API behind the sidecar ("ok" for every request) and the issuer the sidecar trusts
 /// (RFC 8414 discovery + JWKS for tenant `bench`), in the load generator's process.
+///
+/// A bare SwiftNIO server (no framework, no task hops): it shares CPU 1 with the load generator,
+/// so it must cost as little as possible per request, or the direct phases would measure it.
 struct BenchUpstream {
     static let tenant = "bench"
     let issuerKey: SigningKey
@@ -14,23 +17,66 @@ struct BenchUpstream {
 
     var issuer: String { "http://127.0.0.1:\(port)/t/\(Self.tenant)" }
 
-    func makeApplication() throws -> some ApplicationProtocol {
-        let router = Router()
-        let issuer = self.issuer
+    /// Starts listening; close the returned channel to stop.
+    func start() async throws -> any Channel {
         let jwks = try JSONEncoder().encode(JWKSet(keys: [issuerKey.publicJWK(kid: kid)]))
         let discovery = try JSONSerialization.data(withJSONObject: ["issuer": issuer, "jwks_uri": issuer + "/jwks"])
-        router.get("/.well-known/oauth-authorization-server/t/\(Self.tenant)") { _, _ in
-            Response(status: .ok, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(bytes: discovery)))
-        }
-        router.get("/t/\(Self.tenant)/jwks") { _, _ in
-            Response(status: .ok, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(bytes: jwks)))
-        }
-        router.add(middleware: OKMiddleware())
-        var logger = Logger(label: "bench.upstream")
-        logger.logLevel = .error
-        return Application(router: router, configuration: .init(address: .hostname("127.0.0.1", port: port)), logger: logger)
+        let documents: [String: ByteBuffer] = [
+            "/.well-known/oauth-authorization-server/t/\(Self.tenant)": ByteBuffer(bytes: discovery),
+            "/t/\(Self.tenant)/jwks": ByteBuffer(bytes: jwks),
+        ]
+        return try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+            .serverChannelOption(.backlog, value: 1024)
+            .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+            .childChannelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.configureHTTPServerPipeline(withErrorHandling: true)
+                    try channel.pipeline.syncOperations.addHandler(UpstreamHandler(documents: documents))
+                }
+            }
+            .bind(host: "127.0.0.1", port: port).get()
+    }
+}
+
+/// Answers "ok" (or one of the issuer documents) once a request has been read whole.
+final class UpstreamHandler: ChannelInboundHandler {
+    typealias InboundIn = HTTPServerRequestPart
+    typealias OutboundOut = HTTPServerResponsePart
+
+    static let ok = ByteBuffer(string: "ok")
+    private let documents: [String: ByteBuffer]
+    private var uri = ""
+    private var keepAlive = true
+
+    init(documents: [String: ByteBuffer]) {
+        self.documents = documents
     }
 
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        switch unwrapInboundIn(data) {
+        case .head(let head):
+            uri = head.uri
+            keepAlive = head.isKeepAlive
+        case .body:
+            break
+        case .end:
+            let document = documents[uri]
+            let body = document ?? Self.ok
+            var headers = HTTPHeaders()
+            headers.add(name: "Content-Type", value: document == nil ? "text/plain" : "application/json")
+            headers.add(name: "Content-Length", value: String(body.readableBytes))
+            if !keepAlive { headers.add(name: "Connection", value: "close") }
+            context.write(wrapOutboundOut(.head(HTTPResponseHead(version: .http1_1, status: .ok, headers: headers))), promise: nil)
+            context.write(wrapOutboundOut(.body(.byteBuffer(body))), promise: nil)
+            let keepAlive = self.keepAlive
+            context.writeAndFlush(wrapOutboundOut(.end(nil))).assumeIsolated().whenComplete { _ in
+                if !keepAlive { context.close(promise: nil) }
+            }
+        }
+    }
+}
+
+extension BenchUpstream {
     /// An access token (RFC 9068) for `jkt`, valid for an hour.
     func token(jkt: String, audience: String) throws -> String {
         let now = Int(Date().timeIntervalSince1970)
@@ -40,15 +86,5 @@ struct BenchUpstream {
         ]
         let payload = try JSONSerialization.data(withJSONObject: claims, options: [.sortedKeys])
         return try CompactJWS.sign(payload: payload, using: issuerKey, header: JWSHeaderParameters(typ: "at+jwt", kid: kid))
-    }
-}
-
-/// Answers every request no route matched with a 2-byte body.
-struct OKMiddleware: RouterMiddleware {
-    typealias Context = BasicRequestContext
-    static let body = ByteBuffer(string: "ok")
-
-    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
-        Response(status: .ok, headers: [.contentType: "text/plain"], body: .init(byteBuffer: Self.body))
     }
 }

@@ -1,5 +1,4 @@
 import Foundation
-import Hummingbird
 import NIOHTTP1
 import Shared
 
@@ -45,9 +44,8 @@ struct LoadBenchmark {
         let path = "/api/items"
 
         let upstream = BenchUpstream(issuerKey: try SigningKey.generate(.es256), port: upstreamPort)
-        let app = try upstream.makeApplication()
-        let server = Task { try await app.runService() }
-        defer { server.cancel() }
+        let server = try await upstream.start()
+        defer { server.close(promise: nil) }
         try await SimpleHTTP.waitFor(port: upstreamPort, path: "/t/bench/jwks", seconds: 10)
         try await SimpleHTTP.waitFor(port: sidecarPort, path: "/readyz", seconds: 30)
 

@@ -2,9 +2,10 @@ import Foundation
 import NIOCore
 import NIOPosix
 
-/// Sends raw bytes over TCP and returns everything the server answers until it closes the
-/// connection or `timeout` passes (for requests no HTTP client library would send).
-func rawHTTP(port: Int, _ request: String, timeout: Duration = .seconds(20)) async throws -> String {
+/// Sends raw bytes over TCP and returns what the server answers: the first complete answer, or with
+/// `untilClosed` everything until it closes the connection; fails after `timeout` (for requests no
+/// HTTP client library would send).
+func rawHTTP(port: Int, _ request: String, untilClosed: Bool = false, timeout: Duration = .seconds(20)) async throws -> String {
     let channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
         .connect(host: "127.0.0.1", port: port) { channel in
             channel.eventLoop.makeCompletedFuture { try NIOAsyncChannel<ByteBuffer, ByteBuffer>(wrappingChannelSynchronously: channel) }
@@ -16,7 +17,9 @@ func rawHTTP(port: Int, _ request: String, timeout: Duration = .seconds(20)) asy
                 var received = ""
                 for try await chunk in inbound {
                     received += String(buffer: chunk)
-                    if received.contains("\r\n\r\n"), received.hasPrefix("HTTP/1.1"), RawHTTPAnswer.isComplete(received) { break }
+                    if !untilClosed, received.contains("\r\n\r\n"), received.hasPrefix("HTTP/1.1"), RawHTTPAnswer.isComplete(received) {
+                        break
+                    }
                 }
                 return received
             }

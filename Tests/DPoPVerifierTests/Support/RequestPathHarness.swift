@@ -17,15 +17,14 @@ func withRequestPath<T: Sendable>(
     revocations: RevokedClients = RevokedClients(loaded: true),
     _ body: @Sendable (any TestClientProtocol) async throws -> T
 ) async throws -> T {
-    let httpClient = HTTPClient(eventLoopGroup: .singletonMultiThreadedEventLoopGroup,
-                                configuration: UpstreamProxy.clientConfiguration(for: settings.upstream))
+    let httpClient = HTTPClient(eventLoopGroup: .singletonMultiThreadedEventLoopGroup, configuration: IssuerKeyFetcher.clientConfiguration)
     do {
         let sidecar = try Sidecar(settings: settings, httpClient: httpClient, revocations: revocations, overrides: overrides,
                                   logger: TestServiceSettings.logger)
         let router = Router(context: LatchkeyRequestContext.self)
         router.add(middleware: ErrorMiddleware())
-        try sidecar.addRoutes(to: router)
-        let app = Application(router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)),
+        sidecar.addRoutes(to: router)
+        let app = Application(router: router, server: try sidecar.server(), configuration: .init(address: .hostname("127.0.0.1", port: 0)),
                               logger: TestServiceSettings.logger)
         let result = try await app.test(.live, body)
         try await httpClient.shutdown()

@@ -211,4 +211,39 @@ struct DPoPProofVerifierTests {
         let spliced = replacingSegment(2, of: proof, with: String(otherKeyProof.split(separator: ".")[2]))
         #expect(await expectInvalid(verifier(), [spliced])?.reason == "signature does not verify")
     }
+    @Test func aRememberedHeaderStillNeedsItsSignatureClaimsAndFreshJti() async throws {
+        let cache = InMemoryDPoPReplayCache(maxEntries: 100, clock: clock)
+        let verifier = verifier(cache: cache)
+        let signer = signer()
+        _ = try await verifier.verify(headerValues: [try signer.proof(method: "GET", url: url)], method: "GET", url: url)
+        // Same header (now remembered), signature from another key.
+        let otherKeyProof = try DPoPProofSigner(key: try SigningKey.generate(.es256), clock: clock).proof(method: "GET", url: url)
+        let spliced = replacingSegment(2, of: try signer.proof(method: "GET", url: url), with: String(otherKeyProof.split(separator: ".")[2]))
+        #expect(await expectInvalid(verifier, [spliced])?.reason == "signature does not verify")
+        // Same header, broken structure and claims.
+        let proof = try signer.proof(method: "GET", url: url, jti: "once")
+        #expect(await expectInvalid(verifier, [proof + ".x"])?.reason == "JWS must have exactly three segments")
+        #expect(await expectInvalid(verifier, [replacingSegment(1, of: proof, with: "!!")])?.reason == "JWS payload is not strict base64url")
+        #expect(await expectInvalid(verifier, [proof], method: "POST")?.reason == "htm does not match the request method")
+        _ = try verifier.verifySynchronously(headerValues: [proof], method: "GET", url: url)
+        #expect(await expectInvalid(verifier, [proof])?.reason == "jti has already been used")
+        #expect(throws: DPoPError.invalidProof("jti has already been used")) {
+            try verifier.verifySynchronously(headerValues: [proof], method: "GET", url: url)
+        }
+    }
+
+    @Test func payloadJSONIsStrict() async throws {
+        let claims = #""jti":"1","htm":"GET","htu":"\#(url)","iat":\#(Self.now)"#
+        for payload in [
+            "{\(claims),\"jti\":\"2\"}",  // duplicate member
+            "{\(claims),\"x\":\(String(repeating: "[", count: 40) + String(repeating: "]", count: 40))}",  // deep nesting
+            "{\(claims)} x",  // trailing data
+            "{\(claims),\"ath\":5}",  // mistyped optional claim
+        ] {
+            #expect(await expectInvalid(verifier(), [try rawProof(payload: payload)])?.errorCode == "invalid_dpop_proof", "\(payload)")
+        }
+        // Unknown members and null optional claims are fine.
+        _ = try await verifier().verify(headerValues: [try rawProof(payload: "{\(claims),\"nonce\":null,\"x\":{\"y\":[1]}}")],
+                                        method: "GET", url: url)
+    }
 }

@@ -1,0 +1,498 @@
+import Foundation
+import HTTPTypes
+import Logging
+import NIOCore
+import NIOHTTP1
+import NIOHTTPTypes
+import Shared
+
+/// What proxy mode needs on every connection (shared, immutable).
+struct ProxyRoute: Sendable {
+    let gate: RequestGate
+    let resolver: OriginResolver
+    let proxy: UpstreamProxy
+    let pools: UpstreamPools
+    let logger: Logger
+    /// The sidecar's own endpoints (`/healthz`, `/readyz`, `/metrics`): answered by the router, never proxied.
+    let ownPaths: Set<Substring>
+
+    static let ownPaths: Set<Substring> = ["/healthz", "/readyz", "/metrics"]
+}
+
+/// Proxy mode's request path, in the server connection's channel pipeline (after Hummingbird's
+/// connection-state handler): every request that is not one of the sidecar's own endpoints is
+/// verified and forwarded right here on the event loop — no task hop when the access token is
+/// cached — over a keep-alive connection of the loop's ``UpstreamPool``, with bodies streamed in
+/// both directions under backpressure. The sidecar's own endpoints pass through to the router.
+///
+/// One request is handled at a time per connection; pipelined requests wait (and reads pause)
+/// until the previous answer is complete, so responses keep their order.
+///
+/// Timeouts: connect (the pool's bootstrap); total, from the decision to the upstream's response
+/// head; idle, the longest upstream silence. Before the response head they answer 502
+/// `upstream_unavailable` or 504 `upstream_timeout`; after it the client connection is closed.
+final class ProxyChannelHandler: ChannelDuplexHandler, RemovableChannelHandler {
+    typealias InboundIn = HTTPRequestPart
+    typealias InboundOut = HTTPRequestPart
+    typealias OutboundIn = HTTPResponsePart
+    typealias OutboundOut = HTTPResponsePart
+
+    private enum Phase {
+        case idle
+        /// The router answers (own endpoints); inbound parts are passed on until both sides ended.
+        case passThrough(requestEnded: Bool, responseEnded: Bool)
+        /// Waiting for the asynchronous token verification; the request body is buffered.
+        case deciding
+        /// Waiting for an upstream connection; the request body is buffered.
+        case leasing
+        /// The upstream has the request head; parts flow both ways.
+        case forwarding
+        /// The answer was given without the upstream (or the upstream gave up); the rest of the
+        /// request body is read and dropped.
+        case discarding
+        case closed
+    }
+
+    /// Buffered request body above which reading from the client pauses.
+    static let bufferLimit = 256 * 1024
+
+    private let route: ProxyRoute
+    private var context: ChannelHandlerContext?
+    private var pool: UpstreamPool?
+    private var phase = Phase.idle
+    /// Parts of pipelined requests that arrived before the current answer ended.
+    private var queued = CircularBuffer<HTTPRequestPart>()
+    private var readHeld = false
+    /// Distinguishes exchanges, so a late asynchronous decision for a finished one is ignored.
+    private var generation = 0
+
+    // The current exchange.
+    private var request: HTTPRequest?
+    private var target: RequestTarget?
+    private var view: UpstreamProxy.ClientView?
+    private var decision: RequestAuthenticator.Decision?
+    private var framing = UpstreamProxy.BodyFraming.none
+    private var requestID = ""
+    private var started = NIODeadline.now()
+    private var closeAfterResponse = false
+    private var requestEnded = false
+    private var responseStarted = false
+    private var responseEnded = false
+    private var responseStatus = 0
+    private var body: [ByteBuffer] = []
+    private var bodyBytes = 0
+    private var upstream: UpstreamConnection?
+    private var upstreamRequestEnded = false
+    private var upstreamKeepAlive = false
+    private var lastUpstreamActivity = NIODeadline.now()
+    private var totalTimer: Scheduled<Void>?
+    private var idleTimer: Scheduled<Void>?
+
+    init(route: ProxyRoute) {
+        self.route = route
+    }
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        self.context = context
+        pool = route.pools.pool(for: context.eventLoop)
+    }
+
+    // MARK: Client side
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        let part = unwrapInboundIn(data)
+        if !queued.isEmpty {
+            queued.append(part)
+            return
+        }
+        handle(part, context: context)
+    }
+
+    private func handle(_ part: HTTPRequestPart, context: ChannelHandlerContext) {
+        switch phase {
+        case .idle:
+            guard case .head(let head) = part else { return }  // stray parts of a refused request
+            start(head, context: context)
+        case .passThrough(let requestEnded, let responseEnded):
+            guard !requestEnded else {
+                queued.append(part)
+                return
+            }
+            context.fireChannelRead(wrapInboundOut(part))
+            if case .end = part {
+                phase = .passThrough(requestEnded: true, responseEnded: responseEnded)
+                if responseEnded { finishPassThrough(context: context) }
+            }
+        case .closed:
+            return
+        case .deciding, .leasing, .forwarding, .discarding:
+            guard !requestEnded else {
+                queued.append(part)
+                return
+            }
+            requestBody(part)
+        }
+    }
+
+    private func requestBody(_ part: HTTPRequestPart) {
+        switch part {
+        case .head:
+            return  // not possible before .end (the decoder frames requests)
+        case .body(let buffer):
+            switch phase {
+            case .deciding, .leasing:
+                body.append(buffer)
+                bodyBytes += buffer.readableBytes
+            case .forwarding:
+                // An upload in progress is activity too: the idle timeout is about a silent upstream.
+                lastUpstreamActivity = .now()
+                upstream?.write(.body(.byteBuffer(buffer)))
+            default:
+                break
+            }
+        case .end:
+            requestEnded = true
+            if case .forwarding = phase {
+                upstream?.write(.end(nil))
+                upstream?.flush()
+                upstreamRequestEnded = true
+            }
+            finishIfDone()
+        }
+    }
+
+    func channelReadComplete(context: ChannelHandlerContext) {
+        if case .forwarding = phase { upstream?.flush() }
+        context.fireChannelReadComplete()
+    }
+
+    /// Outbound: parts the router writes for a passed-through request.
+    func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+        context.write(data, promise: promise)
+        if case .passThrough(let requestEnded, _) = phase, case .end = unwrapOutboundIn(data) {
+            phase = .passThrough(requestEnded: requestEnded, responseEnded: true)
+            if requestEnded { finishPassThrough(context: context) }
+        }
+    }
+
+    /// Backpressure towards the client: reads pause while pipelined requests wait, while a
+    /// buffered body is large, and while the upstream cannot take more.
+    func read(context: ChannelHandlerContext) {
+        if holdsClientReads {
+            readHeld = true
+        } else {
+            context.read()
+        }
+    }
+
+    private var holdsClientReads: Bool {
+        if !queued.isEmpty { return true }
+        switch phase {
+        case .deciding, .leasing: return bodyBytes > Self.bufferLimit
+        case .forwarding: return !(upstream?.isWritable ?? true)
+        case .closed: return true
+        default: return false
+        }
+    }
+
+    private func resumeClientReads() {
+        guard readHeld, !holdsClientReads, let context else { return }
+        readHeld = false
+        context.read()
+    }
+
+    func channelWritabilityChanged(context: ChannelHandlerContext) {
+        if context.channel.isWritable { upstream?.resumeReading() }
+        context.fireChannelWritabilityChanged()
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        switch phase {
+        case .idle, .passThrough:
+            context.fireErrorCaught(error)  // the router answers parse errors with 400
+        default:
+            closeConnection(context: context)
+        }
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        phase = .closed
+        cancelTimers()
+        upstream?.abandon()
+        upstream = nil
+        queued.removeAll()
+        context.fireChannelInactive()
+    }
+
+    // MARK: One exchange
+
+    private func start(_ head: HTTPRequest, context: ChannelHandlerContext) {
+        let rawTarget = head.path ?? ""
+        let path = rawTarget.firstIndex(of: "?").map { rawTarget[..<$0] } ?? rawTarget[...]
+        if route.ownPaths.contains(path) {
+            phase = .passThrough(requestEnded: false, responseEnded: false)
+            context.fireChannelRead(wrapInboundOut(.head(head)))
+            return
+        }
+        generation &+= 1
+        started = .now()
+        request = head
+        requestEnded = false
+        responseStarted = false
+        responseEnded = false
+        upstreamRequestEnded = false
+        closeAfterResponse = head.headerFields[.connection].map { $0.lowercased().contains("close") } ?? false
+        let incomingID = head.headerFields[RequestIDMiddleware<LatchkeyRequestContext>.headerName]
+        requestID = incomingID.flatMap { RequestIDMiddleware<LatchkeyRequestContext>.isAcceptable($0) ? $0 : nil }
+            ?? UUID().uuidString.lowercased()
+        framing = .init(head.headerFields)
+        phase = .discarding  // until decided
+
+        guard let target = RequestTarget(rawTarget) else {
+            route.gate.metrics.countRequest(outcome: "rejected", reason: "invalid_target")
+            respond(OAuthError.invalidRequest("the request target must be an absolute path of RFC 3986 characters"))
+            return
+        }
+        self.target = target
+        let peer = context.channel.remoteAddress
+        let trusted = route.resolver.isTrusted(peer)
+        let origin = route.resolver.origin(authority: head.authority, headers: head.headerFields, peerTrusted: trusted)
+        view = .init(origin: origin, peer: peer, peerTrusted: trusted)
+        do {
+            if let decision = try route.gate.decideNow(method: head.method.rawValue, target: target, origin: origin,
+                                                      headers: head.headerFields) {
+                decided(decision)
+            } else {
+                decideLater(method: head.method.rawValue, target: target, origin: origin, headers: head.headerFields,
+                            context: context)
+            }
+        } catch {
+            respond(error)
+        }
+    }
+
+    /// The token is not cached: verify it off the event loop, then continue here.
+    private func decideLater(method: String, target: RequestTarget, origin: String, headers: HTTPFields,
+                             context: ChannelHandlerContext) {
+        phase = .deciding
+        let gate = route.gate
+        let generation = self.generation
+        let promise = context.eventLoop.makePromise(of: RequestAuthenticator.Decision.self)
+        promise.completeWithTask {
+            try await gate.decide(method: method, target: target, origin: origin, headers: headers)
+        }
+        promise.futureResult.assumeIsolated().whenComplete { result in
+            guard self.generation == generation, case .deciding = self.phase else { return }
+            switch result {
+            case .success(let decision): self.decided(decision)
+            case .failure(let error as OAuthError): self.respond(error)
+            case .failure: self.respond(OAuthError(.internalServerError, "server_error", "internal error"))
+            }
+            self.resumeClientReads()
+        }
+    }
+
+    private func decided(_ decision: RequestAuthenticator.Decision) {
+        self.decision = decision
+        phase = .leasing
+        guard let context, let pool else { return }
+        let generation = self.generation
+        totalTimer = context.eventLoop.assumeIsolated().scheduleTask(
+            in: .milliseconds(Int64(route.proxy.settings.timeoutMilliseconds))
+        ) {
+            guard self.generation == generation, !self.responseStarted else { return }
+            self.upstreamGaveUp(timedOut: true)
+        }
+        pool.lease(for: self)
+    }
+
+    private func respond(_ error: OAuthError) {
+        let (response, body) = error.jsonParts
+        var head = response
+        head.headerFields[RequestIDMiddleware<LatchkeyRequestContext>.headerName] = requestID
+        responseStatus = head.status.code
+        guard let context else { return }
+        context.write(wrapOutboundOut(.head(head)), promise: nil)
+        context.write(wrapOutboundOut(.body(body)), promise: nil)
+        context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
+        responseStarted = true
+        responseEnded = true
+        phase = .discarding
+        self.body.removeAll()
+        bodyBytes = 0
+        finishIfDone()
+    }
+
+    /// The upstream failed or timed out: 502/504 before the response head, a closed connection after it.
+    private func upstreamGaveUp(timedOut: Bool, error: (any Error)? = nil) {
+        upstream?.abandon()
+        upstream = nil
+        cancelTimers()
+        guard !responseStarted else {
+            if let context { closeConnection(context: context) }
+            return
+        }
+        let answer = timedOut
+            ? OAuthError(.gatewayTimeout, "upstream_timeout", "the upstream did not answer in time")
+            : OAuthError(.badGateway, "upstream_unavailable", "the upstream could not be reached")
+        if !timedOut, let error {
+            route.logger.warning("upstream request failed", metadata: ["error": "\(error)"])
+        }
+        route.gate.metrics.countRequest(outcome: "upstream_error", reason: answer.code)
+        respond(answer)
+    }
+
+    private func finishIfDone() {
+        guard requestEnded, responseEnded, let context else { return }
+        if route.logger.logLevel <= .info { logAccess() }
+        cancelTimers()
+        request = nil
+        target = nil
+        view = nil
+        decision = nil
+        body.removeAll()
+        bodyBytes = 0
+        generation &+= 1
+        if closeAfterResponse {
+            closeConnection(context: context)
+            return
+        }
+        phase = .idle
+        drainQueue(context: context)
+    }
+
+    private func finishPassThrough(context: ChannelHandlerContext) {
+        phase = .idle
+        drainQueue(context: context)
+    }
+
+    private func drainQueue(context: ChannelHandlerContext) {
+        while case .idle = phase, let part = queued.popFirst() {
+            handle(part, context: context)
+        }
+        resumeClientReads()
+    }
+
+    private func closeConnection(context: ChannelHandlerContext) {
+        phase = .closed
+        cancelTimers()
+        upstream?.abandon()
+        upstream = nil
+        context.close(promise: nil)
+    }
+
+    private func cancelTimers() {
+        totalTimer?.cancel()
+        totalTimer = nil
+        idleTimer?.cancel()
+        idleTimer = nil
+    }
+
+    /// One line per proxied request at `info` (off in production and benchmarks: warning).
+    private func logAccess() {
+        var logger = route.logger
+        logger[metadataKey: "request_id"] = .string(requestID)
+        let micros = (NIODeadline.now() - started).nanoseconds / 1_000
+        logger.info("request", metadata: [
+            "method": .string(request?.method.rawValue ?? ""), "path": .string(String(target?.path ?? "")),
+            "status": .stringConvertible(responseStatus), "duration_ms": .string(String(format: "%.2f", Double(micros) / 1_000)),
+        ])
+    }
+
+    /// Re-arms the idle check for the time left until `lastUpstreamActivity + idle`.
+    private func armIdleTimer(after delay: TimeAmount) {
+        guard let context else { return }
+        let generation = self.generation
+        idleTimer = context.eventLoop.assumeIsolated().scheduleTask(in: delay) {
+            guard self.generation == generation, case .forwarding = self.phase else { return }
+            let idle = TimeAmount.milliseconds(Int64(self.route.proxy.settings.idleTimeoutMilliseconds))
+            let silent = NIODeadline.now() - self.lastUpstreamActivity
+            if silent >= idle {
+                self.upstreamGaveUp(timedOut: true)
+            } else {
+                self.armIdleTimer(after: idle - silent)
+            }
+        }
+    }
+}
+
+extension ProxyChannelHandler: UpstreamLeaseHolder {
+    func leased(_ connection: UpstreamConnection) {
+        guard case .leasing = phase, let request, let target, let view else {
+            pool?.release(connection, reusable: true)
+            return
+        }
+        let identity: VerifiedIdentity? = if case .allowed(let identity) = decision { identity } else { nil }
+        upstream = connection
+        connection.delegate = self
+        phase = .forwarding
+        lastUpstreamActivity = .now()
+        armIdleTimer(after: .milliseconds(Int64(route.proxy.settings.idleTimeoutMilliseconds)))
+        connection.write(.head(route.proxy.requestHead(request, target: target, identity: identity, view: view, framing: framing)))
+        for buffer in body { connection.write(.body(.byteBuffer(buffer))) }
+        body.removeAll()
+        bodyBytes = 0
+        if requestEnded {
+            connection.write(.end(nil))
+            upstreamRequestEnded = true
+        }
+        connection.flush()
+        resumeClientReads()
+    }
+
+    func leaseFailed(_ error: any Error) {
+        guard case .leasing = phase else { return }
+        if let error = error as? ChannelError, case .connectTimeout = error {
+            upstreamGaveUp(timedOut: true)
+        } else {
+            upstreamGaveUp(timedOut: false, error: error)
+        }
+    }
+}
+
+extension ProxyChannelHandler: UpstreamConnectionDelegate {
+    var clientWritable: Bool { context?.channel.isWritable ?? false }
+
+    func upstreamHead(_ head: HTTPResponseHead) {
+        guard let context else { return }
+        lastUpstreamActivity = .now()
+        totalTimer?.cancel()
+        totalTimer = nil
+        upstreamKeepAlive = head.isKeepAlive
+        var response = UpstreamProxy.responseHead(head)
+        if let decision { route.gate.countAllowed(decision) }
+        route.gate.stampNonce(response.status, &response.headerFields)
+        response.headerFields[RequestIDMiddleware<LatchkeyRequestContext>.headerName] = requestID
+        responseStatus = response.status.code
+        responseStarted = true
+        context.write(wrapOutboundOut(.head(response)), promise: nil)
+    }
+
+    func upstreamBody(_ body: ByteBuffer) {
+        lastUpstreamActivity = .now()
+        context?.write(wrapOutboundOut(.body(body)), promise: nil)
+    }
+
+    func upstreamEnd() {
+        guard let context, let upstream else { return }
+        context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
+        responseEnded = true
+        self.upstream = nil
+        pool?.release(upstream, reusable: upstreamKeepAlive && upstreamRequestEnded)
+        if !requestEnded { phase = .discarding }
+        finishIfDone()
+    }
+
+    func upstreamReadComplete() {
+        context?.flush()
+    }
+
+    func upstreamFailed(_ error: any Error) {
+        upstream = nil
+        upstreamGaveUp(timedOut: false, error: error)
+    }
+
+    func upstreamWritable() {
+        resumeClientReads()
+    }
+}
