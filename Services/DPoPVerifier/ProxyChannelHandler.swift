@@ -101,11 +101,22 @@ final class ProxyChannelHandler: ChannelDuplexHandler, RemovableChannelHandler {
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         let part = unwrapInboundIn(data)
-        if !queued.isEmpty {
+        if !queued.isEmpty || !takesNextPart {
             queued.append(part)
             return
         }
         handle(part, context: context)
+    }
+
+    /// True when the next inbound part can be handled now: it belongs to the current request, or
+    /// it starts a new one and the previous answer is complete.
+    private var takesNextPart: Bool {
+        switch phase {
+        case .idle: return true
+        case .passThrough(let requestEnded, _): return !requestEnded
+        case .deciding, .leasing, .forwarding, .discarding: return !requestEnded
+        case .closed: return false
+        }
     }
 
     private func handle(_ part: HTTPRequestPart, context: ChannelHandlerContext) {
@@ -113,11 +124,7 @@ final class ProxyChannelHandler: ChannelDuplexHandler, RemovableChannelHandler {
         case .idle:
             guard case .head(let head) = part else { return }  // stray parts of a refused request
             start(head, context: context)
-        case .passThrough(let requestEnded, let responseEnded):
-            guard !requestEnded else {
-                queued.append(part)
-                return
-            }
+        case .passThrough(_, let responseEnded):
             context.fireChannelRead(wrapInboundOut(part))
             if case .end = part {
                 phase = .passThrough(requestEnded: true, responseEnded: responseEnded)
@@ -126,10 +133,6 @@ final class ProxyChannelHandler: ChannelDuplexHandler, RemovableChannelHandler {
         case .closed:
             return
         case .deciding, .leasing, .forwarding, .discarding:
-            guard !requestEnded else {
-                queued.append(part)
-                return
-            }
             requestBody(part)
         }
     }
@@ -367,7 +370,7 @@ final class ProxyChannelHandler: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     private func drainQueue(context: ChannelHandlerContext) {
-        while case .idle = phase, let part = queued.popFirst() {
+        while takesNextPart, let part = queued.popFirst() {
             handle(part, context: context)
         }
         resumeClientReads()
