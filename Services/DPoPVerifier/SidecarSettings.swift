@@ -111,7 +111,7 @@ struct UpstreamSettings: Sendable {
     var idleTimeoutMilliseconds = 30_000
     /// Longest wait for the upstream's response head, from the start of forwarding.
     var timeoutMilliseconds = 30_000
-    /// Soft limit of pooled keep-alive connections to the upstream.
+    /// Keep-alive connections to the upstream per event-loop thread (requests beyond wait).
     var maxConnections = 256
 
     init(url: String) throws {

@@ -49,6 +49,8 @@ final class UpstreamPool {
     /// response read, keep-alive).
     func release(_ connection: UpstreamConnection, reusable: Bool) {
         connection.delegate = nil
+        // A read held back for a slow client must not stay held for the next request.
+        connection.resumeReading()
         guard reusable, connection.isOpen else {
             connection.abandon()
             return
