@@ -6,16 +6,9 @@ struct DPoPProofClaims: Codable {
     let iat: Int64
     let ath: String?
     let nonce: String?
+}
 
-    init(jti: String, htm: String, htu: String, iat: Int64, ath: String?, nonce: String?) {
-        self.jti = jti
-        self.htm = htm
-        self.htu = htu
-        self.iat = iat
-        self.ath = ath
-        self.nonce = nonce
-    }
-
+extension DPoPProofClaims {
     /// Deepest nesting accepted in a proof payload (the claims themselves are flat; extensions may nest a little).
     static let maximumDepth = 16
 
