@@ -96,7 +96,9 @@ let package = Package(
             resources: [.copy("Events/Schemas"), .copy("Postgres/Migrations")],
             swiftSettings: swiftSettings
         ),
-        service("RegistrationGateway", folder: "RegistrationGateway"),
+        service(
+            "RegistrationGateway", folder: "RegistrationGateway",
+            extra: [.product(name: "AsyncHTTPClient", package: "async-http-client")]),
         service(
             "TokenService", folder: "TokenService",
             extra: [
@@ -148,6 +150,7 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             path: "Tests/LatchkeyTestSupport",
             swiftSettings: swiftSettings
@@ -167,7 +170,13 @@ let package = Package(
             path: "Tests/SharedTests",
             swiftSettings: swiftSettings
         ),
-        serviceTests("RegistrationGateway"),
+        serviceTests(
+            "RegistrationGateway",
+            extra: [
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ]),
         serviceTests(
             "TokenService",
             extra: [

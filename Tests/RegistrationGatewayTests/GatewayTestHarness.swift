@@ -14,8 +14,11 @@ import Testing
 struct GatewayTestHarness {
     static let publicURL = "https://register.latchkey.test"
     static let tokenServiceURL = "https://login.latchkey.test"
-    static let hasher = try! KeyedHasher(configuration: KeyMaterial.generateConfigurationValue())
-    static let signingKeys = TenantSigningKeys(envelope: try! KeyEnvelope(configuration: KeyMaterial.generateConfigurationValue()))
+    /// `SECRET_HASH_KEY` and `KEY_ENCRYPTION_KEY` of the apps (and token-service processes) of this test run.
+    static let secretHashKey = KeyMaterial.generateConfigurationValue()
+    static let keyEncryptionKey = KeyMaterial.generateConfigurationValue()
+    static let hasher = try! KeyedHasher(configuration: secretHashKey)
+    static let signingKeys = TenantSigningKeys(envelope: try! KeyEnvelope(configuration: keyEncryptionKey))
 
     let tenant: String
     let user: UUID
@@ -79,11 +82,12 @@ struct GatewayTestHarness {
 
     /// Runs `body` against the gateway app (router test client, the shared embedded cluster unless `kafka` is given).
     static func withApp(
-        kafka: String? = nil,
+        kafka: String? = nil, fetchStatementJWKS: JWKSCache.Fetch? = nil,
         _ body: @escaping @Sendable (any TestClientProtocol) async throws -> Void
     ) async throws {
         let settings = try await TestServiceSettings.make(.registrationGateway, kafkaBrokers: kafka ?? sharedCluster.bootstrapServers)
-        let app = try buildApplication(settings: settings, gateway: gatewaySettings(), logger: TestServiceSettings.logger)
+        let app = try buildApplication(
+            settings: settings, gateway: gatewaySettings(), logger: TestServiceSettings.logger, fetchStatementJWKS: fetchStatementJWKS)
         try await app.test(.router, body)
     }
 

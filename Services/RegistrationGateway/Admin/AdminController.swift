@@ -218,8 +218,9 @@ struct AdminController: Sendable {
 
     // MARK: Templates and initial access tokens
 
+    /// Creates or replaces a template; a replaced template's active instances follow it in the same transaction.
     @Sendable func putTemplate(_ request: Request, context: Context) async throws -> Response {
-        let (tenant, _) = try await authorized(request, context)
+        let (tenant, actor) = try await authorized(request, context)
         let body = try await AdminBody.read(TemplateRequest.self, from: request)
         let pathID = context.parameters.get("software_id")
         guard let softwareID = pathID ?? body.softwareID else { throw OAuthError.invalidRequest("software_id is required") }
@@ -235,12 +236,16 @@ struct AdminController: Sendable {
         guard template.unknownOverridableFields.isEmpty else {
             throw OAuthError.invalidRequest("unknown overridable fields: \(template.unknownOverridableFields.joined(separator: ", "))")
         }
-        let version = try await database.withTenantTransaction(tenant.slug.rawValue) {
-            try await store.upsertTemplate(template, on: $0)
+        let propagation = TemplatePropagation(logger: database.logger, outbox: outbox)
+        let (version, updated) = try await database.withTenantTransaction(tenant.slug.rawValue) { connection in
+            var stored = template
+            stored.version = try await store.upsertTemplate(template, on: connection)
+            let updated = try await propagation.propagate(stored, policy: tenant.policy, actor: actor, on: connection)
+            return (stored.version, updated)
         }
         return try AdminBody.response(
             ["software_id": softwareID, "version": version, "metadata": try AdminBody.object(template.metadata),
-             "overridable_fields": template.overridableFields],
+             "overridable_fields": template.overridableFields, "instances_updated": updated],
             status: pathID == nil ? .created : .ok)
     }
 

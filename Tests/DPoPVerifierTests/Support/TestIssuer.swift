@@ -1,5 +1,6 @@
 import Foundation
 import Hummingbird
+import LatchkeyTestSupport
 import NIOCore
 import NIOFoundationCompat
 import Shared
