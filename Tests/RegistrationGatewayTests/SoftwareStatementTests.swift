@@ -193,24 +193,23 @@ import Testing
         ]))
         let iat = try await h.createInitialAccessToken(uses: 5)
         try await withLoopbackServer(router) { port in
-            let http = JWKSDocumentFetcher.makeClient()
-            defer { try? http.syncShutdown() }
-            // The policy only accepts https URLs; the test issuer answers on loopback http.
-            let fetcher = JWKSDocumentFetcher(client: http)
-            let fetch: JWKSCache.Fetch = { uri in
-                try await fetcher.fetch(uri.replacingOccurrences(of: "https://keys.example", with: "http://127.0.0.1:\(port)"))
-            }
-            try await GatewayTestHarness.withApp(fetchStatementJWKS: fetch) { client in
-                for _ in 0..<2 {
-                    let response = try await client.send(
-                        .post, "/t/\(h.tenant)/register", token: iat, json: Self.body(try issuer.statement(Self.claims)))
-                    #expect(response.status == .created, "\(String(buffer: response.body))")
+            try await Self.withFetcher { fetcher in
+                // The policy only accepts https URLs; the test issuer answers on loopback http.
+                let fetch: JWKSCache.Fetch = { uri in
+                    try await fetcher.fetch(uri.replacingOccurrences(of: "https://keys.example", with: "http://127.0.0.1:\(port)"))
                 }
-                let unavailable = try await client.send(
-                    .post, "/t/\(h.tenant)/register", token: iat, json: Self.body(try down.statement(Self.claims)))
-                #expect(unavailable.status == .serviceUnavailable)
-                #expect(unavailable.errorCode == "temporarily_unavailable")
-                #expect(unavailable.headers[.retryAfter] != nil)
+                try await GatewayTestHarness.withApp(fetchStatementJWKS: fetch) { client in
+                    for _ in 0..<2 {
+                        let response = try await client.send(
+                            .post, "/t/\(h.tenant)/register", token: iat, json: Self.body(try issuer.statement(Self.claims)))
+                        #expect(response.status == .created, "\(String(buffer: response.body))")
+                    }
+                    let unavailable = try await client.send(
+                        .post, "/t/\(h.tenant)/register", token: iat, json: Self.body(try down.statement(Self.claims)))
+                    #expect(unavailable.status == .serviceUnavailable)
+                    #expect(unavailable.errorCode == "temporarily_unavailable")
+                    #expect(unavailable.headers[.retryAfter] != nil)
+                }
             }
         }
         #expect(await fetches.count == 1)
@@ -224,15 +223,24 @@ import Testing
         router.get("html") { _, _ in Response(status: .ok, body: .init(byteBuffer: ByteBuffer(string: "<html></html>"))) }
         router.get("redirect") { _, _ in Response(status: .found, headers: [.location: "/html"]) }
         try await withLoopbackServer(router) { port in
-            let http = JWKSDocumentFetcher.makeClient()
-            defer { try? http.syncShutdown() }
-            let fetcher = JWKSDocumentFetcher(client: http)
-            for path in ["huge", "html", "redirect", "missing"] {
-                await #expect(throws: (any Error).self, "\(path)") {
-                    try await fetcher.fetch("http://127.0.0.1:\(port)/\(path)")
+            try await Self.withFetcher { fetcher in
+                for path in ["huge", "html", "redirect", "missing"] {
+                    await #expect(throws: (any Error).self, "\(path)") {
+                        try await fetcher.fetch("http://127.0.0.1:\(port)/\(path)")
+                    }
                 }
             }
         }
+    }
+
+    /// Runs `body` with a fetcher on the gateway's HTTP client configuration, shut down afterwards.
+    static func withFetcher(_ body: (JWKSDocumentFetcher) async throws -> Void) async throws {
+        let http = JWKSDocumentFetcher.makeClient()
+        do { try await body(JWKSDocumentFetcher(client: http)) } catch {
+            try await http.shutdown()
+            throw error
+        }
+        try await http.shutdown()
     }
 }
 

@@ -4,7 +4,6 @@ import HTTPTypes
 import HummingbirdTesting
 import LatchkeyTestSupport
 import NIOCore
-import NIOFoundationCompat
 import PostgresNIO
 import Shared
 import Testing

@@ -237,7 +237,7 @@ struct AdminController: Sendable {
             throw OAuthError.invalidRequest("unknown overridable fields: \(template.unknownOverridableFields.joined(separator: ", "))")
         }
         let propagation = TemplatePropagation(logger: database.logger, outbox: outbox)
-        let (version, updated) = try await database.withTenantTransaction(tenant.slug.rawValue) { connection in
+        let (version, updated) = try await database.withTenantTransaction(tenant.slug.rawValue) { connection -> (Int, Int) in
             var stored = template
             stored.version = try await store.upsertTemplate(template, on: connection)
             let updated = try await propagation.propagate(stored, policy: tenant.policy, actor: actor, on: connection)
