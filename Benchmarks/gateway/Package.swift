@@ -13,12 +13,14 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.0"),
+        .package(path: "../Support"),
     ],
     targets: [
         .executableTarget(
             name: "GatewayBenchmark",
             dependencies: [
                 .product(name: "Shared", package: "Latchkey"),
+                .product(name: "BenchmarkSupport", package: "Support"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),

@@ -6,6 +6,7 @@
 #        BENCH_PACED_PERCENT, PGBENCH_SECONDS). Writes Benchmarks/results/gateway.md.
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 source "$HERE/../../scripts/lib.sh"
+source "$HERE/../lib.sh"
 
 RESULTS="$HERE/../results"
 BENCH_DB=latchkey_bench_gateway
@@ -14,14 +15,7 @@ SCRATCH="$ROOT/.build-bench-gateway"
 CONNECTIONS="${BENCH_CONNECTIONS:-8}"
 mkdir -p "$RESULTS"
 
-ensure_packages
-"$ROOT/scripts/postgres.sh" start
-eval "$("$ROOT/scripts/postgres.sh" env "$BENCH_DB")"
-ADMIN_URL="${DATABASE_MIGRATION_URL%/*}/postgres"
-for db in "$BENCH_DB" "$PGBENCH_DB"; do
-    "$PG_BIN/psql" "$ADMIN_URL" -qAt -v ON_ERROR_STOP=1 -c "DROP DATABASE IF EXISTS $db WITH (FORCE)" -c "CREATE DATABASE $db"
-done
-trap 'for db in "$BENCH_DB" "$PGBENCH_DB"; do "$PG_BIN/psql" "$ADMIN_URL" -qAt -c "DROP DATABASE IF EXISTS $db WITH (FORCE)" >/dev/null 2>&1 || true; done' EXIT
+bench_databases "$BENCH_DB" "$PGBENCH_DB"
 
 log "building the benchmark and registration-gateway (release; the first build takes several minutes)"
 for product in GatewayBenchmark registration-gateway; do
@@ -30,11 +24,7 @@ done
 BIN="$SCRATCH/release"
 
 load_before="$(cut -d' ' -f1-3 /proc/loadavg)"
-log "pgbench baseline (scale 10, $CONNECTIONS clients, ${PGBENCH_SECONDS:-20} s)"
-PGBENCH_URL="${DATABASE_MIGRATION_URL%/*}/$PGBENCH_DB"
-"$PG_BIN/pgbench" -i -s 10 -q "$PGBENCH_URL" >/dev/null 2>&1
-pgbench_tps="$("$PG_BIN/pgbench" -c "$CONNECTIONS" -j 2 -T "${PGBENCH_SECONDS:-20}" -n "$PGBENCH_URL" 2>/dev/null \
-    | sed -n 's/^tps = \([0-9.]*\) .*/\1/p' | head -1)"
+pgbench_tps="$(pgbench_tps "$PGBENCH_DB" "$CONNECTIONS" "${PGBENCH_SECONDS:-20}")"
 
 log "registration-gateway load ($CONNECTIONS connections)"
 result="$(GATEWAY_BINARY="$BIN/registration-gateway" GATEWAY_LOG="$RESULTS/gateway-bench.log" BENCH_CONNECTIONS="$CONNECTIONS" \

@@ -1,3 +1,4 @@
+import AsyncHTTPClient
 import Crypto
 import Foundation
 import HTTPTypes
@@ -10,10 +11,10 @@ import Testing
 @testable import RegistrationGateway
 
 @Suite struct SoftwareStatementTests {
-    static let claims: [String: Any] = [
+    static var claims: [String: Any] { [
         "software_id": "statement-app", "software_version": "2.1", "client_name": "Signed App",
         "redirect_uris": ["com.example.signed:/cb"], "token_endpoint_auth_method": "none", "scope": "openid",
-    ]
+    ] }
 
     /// A registration body sending `statement` next to members the statement also sets.
     static func body(_ statement: String, extra: String = "") -> String {
@@ -121,9 +122,9 @@ import Testing
             (["grant_types": ["implicit"], "response_types": ["token"]], "invalid_client_metadata"),
             (["scope": "openid admin"], "invalid_client_metadata"),
         ]
+        let statements = try cases.map { (try issuer.statement(Self.claims.merging($0.0) { $1 }), $0.1, "\($0.0)") }
         try await GatewayTestHarness.withApp { client in
-            for (claims, error) in cases {
-                let statement = try issuer.statement(Self.claims.merging(claims) { $1 })
+            for (statement, error, claims) in statements {
                 // The body itself is valid: the refusal comes from the statement's members.
                 let response = try await client.send(.post, "/t/\(h.tenant)/register", token: iat, json: Self.body(statement))
                 #expect(response.status == .badRequest, "\(claims)")

@@ -4,6 +4,7 @@ import HTTPTypes
 import HummingbirdTesting
 import LatchkeyTestSupport
 import NIOCore
+import NIOHTTP1
 import PostgresNIO
 import Shared
 import Testing
@@ -138,7 +139,8 @@ import Testing
         let admin = try await adminToken(h)
         let count = TemplatePropagation.batchSize + 7
         try await GatewayTestHarness.withApp { client in
-            #expect(try await client.send(.put, "/admin/tenants/\(h.tenant)/templates/bulk", token: admin, json: Self.template).status == .ok)
+            let created = try await client.send(.put, "/admin/tenants/\(h.tenant)/templates/bulk", token: admin, json: Self.template)
+            #expect(created.status == .ok)
         }
         // Instances inserted directly: registering hundreds through HTTP would only slow the test down.
         try await TestDatabase.withApp { database in
@@ -173,9 +175,6 @@ import Testing
         let admin = try await adminToken(h)
         let iat = try await h.createInitialAccessToken(uses: 1)
         let path = "/admin/tenants/\(h.tenant)/templates/service"
-        func template(redirect: String, scope: String) -> String {
-            #"{"metadata":{"redirect_uris":["\#(redirect)"],"application_type":"web","grant_types":["authorization_code","client_credentials"],"response_types":["code"],"token_endpoint_auth_method":"client_secret_basic","scope":"\#(scope)"},"overridable_fields":["client_name"]}"#
-        }
         let tokenService = try ServiceProcess("token-service", environment: [
             "DATABASE_URL": try TestEnvironment.value("LATCHKEY_TEST_DATABASE_URL"),
             "DATABASE_SYSTEM_URL": try TestEnvironment.value("LATCHKEY_TEST_SYSTEM_DATABASE_URL"),
@@ -188,7 +187,7 @@ import Testing
         #expect(await tokenService.waitUntilHealthy(timeout: .seconds(60)), "\(tokenService.capturedOutput().suffix(2_000))")
         let base = "http://127.0.0.1:\(tokenService.port)/t/\(h.tenant)"
         try await GatewayTestHarness.withApp { client in
-            #expect(try await client.send(.put, path, token: admin, json: template(redirect: "https://app.example.com/cb", scope: "openid")).status == .ok)
+            #expect(try await client.send(.put, path, token: admin, json: Self.serviceTemplate(redirect: "https://app.example.com/cb", scope: "openid")).status == .ok)
             let registered = try await client.send(.post, "/t/\(h.tenant)/register", token: iat, json: #"{"software_id":"service"}"#)
             #expect(registered.status == .created, "\(String(buffer: registered.body))")
             let clientID = try #require(registered.json["client_id"] as? String)
@@ -197,13 +196,18 @@ import Testing
             #expect(try await Self.clientCredentials(base, clientID, secret, scope: "profile") == 400)
             #expect(try await Self.authorize(base, clientID, redirect: "https://app.example.com/v2") == 400)
             let updated = try await client.send(
-                .put, path, token: admin, json: template(redirect: "https://app.example.com/v2", scope: "openid profile"))
+                .put, path, token: admin, json: Self.serviceTemplate(redirect: "https://app.example.com/v2", scope: "openid profile"))
             #expect(updated.json["instances_updated"] as? Int == 1)
             #expect(try await Self.clientCredentials(base, clientID, secret, scope: "profile") == 200)
             #expect(try await Self.authorize(base, clientID, redirect: "https://app.example.com/v2") == 200)
             #expect(try await Self.authorize(base, clientID, redirect: "https://app.example.com/cb") == 400)
         }
         _ = await tokenService.stop()
+    }
+
+    /// A confidential web template that may use the code flow and client credentials.
+    static func serviceTemplate(redirect: String, scope: String) -> String {
+        #"{"metadata":{"redirect_uris":["\#(redirect)"],"application_type":"web","grant_types":["authorization_code","client_credentials"],"response_types":["code"],"token_endpoint_auth_method":"client_secret_basic","scope":"\#(scope)"},"overridable_fields":["client_name"]}"#
     }
 
     /// Status of a `client_credentials` token request.

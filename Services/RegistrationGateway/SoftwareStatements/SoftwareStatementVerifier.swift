@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTypes
 import Shared
 
 /// Verifies RFC 7591 §2.3 software statements against the issuers a tenant's policy trusts and

@@ -1,32 +1,9 @@
+import BenchmarkSupport
 import Foundation
 import Logging
 
-/// Environment knobs and small helpers of the benchmark.
-enum Bench {
-    static let environment = ProcessInfo.processInfo.environment
-    static var logger: Logger {
-        var logger = Logger(label: "gateway-bench")
-        logger.logLevel = .error
-        return logger
-    }
-
-    static func setting(_ name: String, _ fallback: Int) -> Int {
-        environment[name].flatMap(Int.init) ?? fallback
-    }
-
-    static func required(_ name: String) throws -> String {
-        guard let value = environment[name], !value.isEmpty else { throw BenchError("\(name) is required") }
-        return value
-    }
-
-    static func seconds(_ duration: Duration) -> Double {
-        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
-    }
-}
-
-struct BenchError: Error, CustomStringConvertible {
-    var description: String
-    init(_ description: String) { self.description = description }
+extension Bench {
+    static var logger: Logger { makeLogger("gateway-bench") }
 }
 
 /// p50 / p99 / max of a sample, in milliseconds.

@@ -1,4 +1,5 @@
 import AsyncHTTPClient
+import BenchmarkSupport
 import Foundation
 import Logging
 import PostgresNIO
@@ -13,18 +14,6 @@ import Shared
 // (sent_at) and to the record arriving at a consumer of the ClientRegistered topic.
 // Environment: DATABASE_MIGRATION_URL, DATABASE_URL, DATABASE_SYSTEM_URL (the scratch database),
 // GATEWAY_BINARY, GATEWAY_LOG, and the optional BENCH_* knobs.
-
-func startGateway(binary: String, environment extra: [String: String], log: String) throws -> Process {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: binary)
-    process.environment = Bench.environment.merging(extra) { $1 }
-    FileManager.default.createFile(atPath: log, contents: nil)
-    let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: log))
-    process.standardOutput = handle
-    process.standardError = handle
-    try process.run()
-    return process
-}
 
 func waitUntilReady(_ client: HTTPClient, port: Int, process: Process) async throws {
     for _ in 0..<300 {
@@ -83,7 +72,7 @@ func run() async throws -> [String: Any] {
         let tokens = try await Seeding.seed(
             Database(client: appClient, logger: Bench.logger), hasher: try KeyedHasher(configuration: hashKey), connections: connections)
 
-        let gateway = try startGateway(binary: binary, environment: [
+        let gateway = try Bench.startProcess(binary: binary, environment: [
             "KAFKA_BROKERS": cluster.bootstrapServers, "HTTP_PORT": String(port),
             "LOG_LEVEL": Bench.environment["BENCH_GATEWAY_LOG_LEVEL"] ?? "warning",
             "REGISTRATION_GATEWAY_PUBLIC_URL": "http://127.0.0.1:\(port)", "TOKEN_SERVICE_PUBLIC_URL": "http://127.0.0.1:1",
@@ -131,11 +120,4 @@ func run() async throws -> [String: Any] {
     }
 }
 
-do {
-    let result = try await run()
-    let data = try JSONSerialization.data(withJSONObject: result, options: [.sortedKeys, .prettyPrinted])
-    print(String(decoding: data, as: UTF8.self))
-} catch {
-    FileHandle.standardError.write(Data("gateway benchmark failed: \(error)\n".utf8))
-    exit(1)
-}
+await Bench.report("gateway", run)
