@@ -144,7 +144,7 @@ import Testing
         }
         // Instances inserted directly: registering hundreds through HTTP would only slow the test down.
         try await TestDatabase.withApp { database in
-            try await database.withTenantTransaction(h.tenant) { connection in
+            try await database.withTenantTransaction(h.tenant) { connection -> Void in
                 try await connection.query(
                     """
                     INSERT INTO clients (tenant_id, client_id, client_type, application_type, software_id, registration_mechanism,
