@@ -5,8 +5,9 @@
 # and demo credentials, streams logs, and stops everything on Ctrl-C.
 # Knobs (for a second platform beside the first, as scripts/fuzz-api.sh runs one): LATCHKEY_PORT_BASE
 # (default 8080: gateway +1, token service +2, sidecar +3, audit +4, demo API +10), LATCHKEY_DATABASE
-# (default latchkey), LATCHKEY_CREDENTIALS (the seeded demo credentials file), LATCHKEY_KEEP_POSTGRES=1
-# (leave the PostgreSQL cluster running on exit).
+# (default latchkey), LATCHKEY_KEEP_POSTGRES=1
+# (leave the PostgreSQL cluster running on exit), LATCHKEY_INSTANCE_DIR (logs, Kafka bootstrap file and
+# credentials of this platform; default the run folder).
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 cd "$ROOT"
 
@@ -23,7 +24,8 @@ eval "$("$ROOT/scripts/postgres.sh" env "$DATABASE")"
 BASE="${LATCHKEY_PORT_BASE:-8080}"
 GATEWAY_PORT=$((BASE + 1)) TOKEN_PORT=$((BASE + 2)) SIDECAR_PORT=$((BASE + 3)) AUDIT_PORT=$((BASE + 4)) DEMO_PORT=$((BASE + 10))
 
-LOG_DIR="$RUN_DIR/logs"
+INSTANCE_DIR="${LATCHKEY_INSTANCE_DIR:-$RUN_DIR}"
+LOG_DIR="$INSTANCE_DIR/logs"
 mkdir -p "$LOG_DIR"
 PIDS=()
 cleanup() {
@@ -46,11 +48,11 @@ start() {
     PIDS+=($!)
 }
 
-rm -f "$RUN_DIR/kafka.bootstrap"
-start kafka "$BIN/latchkey" kafka-cluster --brokers 1 --bootstrap-file "$RUN_DIR/kafka.bootstrap"
-for _ in $(seq 1 100); do [ -s "$RUN_DIR/kafka.bootstrap" ] && break; sleep 0.1; done
-[ -s "$RUN_DIR/kafka.bootstrap" ] || die "embedded Kafka cluster did not start (see $LOG_DIR/kafka.log)"
-export KAFKA_BROKERS="$(cat "$RUN_DIR/kafka.bootstrap")"
+rm -f "$INSTANCE_DIR/kafka.bootstrap"
+start kafka "$BIN/latchkey" kafka-cluster --brokers 1 --bootstrap-file "$INSTANCE_DIR/kafka.bootstrap"
+for _ in $(seq 1 100); do [ -s "$INSTANCE_DIR/kafka.bootstrap" ] && break; sleep 0.1; done
+[ -s "$INSTANCE_DIR/kafka.bootstrap" ] || die "embedded Kafka cluster did not start (see $LOG_DIR/kafka.log)"
+export KAFKA_BROKERS="$(cat "$INSTANCE_DIR/kafka.bootstrap")"
 
 log "migrating"
 "$BIN/latchkey" migrate
@@ -92,7 +94,7 @@ DEMO_API_PORT=$DEMO_PORT start demo-api "$BIN/demo-api"
 for port in $GATEWAY_PORT $TOKEN_PORT $SIDECAR_PORT $AUDIT_PORT; do
     for _ in $(seq 1 300); do curl -fsS "http://127.0.0.1:$port/healthz" >/dev/null 2>&1 && break; sleep 0.1; done
 done
-CREDENTIALS="${LATCHKEY_CREDENTIALS:-$RUN_DIR/demo-credentials.json}"
+CREDENTIALS="${LATCHKEY_CREDENTIALS:-$INSTANCE_DIR/demo-credentials.json}"
 if [ ! -s "$CREDENTIALS" ]; then
     log "seeding the demo tenant"
     "$BIN/latchkey" demo seed --credentials "$CREDENTIALS" --gateway "$REGISTRATION_GATEWAY_PUBLIC_URL" \
