@@ -25,9 +25,9 @@ func buildApplication(
     if let fetchStatementJWKS {
         fetch = fetchStatementJWKS
     } else {
-        let client = JWKSDocumentFetcher.makeClient()
-        services.append(HTTPClientShutdownService(client: client))
-        fetch = { try await JWKSDocumentFetcher(client: client).fetch($0) }
+        let client = LazyHTTPClient()
+        services.append(client)
+        fetch = { try await client.fetch($0) }
     }
     let statements = SoftwareStatementVerifier(keys: SoftwareStatementKeySource(logger: logger, fetch: fetch))
     let router = runtime.makeRouter()

@@ -121,7 +121,7 @@ import Testing
         (#"{"redirect_uris":["com.example.app:/cb"],"logo_uri":"http://cdn.example.com/l.png"}"#, "invalid_client_metadata"),
         (#"{"redirect_uris":"com.example.app:/cb"}"#, "invalid_client_metadata"),
         (#"{"redirect_uris":["com.example.app:/cb"],"dpop_bound_access_tokens":"yes"}"#, "invalid_client_metadata"),
-        (#"{"redirect_uris":["com.example.app:/cb"],"software_statement":"e30.e30.sig"}"#, "unapproved_software_statement"),
+        (#"{"redirect_uris":["com.example.app:/cb"],"software_statement":"e30.e30.sig"}"#, "invalid_software_statement"),
     ] as [(String, String?)])
     func validationRule(body: String, expectedError: String?) async throws {
         let h = try await GatewayTestHarness.make()

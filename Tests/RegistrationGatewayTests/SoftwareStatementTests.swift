@@ -10,7 +10,8 @@ import Shared
 import Testing
 @testable import RegistrationGateway
 
-@Suite struct SoftwareStatementTests {
+// Serialized: every test runs a gateway app with its own connection pools, and the test cluster is shared.
+@Suite(.serialized) struct SoftwareStatementTests {
     static var claims: [String: Any] { [
         "software_id": "statement-app", "software_version": "2.1", "client_name": "Signed App",
         "redirect_uris": ["com.example.signed:/cb"], "token_endpoint_auth_method": "none", "scope": "openid",

@@ -10,7 +10,8 @@ import Shared
 import Testing
 @testable import RegistrationGateway
 
-@Suite struct TemplatePropagationTests {
+// Serialized: every test runs a gateway app with its own connection pools, and the test cluster is shared.
+@Suite(.serialized) struct TemplatePropagationTests {
     static let template = #"{"metadata":{"redirect_uris":["com.example.app:/cb"],"token_endpoint_auth_method":"none","client_name":"Mobile","scope":"openid"},"overridable_fields":["client_name","redirect_uris"]}"#
 
     func adminToken(_ h: GatewayTestHarness) async throws -> String {

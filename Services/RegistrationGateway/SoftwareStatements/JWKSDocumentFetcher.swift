@@ -5,6 +5,7 @@ import NIOFoundationCompat
 import NIOHTTP1
 import ServiceLifecycle
 import Shared
+import Synchronization
 
 /// Fetches a JWK Set document by URL: GET without redirects, bounded in time and size.
 struct JWKSDocumentFetcher: Sendable {
@@ -39,12 +40,34 @@ struct JWKSDocumentFetcher: Sendable {
     }
 }
 
-/// Keeps the fetcher's HTTP client for the application's lifetime and shuts it down afterwards.
-struct HTTPClientShutdownService: Service {
-    let client: HTTPClient
+/// The fetcher's HTTP client, created on first use (most gateways never fetch a `jwks_uri`) and shut
+/// down with the application. An application that is built but never run creates none, so no client
+/// is left to be deinitialised without its shutdown (AsyncHTTPClient traps on that).
+final class LazyHTTPClient: Service, Sendable {
+    private let state = Mutex<(client: HTTPClient?, closed: Bool)>((nil, false))
+
+    /// The client; fails once the application is shutting down.
+    func client() throws -> HTTPClient {
+        try state.withLock { state in
+            guard !state.closed else { throw JWKSDocumentFetcher.Failure(description: "the gateway is shutting down") }
+            if let client = state.client { return client }
+            let client = JWKSDocumentFetcher.makeClient()
+            state.client = client
+            return client
+        }
+    }
+
+    /// Fetches `url` with the client.
+    func fetch(_ url: String) async throws -> JWKSet {
+        try await JWKSDocumentFetcher(client: try client()).fetch(url)
+    }
 
     func run() async throws {
         try? await gracefulShutdown()
-        try await client.shutdown()
+        let client = state.withLock { state in
+            state.closed = true
+            return state.client
+        }
+        try await client?.shutdown()
     }
 }
