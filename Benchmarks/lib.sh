@@ -24,3 +24,9 @@ pgbench_tps() {
     "$PG_BIN/pgbench" -i -s 10 -q "$url" >/dev/null 2>&1
     "$PG_BIN/pgbench" -c "$2" -j 2 -T "$3" -n "$url" 2>/dev/null | sed -n 's/^tps = \([0-9.]*\) .*/\1/p' | head -1
 }
+
+# field NAME [DIGITS]: a number from the benchmark's JSON output in $result, rounded.
+field() { python3 -c "import json,sys; print(round(json.loads(sys.argv[1])['$1'], ${2:-0}))" "$result"; }
+
+# machine_summary: "N cores, M GiB" for report headers.
+machine_summary() { echo "$(nproc) cores, $(awk '/MemTotal/ {printf "%.1f GiB", $2/1048576}' /proc/meminfo)"; }

@@ -26,13 +26,12 @@ result="$(AUDIT_CONSUMER_BINARY="$BIN/audit-consumer" AUDIT_CONSUMER_LOG="$RESUL
     "$BIN/AuditBenchmark")"
 load_after="$(cut -d' ' -f1-3 /proc/loadavg)"
 
-field() { python3 -c "import json,sys; print(round(json.loads(sys.argv[1])['$1'], ${2:-0}))" "$result"; }
 stamp="$(date -u +%Y-%m-%dT%H:%M:%SZ)"
 report="$RESULTS/latest.md"
 cat >"$report" <<REPORT
 # audit-consumer benchmark — $stamp
 
-Machine: $(nproc) cores, $(awk '/MemTotal/ {printf "%.1f GiB", $2/1048576}' /proc/meminfo), load average $load_before before / $load_after after (shared machine).
+Machine: $(machine_summary), load average $load_before before / $load_after after (shared machine).
 PostgreSQL $("$PG_BIN/postgres" --version | awk '{print $3}') (fsync on, synchronous_commit on), embedded Kafka (librdkafka mock cluster, 1 broker), release build.
 
 | measure | value |

@@ -31,13 +31,12 @@ result="$(GATEWAY_BINARY="$BIN/registration-gateway" GATEWAY_LOG="$RESULTS/gatew
     "$BIN/GatewayBenchmark")"
 load_after="$(cut -d' ' -f1-3 /proc/loadavg)"
 
-field() { python3 -c "import json,sys; print(round(json.loads(sys.argv[1])['$1'], ${2:-0}))" "$result"; }
 stamp="$(date -u +%Y-%m-%dT%H:%M:%SZ)"
 report="$RESULTS/gateway.md"
 cat >"$report" <<REPORT
 # registration-gateway benchmark — $stamp
 
-Machine: $(nproc) cores, $(awk '/MemTotal/ {printf "%.1f GiB", $2/1048576}' /proc/meminfo), load average $load_before before / $load_after after (shared machine: other builds may run).
+Machine: $(machine_summary), load average $load_before before / $load_after after (shared machine: other builds may run).
 PostgreSQL $("$PG_BIN/postgres" --version | awk '{print $3}') (fsync on, synchronous_commit on), embedded Kafka (librdkafka mock cluster, 1 broker, in the load generator's process), release build.
 Gateway, load generator, PostgreSQL and Kafka share the same $(nproc) cores. Each registration: rate-limit counters (tenant and source),
 an initial access token use, the client row with hashed credentials and its \`ClientRegistered\` outbox row in one transaction;
