@@ -29,7 +29,7 @@ public enum Bench {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: binary)
         process.environment = environment.merging(extra) { $1 }
-        FileManager.default.createFile(atPath: log, contents: nil)
+        _ = FileManager.default.createFile(atPath: log, contents: nil)
         let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: log))
         process.standardOutput = handle
         process.standardError = handle
