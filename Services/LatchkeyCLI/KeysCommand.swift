@@ -2,6 +2,7 @@ import ArgumentParser
 import Configuration
 import Foundation
 import Logging
+import PostgresNIO
 import Shared
 
 /// `latchkey keys list|rotate --tenant T`: a tenant's signing keys, and staging the next one.
@@ -61,8 +62,9 @@ struct KeysCommand: AsyncParsableCommand {
                 throw ValidationError("KEY_ENCRYPTION_KEY must be 32 bytes, base64")
             }
             let who = actor ?? "cli:\(ProcessInfo.processInfo.environment["USER"] ?? "operator")"
+            let requested = chosen
             let rotated = try await KeysCommand.withRotation(envelope: envelope) {
-                try await $0.rotate(tenant: tenant, algorithm: chosen, actor: who)
+                try await $0.rotate(tenant: tenant, algorithm: requested, actor: who)
             }
             print("staged \(rotated.key.kid) (\(rotated.key.algorithm)) for tenant \(tenant)"
                 + (rotated.policyVersion.map { "; policy version \($0) signs with \(rotated.key.algorithm)" } ?? ""))

@@ -1,5 +1,6 @@
 import Foundation
 import Hummingbird
+import Logging
 import Shared
 
 /// `POST …/keys/rotate`: an optional body naming the algorithm of the staged key.

@@ -28,7 +28,7 @@ import Testing
             let activated = try await database.withTenantTransaction(tenant) { c in
                 try await keys.activateNextKey(tenant: tenant, retiredFor: .seconds(3600), on: c, logger: logger)
             }
-            #expect(activated)
+            #expect(activated == staged.kid)
             try await database.withTenantTransaction(tenant) { c in
                 let published = try await keys.publishedKeys(tenant: tenant, on: c, logger: logger)
                 #expect(published.map(\.kid) == [staged.kid, first.kid])
@@ -44,7 +44,7 @@ import Testing
             let again = try await database.withTenantTransaction(tenant) { c in
                 try await keys.activateNextKey(tenant: tenant, retiredFor: .seconds(0), on: c, logger: logger)
             }
-            #expect(!again)
+            #expect(again == nil)
         }
     }
 
