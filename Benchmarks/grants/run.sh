@@ -7,7 +7,7 @@
 # authorization_code + PKCE + DPoP in closed loops. Same-run baselines: `pgbench` TPS on a scratch
 # database and `openssl speed -seconds 3 ecdsap256`. Writes Benchmarks/results/grants.md.
 # Knobs: BENCH_WORKERS (8), BENCH_SECONDS (10), BENCH_CODES (3000).
-source "$(dirname "${BASH_SOURCE[0]}")/../../scripts/lib.sh"
+source "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 cd "$ROOT"
 
 ensure_packages
@@ -15,44 +15,16 @@ command -v openssl >/dev/null || die "openssl is required"
 PGBENCH="$(command -v pgbench || echo "$PG_BIN/pgbench")"
 [ -x "$PGBENCH" ] || die "pgbench is required (postgresql-contrib)"
 
-SCRATCH="$ROOT/.build-bench"
-log "building release binaries (the first build takes several minutes)"
-for product in token-service latchkey GrantsLoad; do
-    swift build -c release --package-path Benchmarks --scratch-path "$SCRATCH" --product "$product" >/dev/null \
-        || swift build -c release --package-path Benchmarks --scratch-path "$SCRATCH" --product "$product"
-done
-BIN="$SCRATCH/release"
-
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()'; }
+bench_build token-service latchkey GrantsLoad
+bench_workspace
 PORT="$(free_port)"
-WORK="$(mktemp -d)"
-PIDS=()
-cleanup() {
-    for pid in "${PIDS[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
-    for pid in "${PIDS[@]}"; do wait "$pid" 2>/dev/null || true; done
-    rm -rf "$WORK"
-}
-trap cleanup EXIT INT TERM
-
-DB=latchkey_bench_grants
 PGBENCH_DB=latchkey_bench_pgbench
-"$ROOT/scripts/postgres.sh" start
-eval "$("$ROOT/scripts/postgres.sh" env postgres)"
-OWNER_POSTGRES_URL="$DATABASE_MIGRATION_URL"
-for db in "$DB" "$PGBENCH_DB"; do
-    psql "$OWNER_POSTGRES_URL" -qAt -v ON_ERROR_STOP=1 -c "DROP DATABASE IF EXISTS $db WITH (FORCE)" -c "CREATE DATABASE $db"
-done
-eval "$("$ROOT/scripts/postgres.sh" env "$DB")"
-"$BIN/latchkey" migrate >/dev/null
-
-"$BIN/latchkey" kafka-cluster --brokers 1 --bootstrap-file "$WORK/kafka.bootstrap" >"$WORK/kafka.log" 2>&1 &
-PIDS+=($!)
-for _ in $(seq 1 100); do [ -s "$WORK/kafka.bootstrap" ] && break; sleep 0.1; done
-[ -s "$WORK/kafka.bootstrap" ] || die "embedded Kafka cluster did not start"
-export KAFKA_BROKERS="$(cat "$WORK/kafka.bootstrap")"
+bench_database "$PGBENCH_DB"
+PGBENCH_URL="$DATABASE_MIGRATION_URL"
+bench_database latchkey_bench_grants
+bench_kafka
 
 log "baselines: pgbench on $PGBENCH_DB, openssl speed ecdsap256"
-PGBENCH_URL="${DATABASE_MIGRATION_URL%/*}/$PGBENCH_DB"
 "$PGBENCH" -i -q -s 10 "$PGBENCH_URL" >"$WORK/pgbench-init.log" 2>&1 || { cat "$WORK/pgbench-init.log"; die "pgbench -i failed"; }
 PGBENCH_TPS="$("$PGBENCH" -c 8 -j 2 -T 10 "$PGBENCH_URL" 2>/dev/null | awk '/^tps/ {printf "%.0f", $3; exit}')"
 [ -n "$PGBENCH_TPS" ] || die "could not read pgbench TPS"

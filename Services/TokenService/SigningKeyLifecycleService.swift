@@ -18,18 +18,7 @@ struct SigningKeyLifecycleService: Service {
     private var logger: Logger { rotation.database.logger }
 
     func run() async throws {
-        await cancelWhenGracefulShutdown {
-            while !Task.isCancelled {
-                do {
-                    try await runOnce()
-                } catch is CancellationError {
-                    return
-                } catch {
-                    logger.warning("signing key lifecycle run failed", metadata: ["error": "\(error.logDescription)"])
-                }
-                do { try await Task.sleep(for: interval) } catch { return }
-            }
-        }
+        await runPeriodically(every: interval, name: "signing key lifecycle", logger: logger) { _ = try await runOnce() }
     }
 
     /// One run over every tenant with due work; returns what changed, by tenant.
