@@ -79,13 +79,12 @@ struct GrantsLoad {
         let refreshProofs = WorkerQueues(try signers.map { signer in
             try (0..<arguments.proofsPerWorker).map { _ in try signer.proof(method: "POST", url: client.tokenURL) }
         })
-        let current = Mutex(families)
+        let current = RefreshFamilies(families)
         let refresh = await ClosedLoop.run(name: "refresh_token + DPoP", workers: workers, seconds: seconds) { worker in
             guard let proof = refreshProofs.next(worker) else { return nil }
-            let token = current.withLock { $0[worker] }
-            guard let answer = try? await client.refresh(token, proof: proof), answer.status == 200,
+            guard let answer = try? await client.refresh(current[worker], proof: proof), answer.status == 200,
                   let next = answer.json["refresh_token"] as? String else { return false }
-            current.withLock { $0[worker] = next }
+            current[worker] = next
             return true
         }
         log("refresh_token: \(Int(refresh.perSecond))/s")
@@ -121,5 +120,17 @@ struct GrantsLoad {
 
     static func log(_ message: String) {
         FileHandle.standardError.write(Data("[grants] \(message)\n".utf8))
+    }
+}
+
+/// The newest refresh token of each worker's family (each worker touches only its own slot).
+final class RefreshFamilies: Sendable {
+    private let tokens: Mutex<[String]>
+
+    init(_ tokens: [String]) { self.tokens = Mutex(tokens) }
+
+    subscript(worker: Int) -> String {
+        get { tokens.withLock { $0[worker] } }
+        set { tokens.withLock { $0[worker] = newValue } }
     }
 }

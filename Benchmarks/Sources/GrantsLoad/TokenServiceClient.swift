@@ -2,6 +2,7 @@ import AsyncHTTPClient
 import Foundation
 import NIOCore
 import NIOFoundationCompat
+import NIOHTTP1
 import Shared
 
 /// HTTP to the token service under test: sign-in once (SSO cookie), codes through the real `/authorize`,
