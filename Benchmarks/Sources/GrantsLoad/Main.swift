@@ -53,7 +53,7 @@ struct GrantsLoad {
         let workers = arguments.workers
         let seconds = arguments.seconds
         let cookie = try await client.signIn()
-        log("signed in; preparing \(arguments.codes) codes and \(workers) refresh families")
+        say("signed in; preparing \(arguments.codes) codes and \(workers) refresh families")
 
         // Warm-up (connections, the tenant's first signing key, caches) outside the measurements.
         let basic = "Basic " + Data("\(Seeder.serviceClient):\(secret)".utf8).base64EncodedString()
@@ -62,7 +62,7 @@ struct GrantsLoad {
         let clientCredentials = await ClosedLoop.run(name: "client_credentials", workers: workers, seconds: seconds) { _ in
             (try? await client.clientCredentials(authorization: basic))?.status == 200
         }
-        log("client_credentials: \(Int(clientCredentials.perSecond))/s")
+        say("client_credentials: \(Int(clientCredentials.perSecond))/s")
 
         // refresh_token (DPoP): one family per worker, each with its own DPoP key and pre-made proofs.
         let signers = try (0..<workers).map { _ in DPoPProofSigner(key: try SigningKey.generate(.es256)) }
@@ -87,7 +87,7 @@ struct GrantsLoad {
             current[worker] = next
             return true
         }
-        log("refresh_token: \(Int(refresh.perSecond))/s")
+        say("refresh_token: \(Int(refresh.perSecond))/s")
 
         // authorization_code + PKCE + DPoP: codes made beforehand through /authorize (SSO, no prompt).
         struct Redemption: Sendable { let code: String; let verifier: String; let proof: String }
@@ -108,17 +108,17 @@ struct GrantsLoad {
             }
             prepared.append(codes)
         }
-        log("prepared \(prepared.map(\.count).reduce(0, +)) codes")
+        say("prepared \(prepared.map(\.count).reduce(0, +)) codes")
         let redemptions = WorkerQueues(prepared)
         let authorizationCode = await ClosedLoop.run(name: "authorization_code + PKCE + DPoP", workers: workers, seconds: seconds) { worker in
             guard let item = redemptions.next(worker) else { return nil }
             return (try? await client.redeem(code: item.code, verifier: item.verifier, proof: item.proof))?.status == 200
         }
-        log("authorization_code: \(Int(authorizationCode.perSecond))/s")
+        say("authorization_code: \(Int(authorizationCode.perSecond))/s")
         return [clientCredentials, refresh, authorizationCode]
     }
 
-    static func log(_ message: String) {
+    static func say(_ message: String) {
         FileHandle.standardError.write(Data("[grants] \(message)\n".utf8))
     }
 }
