@@ -58,15 +58,15 @@ struct ClosedLoop {
     }
 }
 
-/// Per-worker input prepared before a phase, handed out without locks across workers.
+/// Per-worker input prepared before a phase; each worker takes from its own queue.
 final class WorkerQueues<Element: Sendable>: Sendable {
-    private let queues: [Mutex<[Element]>]
+    private let queues: Mutex<[[Element]]>
 
     init(_ items: [[Element]]) {
-        queues = items.map { Mutex(Array($0.reversed())) }
+        queues = Mutex(items.map { Array($0.reversed()) })
     }
 
     func next(_ worker: Int) -> Element? {
-        queues[worker].withLock { $0.popLast() }
+        queues.withLock { $0[worker].popLast() }
     }
 }
