@@ -143,6 +143,7 @@ let package = Package(
             name: "LatchkeyTestSupport",
             dependencies: [
                 "Shared",
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),

@@ -23,8 +23,16 @@ func buildApplication(
     let router = runtime.makeRouter()
     let upstream = UpstreamProviderClient(logger: logger)
     try TokenServiceRoutes(runtime: runtime, settings: tokenSettings, upstream: upstream).register(on: router)
+    guard let systemDatabase = runtime.systemDatabase else {
+        throw ConfigurationError("DATABASE_SYSTEM_URL is required for the signing-key lifecycle job")
+    }
+    let keyLifecycle = SigningKeyLifecycleService(
+        rotation: SigningKeyRotation(keys: TenantSigningKeys(envelope: tokenSettings.keyEnvelope), database: runtime.database),
+        systemDatabase: systemDatabase, interval: tokenSettings.keyLifecycleInterval,
+        publishDelay: tokenSettings.keyPublishDelay)
     return runtime.makeApplication(
-        router: router, services: try runtime.makeOutboxServices() + [UpstreamClientService(client: upstream)])
+        router: router,
+        services: try runtime.makeOutboxServices() + [UpstreamClientService(client: upstream), keyLifecycle])
 }
 
 /// Wires the token service's controllers onto the router.

@@ -25,19 +25,23 @@ struct GatewayTestHarness {
 
     static let bootstrapKey = "bootstrap-" + String(repeating: "k", count: 40)
 
-    static func gatewaySettings() throws -> GatewaySettings {
-        try GatewaySettings(
+    /// With `keyRotation`, the gateway seals staged keys with the envelope of ``signingKeys``.
+    static func gatewaySettings(keyRotation: Bool = false) throws -> GatewaySettings {
+        var settings = try GatewaySettings(
             publicURL: publicURL, tokenServicePublicURL: tokenServiceURL, secretHasher: hasher, adminBootstrapKey: bootstrapKey)
+        if keyRotation { settings.keyEnvelope = signingKeys.envelope }
+        return settings
     }
 
-    /// Creates a fresh tenant with `policy`, an active signing key and one active user.
-    static func make(policy: String = "{}") async throws -> GatewayTestHarness {
+    /// Creates a fresh tenant with `policy`, an active signing key of `algorithm` and one active user.
+    static func make(policy: String = "{}", algorithm: JWSAlgorithm = .es256) async throws -> GatewayTestHarness {
         let tenant = TestEnvironment.uniqueTenant("gw")
         let user = UUID()
         try await TestDatabase.withApp { database in
             try await TestDatabase.createTenant(tenant, in: database, policy: policy)
             try await database.withTenantTransaction(tenant) { connection in
-                try await signingKeys.createKey(tenant: tenant, status: .active, on: connection, logger: database.logger)
+                try await signingKeys.createKey(
+                    tenant: tenant, algorithm: algorithm, status: .active, on: connection, logger: database.logger)
                 try await connection.query(
                     "INSERT INTO users (tenant_id, user_id, username) VALUES (\(tenant), \(user), \("alice-\(user)"))",
                     logger: database.logger)
@@ -82,12 +86,13 @@ struct GatewayTestHarness {
 
     /// Runs `body` against the gateway app (router test client, the shared embedded cluster unless `kafka` is given).
     static func withApp(
-        kafka: String? = nil, fetchStatementJWKS: JWKSCache.Fetch? = nil,
+        kafka: String? = nil, fetchStatementJWKS: JWKSCache.Fetch? = nil, keyRotation: Bool = false,
         _ body: @escaping @Sendable (any TestClientProtocol) async throws -> Void
     ) async throws {
         let settings = try await TestServiceSettings.make(.registrationGateway, kafkaBrokers: kafka ?? sharedCluster.bootstrapServers)
         let app = try buildApplication(
-            settings: settings, gateway: gatewaySettings(), logger: TestServiceSettings.logger, fetchStatementJWKS: fetchStatementJWKS)
+            settings: settings, gateway: gatewaySettings(keyRotation: keyRotation), logger: TestServiceSettings.logger,
+            fetchStatementJWKS: fetchStatementJWKS)
         try await app.test(.router, body)
     }
 

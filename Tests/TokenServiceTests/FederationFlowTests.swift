@@ -18,7 +18,9 @@ import Testing
     }
 
     /// Runs `body` with tenant A, the upstream tenant (confidential client + password user `alice`) and A's app.
-    static func withFederation(_ body: @Sendable (any TestClientProtocol, Setup) async throws -> Void) async throws {
+    static func withFederation(
+        upstreamPolicy: String = "{}", _ body: @Sendable (any TestClientProtocol, Setup) async throws -> Void
+    ) async throws {
         let upstreamTenant = TestEnvironment.uniqueTenant("up")
         let secretFile = FileManager.default.temporaryDirectory.appendingPathComponent("latchkey-up-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: secretFile) }
@@ -29,7 +31,7 @@ import Testing
               "client_secret_ref": "file:\(secretFile.path)", "scopes": ["openid", "profile"]}]}
             """
         }) { client, fixture in
-            try await TestDatabase.createTenant(upstreamTenant, in: fixture.database)
+            try await TestDatabase.createTenant(upstreamTenant, in: fixture.database, policy: upstreamPolicy)
             let upstream = fixture.other(upstreamTenant)
             let secret = try #require(
                 try await upstream.insertClient(
@@ -134,6 +136,23 @@ import Testing
             #expect(secondClaims.sub == claims.sub)
             #expect(try await fixture.count("SELECT count(*)::int8 FROM users") == 1)
             #expect(try await fixture.outboxPayloads(type: .userRegistered).count == 1)
+        }
+    }
+
+    @Test(arguments: [JWSAlgorithm.rs256, .edDSA])
+    func upstreamsSigningIDTokensWithRS256OrEdDSAFederate(algorithm: JWSAlgorithm) async throws {
+        try await Self.withFederation(upstreamPolicy: #"{"signing_algorithm":"\#(algorithm.rawValue)"}"#) { client, setup in
+            var flow = BrowserSession(client)
+            let verifier = PKCE.generateVerifier()
+            let toCallback = try await Self.toCallback(&flow, setup, verifier: verifier)
+            let done = try await flow.get(try Self.path(toCallback.location))
+            #expect(done.status == 302, "\(done.body)")
+            // The upstream signed its ID token with its tenant key of that algorithm, and tenant A accepted it.
+            #expect(try await setup.upstream.jwks(client).keys.map(\.alg) == [algorithm.rawValue])
+            let (status, json) = try await setup.app.redeem(
+                client, setup.fixture, code: try #require(done.redirectParameters["code"]), verifier: verifier)
+            #expect(status == 200, "\(json)")
+            #expect(try await setup.fixture.count("SELECT count(*)::int8 FROM external_identities WHERE provider = 'up'") == 1)
         }
     }
 

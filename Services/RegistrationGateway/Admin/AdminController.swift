@@ -4,9 +4,10 @@ import Hummingbird
 import Logging
 import Shared
 
-/// The admin API (`/admin/...`): tenants and their policy, static clients, revocation, templates and
-/// initial access tokens. Every change records its actor: in `tenant_policy_versions.changed_by`,
-/// `initial_access_tokens.created_by`, or the `ClientRegistered`/`ClientRevoked` event.
+/// The admin API (`/admin/...`): tenants and their policy, static clients, revocation, templates,
+/// initial access tokens and signing keys. Every change records its actor: in
+/// `tenant_policy_versions.changed_by`, `initial_access_tokens.created_by`, `signing_keys.staged_by`, or
+/// the `ClientRegistered`/`ClientRevoked` event.
 struct AdminController: Sendable {
     typealias Context = LatchkeyRequestContext
 
@@ -35,6 +36,8 @@ struct AdminController: Sendable {
         admin.post("tenants/:tenant/users", use: createUser)
         admin.post("tenants/:tenant/initial-access-tokens", use: createInitialAccessToken)
         admin.delete("tenants/:tenant/initial-access-tokens/:token_id", use: revokeInitialAccessToken)
+        admin.get("tenants/:tenant/keys", use: listKeys)
+        admin.post("tenants/:tenant/keys/rotate", use: rotateKey)
     }
 
     // MARK: Tenants
@@ -290,7 +293,7 @@ struct AdminController: Sendable {
     // MARK: Helpers
 
     /// Authenticates first (so an anonymous caller cannot probe which tenants exist), then resolves the tenant.
-    private func authorized(_ request: Request, _ context: Context) async throws -> (ResolvedTenant, EventActor) {
+    func authorized(_ request: Request, _ context: Context) async throws -> (ResolvedTenant, EventActor) {
         let slug = try Self.tenantSlug(context)
         let (actor, _) = try await authenticator.actor(request, tenant: slug)
         guard let tenant = try await tenants.tenant(slug) else { throw OAuthError.notFound("unknown tenant") }

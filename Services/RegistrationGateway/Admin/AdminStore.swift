@@ -37,21 +37,7 @@ struct AdminStore: Sendable {
 
     /// Stores `policy` as the next version; returns that version, nil when the tenant does not exist.
     func updatePolicy(_ tenant: String, policy: TenantPolicy, actor: String, on connection: PostgresConnection) async throws -> Int? {
-        let json = String(decoding: try LatchkeyJSON.encode(policy), as: UTF8.self)
-        let rows = try await connection.query(
-            """
-            UPDATE tenants SET policy = \(json)::jsonb, policy_version = policy_version + 1, updated_at = now()
-            WHERE tenant_id = \(tenant) RETURNING policy_version
-            """, logger: logger)
-        var version: Int?
-        for try await value in rows.decode(Int.self) { version = value }
-        guard let version else { return nil }
-        try await connection.query(
-            """
-            INSERT INTO tenant_policy_versions (tenant_id, version, policy, changed_by)
-            VALUES (\(tenant), \(version), \(json)::jsonb, \(actor))
-            """, logger: logger)
-        return version
+        try await TenantPolicyRecords(logger: logger).updatePolicy(tenant, policy: policy, actor: actor, on: connection)
     }
 
     /// Number of static clients of the tenant (the bootstrap key may only create the first).

@@ -25,12 +25,17 @@ struct RegistrationRequestBody: Sendable {
 
     /// The bytes of an `application/json` body (bounded); another media type is 415.
     static func jsonData(_ request: Request) async throws -> Data {
+        try requireJSON(request)
+        return Data(try await request.body.collect(upTo: HTTPLimits.maximumBodySize).readableBytesView)
+    }
+
+    /// 415 unless the request declares `application/json`.
+    static func requireJSON(_ request: Request) throws {
         guard let contentType = request.headers[.contentType],
               contentType.split(separator: ";").first?.trimmingCharacters(in: .whitespaces).lowercased() == "application/json"
         else {
             throw OAuthError(.unsupportedMediaType, "invalid_request", "the request body must be application/json")
         }
-        return Data(try await request.body.collect(upTo: HTTPLimits.maximumBodySize).readableBytesView)
     }
 
     private static func decode<T: Decodable>(_ type: T.Type, from data: Data) throws -> T {

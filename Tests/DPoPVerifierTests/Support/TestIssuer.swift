@@ -95,6 +95,11 @@ final class TestIssuer: Sendable {
         return try CompactJWS.sign(claims: claims, using: key.key, header: JWSHeaderParameters(typ: typ, kid: key.kid))
     }
 
+    /// The published JWK of the key `kid` (default: the first).
+    func publishedKey(kid: String? = nil) -> JWK? {
+        keys.withLock { keys in (kid.map { kid in keys.first { $0.kid == kid } } ?? keys.first).map { $0.key.publicJWK(kid: $0.kid) } }
+    }
+
     /// A DPoP-bound token for `signer`'s key.
     func token(port: Int, boundTo signer: DPoPProofSigner?, clientID: String = "client-1") throws -> String {
         try sign(claims(port: port, jkt: signer?.jkt, clientID: clientID))
