@@ -96,7 +96,7 @@ let package = Package(
             resources: [.copy("Events/Schemas"), .copy("Postgres/Migrations")],
             swiftSettings: swiftSettings
         ),
-        service("RegistrationGateway", folder: "RegistrationGateway"),
+        service("RegistrationGateway", folder: "RegistrationGateway", extra: [.product(name: "Mustache", package: "swift-mustache")]),
         service(
             "TokenService", folder: "TokenService",
             extra: [

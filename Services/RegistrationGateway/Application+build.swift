@@ -37,6 +37,8 @@ func buildApplication(settings: ServiceSettings, gateway: GatewaySettings, logge
         settings: gateway, authenticator: AdminAuthenticator(verifier: adminTokens, bootstrapKey: gateway.adminBootstrapKey),
         database: runtime.database, systemDatabase: systemDatabase, tenants: directory, outbox: outbox
     ).addRoutes(to: router)
+    try AdminPageController(settings: gateway, database: runtime.database, outbox: outbox)
+        .addRoutes(to: router.group("admin/t/:tenant").add(middleware: TenantResolverMiddleware(directory: directory)))
     let expiry = ClientExpiryService(systemDatabase: systemDatabase, outbox: outbox, interval: gateway.clientExpiryInterval)
     return runtime.makeApplication(router: router, services: try runtime.makeOutboxServices() + [expiry])
 }

@@ -22,9 +22,10 @@ struct GatewayTestHarness {
 
     static let bootstrapKey = "bootstrap-" + String(repeating: "k", count: 40)
 
-    static func gatewaySettings() throws -> GatewaySettings {
+    static func gatewaySettings(platformTenant: String? = nil) throws -> GatewaySettings {
         try GatewaySettings(
-            publicURL: publicURL, tokenServicePublicURL: tokenServiceURL, secretHasher: hasher, adminBootstrapKey: bootstrapKey)
+            publicURL: publicURL, tokenServicePublicURL: tokenServiceURL, secretHasher: hasher, adminBootstrapKey: bootstrapKey,
+            platformTenant: platformTenant.flatMap(TenantSlug.init(rawValue:)))
     }
 
     /// Creates a fresh tenant with `policy`, an active signing key and one active user.
@@ -79,11 +80,12 @@ struct GatewayTestHarness {
 
     /// Runs `body` against the gateway app (router test client, the shared embedded cluster unless `kafka` is given).
     static func withApp(
-        kafka: String? = nil,
+        kafka: String? = nil, platformTenant: String? = nil,
         _ body: @escaping @Sendable (any TestClientProtocol) async throws -> Void
     ) async throws {
         let settings = try await TestServiceSettings.make(.registrationGateway, kafkaBrokers: kafka ?? sharedCluster.bootstrapServers)
-        let app = try buildApplication(settings: settings, gateway: gatewaySettings(), logger: TestServiceSettings.logger)
+        let app = try buildApplication(
+            settings: settings, gateway: gatewaySettings(platformTenant: platformTenant), logger: TestServiceSettings.logger)
         try await app.test(.router, body)
     }
 
