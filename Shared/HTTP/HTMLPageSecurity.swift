@@ -46,3 +46,8 @@ public enum HTMLPageSecurity {
         return "\(scheme)://\(host)" + (components.port.map { ":\($0)" } ?? "")
     }
 }
+
+extension HTTPField.Name {
+    /// HTTP/1.0 cache directive RFC 6749 §5.1 still asks for beside `Cache-Control: no-store`.
+    public static let pragma = HTTPField.Name("Pragma")!
+}

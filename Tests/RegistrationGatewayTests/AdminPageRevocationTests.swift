@@ -1,4 +1,5 @@
 import Foundation
+import PostgresNIO
 import HTTPTypes
 import HummingbirdTesting
 import LatchkeyTestSupport
@@ -17,8 +18,7 @@ import Testing
         let user = try await h.createUser(username)
         try await GatewayTestHarness.withApp { client in
             _ = try await h.registerInstance(client, name: "<script>alert(1)</script>", user: user)
-            var browser = PageBrowser(client)
-            #expect(try await browser.signInAdmin(tenant: h.tenant, clientID: admin.id, secret: admin.secret).status == 303)
+            var browser = try await h.signedInBrowser(client, as: admin)
             let page = try await browser.get("/admin/t/\(h.tenant)")
             #expect(page.status == 200)
             #expect(!page.body.contains("<script"))
@@ -43,11 +43,9 @@ import Testing
         let admin = try await h.createAdminClient()
         try await GatewayTestHarness.withApp { client in
             let instance = try await h.registerInstance(client, name: "Phone")
-            var other = PageBrowser(client)
-            #expect(try await other.signInAdmin(tenant: h.tenant, clientID: admin.id, secret: admin.secret).status == 303)
+            var other = try await h.signedInBrowser(client, as: admin)
             let otherSessionsToken = try await other.adminCSRFToken(tenant: h.tenant)
-            var browser = PageBrowser(client)
-            #expect(try await browser.signInAdmin(tenant: h.tenant, clientID: admin.id, secret: admin.secret).status == 303)
+            var browser = try await h.signedInBrowser(client, as: admin)
             for token in [nil, "", "forged", otherSessionsToken] as [String?] {
                 var form = [("reason", "device stolen")]
                 if let token { form.append(("csrf_token", token)) }
@@ -70,8 +68,7 @@ import Testing
             let phone = try await h.registerInstance(client, name: "Phone")
             let tablet = try await h.registerInstance(client, name: "Tablet")
             let laptop = try await h.registerInstance(client, name: "Laptop")
-            var browser = PageBrowser(client)
-            #expect(try await browser.signInAdmin(tenant: h.tenant, clientID: admin.id, secret: admin.secret).status == 303)
+            var browser = try await h.signedInBrowser(client, as: admin)
             let list = try await browser.get("/admin/t/\(h.tenant)?status=active")
             let token = try #require(list.field("csrf_token"))
             #expect(list.field("return_query") == "status=active")
@@ -139,8 +136,7 @@ import Testing
             } while cursor != nil && seen.count < 10
             #expect(seen == ids.reversed())
 
-            var browser = PageBrowser(client)
-            #expect(try await browser.signInAdmin(tenant: h.tenant, clientID: admin.id, secret: admin.secret).status == 303)
+            var browser = try await h.signedInBrowser(client, as: admin)
             let today = String(RFC3339Timestamp.string(from: Date()).prefix(10))
             let byDate = try await browser.get("/admin/t/\(h.tenant)?created_from=\(today)&created_to=\(today)&status=active")
             for id in ids { #expect(byDate.body.contains(id)) }
@@ -156,8 +152,7 @@ import Testing
         let admin = try await h.createAdminClient()
         try await GatewayTestHarness.withApp { client in
             let instance = try await h.registerInstance(client, name: "Phone")
-            var browser = PageBrowser(client)
-            #expect(try await browser.signInAdmin(tenant: h.tenant, clientID: admin.id, secret: admin.secret).status == 303)
+            var browser = try await h.signedInBrowser(client, as: admin)
             let token = try await browser.adminCSRFToken(tenant: h.tenant)
             let revoke = "/admin/t/\(h.tenant)/clients/\(instance)/revoke"
 

@@ -1,4 +1,6 @@
 import Foundation
+import PostgresNIO
+import HTTPTypes
 import HummingbirdTesting
 import LatchkeyTestSupport
 import NIOCore
@@ -108,8 +110,7 @@ import Testing
         let admin = try await h.createAdminClient()
         try await GatewayTestHarness.withApp { client in
             for aging in ["expires_at = now() - interval '1 second'", "last_seen_at = now() - interval '31 minutes'"] {
-                var browser = PageBrowser(client)
-                #expect(try await browser.signInAdmin(tenant: h.tenant, clientID: admin.id, secret: admin.secret).status == 303)
+                var browser = try await h.signedInBrowser(client, as: admin)
                 #expect(try await browser.get("/admin/t/\(h.tenant)").status == 200)
                 try await h.updateAdminSessions("UPDATE admin_sessions SET \(aging) WHERE ended_at IS NULL")
                 let expired = try await browser.get("/admin/t/\(h.tenant)")

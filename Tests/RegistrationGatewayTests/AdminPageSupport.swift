@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTypes
 import HummingbirdTesting
 import LatchkeyTestSupport
 import PostgresNIO
@@ -77,6 +78,16 @@ extension GatewayTestHarness {
                 try await connection.query(PostgresQuery(unsafeSQL: sql), logger: database.logger)
             }
         }
+    }
+}
+
+extension GatewayTestHarness {
+    /// A new browser signed in to this tenant's admin page as `admin`.
+    func signedInBrowser(_ client: any TestClientProtocol, as admin: (id: String, secret: String)) async throws -> PageBrowser {
+        var browser = PageBrowser(client)
+        let signedIn = try await browser.signInAdmin(tenant: tenant, clientID: admin.id, secret: admin.secret)
+        #expect(signedIn.status == 303, "the admin sign-in failed: \(signedIn.body.prefix(300))")
+        return browser
     }
 }
 

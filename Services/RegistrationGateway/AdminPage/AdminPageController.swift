@@ -1,6 +1,7 @@
 import Foundation
 import HTTPTypes
 import Hummingbird
+import Logging
 import Shared
 
 /// The server-rendered admin page `GET /admin/t/{tenant}`: search a tenant's instances and revoke them with a
