@@ -15,7 +15,7 @@ extension BrowserFlows {
         try await browser.navigate(url)
         try await waitForPage(browser, title: "Sign-in problem")
         #expect(try await browser.currentURL().hasPrefix(endpoints.issuer))
-        try await PageScreenshots.capture(browser, "authorize-error")
+        try await PageScreenshots.capture(browser, "authorize-error", documentStatus: 400)
     }
 
     /// An administrator signs in on the admin page with the keyboard, finds an instance whose name is

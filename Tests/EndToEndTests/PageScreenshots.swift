@@ -17,8 +17,14 @@ enum PageScreenshots {
 
     /// Fails on any SEVERE console entry since the last read (CSP violations and script errors are SEVERE),
     /// then writes `<name>-<width>.png` for each width and checks each file is a real, non-trivial PNG.
-    static func capture(_ browser: BrowserSession, _ name: String) async throws {
-        let severe = try await browser.consoleLog().filter { $0.hasPrefix("SEVERE") }
+    /// `documentStatus`: an error page answered with this status on purpose; Chromium logs the document's
+    /// own status as SEVERE ("Failed to load resource"), and only that one entry is allowed.
+    static func capture(_ browser: BrowserSession, _ name: String, documentStatus: Int? = nil) async throws {
+        let page = try await browser.currentURL()
+        let severe = try await browser.consoleLog().filter { $0.hasPrefix("SEVERE") }.filter { entry in
+            guard let documentStatus else { return true }
+            return !entry.hasPrefix("SEVERE \(page) - Failed to load resource: the server responded with a status of \(documentStatus) ")
+        }
         #expect(severe == [], "console errors or CSP violations on \(name)")
         for width in widths {
             try await browser.emulateViewport(width: width, mobile: width < 600)

@@ -122,7 +122,7 @@ enum AdminPageTemplates {
         label{display:block;font-weight:600;margin-top:.5rem}\
         input,select{box-sizing:border-box;width:100%;padding:.45rem;border:1px solid #595959;border-radius:.25rem;font:inherit}\
         button{margin-top:.5rem;padding:.45rem .9rem;border:0;border-radius:.25rem;background:#1f4fd1;color:#fff;font:inherit;font-weight:600;cursor:pointer}\
-        button.danger{background:#a4000f}.bar button{margin:0;background:#fff;color:#1f2a44}\
+        button.danger{background:#a4000f}.bar button{margin:0;background:#fff;color:#1f2a44;white-space:nowrap}\
         .sign-in{max-width:24rem}.search{display:grid;grid-template-columns:repeat(auto-fit,minmax(11rem,1fr));gap:.5rem 1rem;align-items:end}\
         .revoke-all{max-width:32rem}.table-wrap{overflow-x:auto}\
         table{border-collapse:collapse;width:100%;font-size:.9rem}caption{text-align:left;font-weight:600;padding:.5rem 0}\
