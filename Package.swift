@@ -93,7 +93,7 @@ let package = Package(
             ],
             path: "Shared",
             exclude: ["CRdKafka"],
-            resources: [.copy("Events/Schemas"), .copy("Postgres/Migrations")],
+            resources: [.copy("Events/Schemas"), .copy("Postgres/Migrations"), .copy("HTTP/OpenAPI")],
             swiftSettings: swiftSettings
         ),
         service("RegistrationGateway", folder: "RegistrationGateway", extra: [.product(name: "Mustache", package: "swift-mustache")]),

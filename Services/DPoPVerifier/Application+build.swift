@@ -45,5 +45,6 @@ func makeSidecarRouter(runtime: ServiceRuntime, readiness: [ReadinessCheck], lim
     router.add(middleware: ErrorMiddleware())
     if limitBodies { router.add(middleware: BodyLimitMiddleware()) }
     HealthRoutes<LatchkeyRequestContext>(checks: runtime.readinessChecks(readiness)).register(on: router)
+    runtime.registerOpenAPIDocument(on: router)
     return router
 }
