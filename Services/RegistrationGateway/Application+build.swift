@@ -38,7 +38,7 @@ func buildApplication(settings: ServiceSettings, gateway: GatewaySettings, logge
         database: runtime.database, systemDatabase: systemDatabase, tenants: directory, outbox: outbox
     ).addRoutes(to: router)
     try AdminPageController(settings: gateway, database: runtime.database, outbox: outbox)
-        .addRoutes(to: router.group("admin/t/:tenant").add(middleware: TenantResolverMiddleware(directory: directory)))
+        .addRoutes(to: router.group("admin/t").add(middleware: TenantResolverMiddleware(directory: directory)))
     let expiry = ClientExpiryService(systemDatabase: systemDatabase, outbox: outbox, interval: gateway.clientExpiryInterval)
     return runtime.makeApplication(router: router, services: try runtime.makeOutboxServices() + [expiry])
 }

@@ -28,13 +28,14 @@ struct AdminPageController: Sendable {
         csrf = CSRFGuard(key: settings.secretHasher.deriveKey("latchkey/registration-gateway/admin-csrf/v1"))
     }
 
+    /// Routes under a group at `admin/t` (whose middleware resolves `:tenant`).
     func addRoutes(to group: RouterGroup<Context>) {
-        group.get { request, context in try await instances(request, context) }
-        group.get("sign-in") { request, context in try await showSignIn(request, context) }
-        group.post("sign-in") { request, context in try await submitSignIn(request, context) }
-        group.post("sign-out") { request, context in try await signOut(request, context) }
-        group.post("clients/:client_id/revoke") { request, context in try await revokeClient(request, context) }
-        group.post("users/:user_id/revoke") { request, context in try await revokeUser(request, context) }
+        group.get(":tenant") { request, context in try await instances(request, context) }
+        group.get(":tenant/sign-in") { request, context in try await showSignIn(request, context) }
+        group.post(":tenant/sign-in") { request, context in try await submitSignIn(request, context) }
+        group.post(":tenant/sign-out") { request, context in try await signOut(request, context) }
+        group.post(":tenant/clients/:client_id/revoke") { request, context in try await revokeClient(request, context) }
+        group.post(":tenant/users/:user_id/revoke") { request, context in try await revokeUser(request, context) }
     }
 
     // MARK: Instances
