@@ -127,7 +127,7 @@ enum AdminPageTemplates {
         .revoke-all{max-width:32rem}.table-wrap{overflow-x:auto}\
         table{border-collapse:collapse;width:100%;font-size:.9rem}caption{text-align:left;font-weight:600;padding:.5rem 0}\
         th,td{border-bottom:1px solid #d0d4dc;padding:.4rem;text-align:left;vertical-align:top}\
-        thead th{background:#eef1f6}code{font-size:.8rem;word-break:break-all}\
+        thead th{background:#eef1f6}table code{font-size:.8rem;word-break:break-all}\
         .revoke label{font-weight:400;font-size:.8rem}.status-active{color:#0b6b2b;font-weight:600}.status-revoked{color:#a4000f}\
         .flash{padding:.6rem;border-left:4px solid #0b6b2b;background:#e9f6ee}\
         .error{color:#a4000f;font-weight:600}.pages{display:flex;gap:1rem;margin-top:1rem}\
