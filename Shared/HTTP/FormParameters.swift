@@ -29,6 +29,10 @@ public struct FormParameters: Sendable {
                 throw OAuthError.invalidRequest("malformed form encoding")
             }
             guard !name.isEmpty else { throw OAuthError.invalidRequest("malformed form encoding") }
+            // No legitimate parameter holds NUL, and PostgreSQL text cannot store it (it would fail as a 500).
+            guard !name.contains("\0"), !value.contains("\0") else {
+                throw OAuthError.invalidRequest("parameters must not contain NUL characters")
+            }
             // RFC 6749 §3.2: parameters must not be included more than once.
             guard seen.insert(name).inserted else { throw OAuthError.invalidRequest("parameter \(safeName(name)) is repeated") }
             // Empty values are treated as omitted (RFC 6749 §3.1).
