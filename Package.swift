@@ -98,7 +98,10 @@ let package = Package(
         ),
         service(
             "RegistrationGateway", folder: "RegistrationGateway",
-            extra: [.product(name: "AsyncHTTPClient", package: "async-http-client")]),
+            extra: [
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Mustache", package: "swift-mustache"),
+            ]),
         service(
             "TokenService", folder: "TokenService",
             extra: [

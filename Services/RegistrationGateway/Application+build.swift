@@ -53,6 +53,8 @@ func buildApplication(
         settings: gateway, authenticator: AdminAuthenticator(verifier: adminTokens, bootstrapKey: gateway.adminBootstrapKey),
         database: runtime.database, systemDatabase: systemDatabase, tenants: directory, outbox: outbox
     ).addRoutes(to: router)
+    try AdminPageController(settings: gateway, database: runtime.database, outbox: outbox)
+        .addRoutes(to: router.group("admin/t").add(middleware: TenantResolverMiddleware(directory: directory)))
     let expiry = ClientExpiryService(systemDatabase: systemDatabase, outbox: outbox, interval: gateway.clientExpiryInterval)
     return runtime.makeApplication(router: router, services: try runtime.makeOutboxServices() + [expiry] + services)
 }

@@ -149,8 +149,3 @@ enum JSONResponse {
         return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: data)))
     }
 }
-
-extension HTTPField.Name {
-    /// HTTP/1.0 cache directive RFC 6749 §5.1 still asks for beside `Cache-Control: no-store`.
-    static let pragma = HTTPField.Name("Pragma")!
-}

@@ -26,9 +26,10 @@ struct GatewayTestHarness {
     static let bootstrapKey = "bootstrap-" + String(repeating: "k", count: 40)
 
     /// With `keyRotation`, the gateway seals staged keys with the envelope of ``signingKeys``.
-    static func gatewaySettings(keyRotation: Bool = false) throws -> GatewaySettings {
+    static func gatewaySettings(keyRotation: Bool = false, platformTenant: String? = nil) throws -> GatewaySettings {
         var settings = try GatewaySettings(
-            publicURL: publicURL, tokenServicePublicURL: tokenServiceURL, secretHasher: hasher, adminBootstrapKey: bootstrapKey)
+            publicURL: publicURL, tokenServicePublicURL: tokenServiceURL, secretHasher: hasher, adminBootstrapKey: bootstrapKey,
+            platformTenant: platformTenant.flatMap(TenantSlug.init(rawValue:)))
         if keyRotation { settings.keyEnvelope = signingKeys.envelope }
         return settings
     }
@@ -87,12 +88,13 @@ struct GatewayTestHarness {
     /// Runs `body` against the gateway app (router test client, the shared embedded cluster unless `kafka` is given).
     static func withApp(
         kafka: String? = nil, fetchStatementJWKS: JWKSCache.Fetch? = nil, keyRotation: Bool = false,
+        platformTenant: String? = nil,
         _ body: @escaping @Sendable (any TestClientProtocol) async throws -> Void
     ) async throws {
         let settings = try await TestServiceSettings.make(.registrationGateway, kafkaBrokers: kafka ?? sharedCluster.bootstrapServers)
         let app = try buildApplication(
-            settings: settings, gateway: gatewaySettings(keyRotation: keyRotation), logger: TestServiceSettings.logger,
-            fetchStatementJWKS: fetchStatementJWKS)
+            settings: settings, gateway: gatewaySettings(keyRotation: keyRotation, platformTenant: platformTenant),
+            logger: TestServiceSettings.logger, fetchStatementJWKS: fetchStatementJWKS)
         try await app.test(.router, body)
     }
 

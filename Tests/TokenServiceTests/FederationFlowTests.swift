@@ -51,7 +51,7 @@ import Testing
     }
 
     /// A's /authorize → "Continue with" → upstream /authorize → upstream sign-in; returns the redirect to A's callback.
-    static func toCallback(_ browser: inout BrowserSession, _ setup: Setup, verifier: String) async throws -> BrowserResponse {
+    static func toCallback(_ browser: inout PageBrowser, _ setup: Setup, verifier: String) async throws -> PageResponse {
         let fixture = setup.fixture
         let page = try await browser.get(AuthorizeRequest.path(fixture, clientID: setup.app.clientID, verifier: verifier))
         #expect(page.status == 200)
@@ -79,7 +79,7 @@ import Testing
     @Test func federatedSignInProvisionsTheUserOnceAndIssuesTokens() async throws {
         try await Self.withFederation { client, setup in
             let fixture = setup.fixture
-            var browser = BrowserSession(client)
+            var browser = PageBrowser(client)
             let verifier = PKCE.generateVerifier()
             let page = try await browser.get(AuthorizeRequest.path(fixture, clientID: setup.app.clientID, verifier: verifier))
             let href = String(page.body[try #require(page.body.range(of: "class=\"provider\" href=\"")).upperBound...].prefix { $0 != "\"" })
@@ -100,7 +100,7 @@ import Testing
             let sealed = try #require(browser.cookies[FederationCookie.name])
             #expect(!sealed.contains(try #require(parameters["state"])))
 
-            var flow = BrowserSession(client)
+            var flow = PageBrowser(client)
             let toCallback = try await Self.toCallback(&flow, setup, verifier: verifier)
             let done = try await flow.get(try Self.path(toCallback.location))
             #expect(done.status == 302, "\(done.body)")
@@ -125,7 +125,7 @@ import Testing
             #expect(replay.status == 400)
 
             // A second federation of the same upstream account (new browser) reuses the same user.
-            var again = BrowserSession(client)
+            var again = PageBrowser(client)
             let second = try await Self.toCallback(&again, setup, verifier: verifier)
             let secondDone = try await again.get(try Self.path(second.location))
             #expect(secondDone.status == 302)
@@ -158,7 +158,7 @@ import Testing
 
     @Test func concurrentFirstCallbacksCreateOneUser() async throws {
         try await Self.withFederation { client, setup in
-            var first = BrowserSession(client), second = BrowserSession(client)
+            var first = PageBrowser(client), second = PageBrowser(client)
             let verifier = PKCE.generateVerifier()
             let callbackA = try Self.path(try await Self.toCallback(&first, setup, verifier: verifier).location)
             let callbackB = try Self.path(try await Self.toCallback(&second, setup, verifier: verifier).location)
@@ -177,7 +177,7 @@ import Testing
     @Test func tamperedCookieWrongStateAndProviderErrorsAreRefused() async throws {
         try await Self.withFederation { client, setup in
             let fixture = setup.fixture
-            var browser = BrowserSession(client)
+            var browser = PageBrowser(client)
             let callback = try Self.path(try await Self.toCallback(&browser, setup, verifier: PKCE.generateVerifier()).location)
             let sealed = try #require(browser.cookies[FederationCookie.name])
 
@@ -216,7 +216,7 @@ import Testing
             #expect(denied.redirectParameters["state"] == "st-123")
 
             // An unknown provider and a start without a sealed request get error pages.
-            var other = BrowserSession(client)
+            var other = PageBrowser(client)
             #expect(try await other.get("/t/\(fixture.tenant)/auth/nope?authorization_request=x").status == 404)
             #expect(try await other.get("/t/\(fixture.tenant)/auth/up?authorization_request=forged").status == 400)
             #expect(try await other.get("/t/\(fixture.tenant)/auth/up").status == 400)

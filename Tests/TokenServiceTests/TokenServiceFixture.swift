@@ -252,12 +252,7 @@ struct TokenServiceFixture: Sendable {
 /// Form bodies and token requests for tests.
 enum TokenRequest {
     static func form(_ pairs: [(String, String)]) -> ByteBuffer {
-        var allowed = CharacterSet.alphanumerics
-        allowed.insert(charactersIn: "-._~")
-        let body = pairs.map { name, value in
-            "\(name.addingPercentEncoding(withAllowedCharacters: allowed)!)=\(value.addingPercentEncoding(withAllowedCharacters: allowed)!)"
-        }.joined(separator: "&")
-        return ByteBuffer(string: body)
+        ByteBuffer(string: PageBrowser.form(pairs))
     }
 
     static func basic(_ clientID: String, _ secret: String) -> String {
