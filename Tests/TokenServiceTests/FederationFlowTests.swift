@@ -142,7 +142,7 @@ import Testing
     @Test(arguments: [JWSAlgorithm.rs256, .edDSA])
     func upstreamsSigningIDTokensWithRS256OrEdDSAFederate(algorithm: JWSAlgorithm) async throws {
         try await Self.withFederation(upstreamPolicy: #"{"signing_algorithm":"\#(algorithm.rawValue)"}"#) { client, setup in
-            var flow = BrowserSession(client)
+            var flow = PageBrowser(client)
             let verifier = PKCE.generateVerifier()
             let toCallback = try await Self.toCallback(&flow, setup, verifier: verifier)
             let done = try await flow.get(try Self.path(toCallback.location))
