@@ -44,7 +44,7 @@ public enum Bench {
             let data = try JSONSerialization.data(withJSONObject: result, options: [.sortedKeys, .prettyPrinted])
             print(String(decoding: data, as: UTF8.self))
         } catch {
-            FileHandle.standardError.write(Data("\(name) benchmark failed: \(error)\n".utf8))
+            FileHandle.standardError.write(Data("\(name) benchmark failed: \(String(reflecting: error))\n".utf8))
             exit(1)
         }
     }

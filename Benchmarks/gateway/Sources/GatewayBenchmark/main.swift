@@ -58,8 +58,12 @@ func run() async throws -> [String: Any] {
         eventLoopGroupProvider: .singleton,
         configuration: HTTPClient.Configuration(
             connectionPool: .init(idleTimeout: .seconds(120), concurrentHTTP1ConnectionsPerHostSoftLimit: connections)))
+    var consumerConfiguration = KafkaConfiguration(
+        bootstrapServers: cluster.bootstrapServers, clientID: "gateway-bench", statisticsInterval: nil)
+    // librdkafka's default lets a fetch wait up to 500 ms for data, which would be measured as delay.
+    consumerConfiguration.properties["fetch.wait.max.ms"] = "5"
     let consumer = try KafkaConsumer(
-        configuration: KafkaConfiguration(bootstrapServers: cluster.bootstrapServers, clientID: "gateway-bench", statisticsInterval: nil),
+        configuration: consumerConfiguration,
         groupID: "gateway-bench-\(UUID().uuidString)", subscription: .allPartitions(of: [topic], startingAt: .beginning),
         logger: Bench.logger)
     let consumed = ConsumedEvents()
