@@ -12,6 +12,7 @@ struct Arguments: Sendable {
     var opensslVerify = ""
     var machine = ""
     var report = "Benchmarks/results/grants.md"
+    var kafkaNote = "An embedded Kafka cluster receives `TokenIssued` from the outbox relay while the load runs."
 
     init<S: Sequence>(_ raw: S) throws where S.Element == String {
         var iterator = raw.makeIterator()
@@ -28,6 +29,7 @@ struct Arguments: Sendable {
             case "--openssl-verify": opensslVerify = value
             case "--machine": machine = value
             case "--report": report = value
+            case "--kafka-note": kafkaNote = value
             default: throw BenchmarkError("unknown option \(name)")
             }
         }

@@ -47,7 +47,7 @@ struct TokenServiceClient: Sendable {
     func authorizeURL(challenge: String) -> String {
         "\(issuer)/authorize?" + Self.encode([
             ("response_type", "code"), ("client_id", Seeder.nativeApp), ("redirect_uri", Seeder.redirectURI),
-            ("scope", "openid profile"), ("state", SecretTokens.generate(byteCount: 16)), ("code_challenge", challenge),
+            ("scope", "openid profile"), ("state", SecretTokens.generate()), ("code_challenge", challenge),
             ("code_challenge_method", "S256"),
         ])
     }
