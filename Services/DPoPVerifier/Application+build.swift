@@ -17,12 +17,19 @@ func buildApplication(settings: ServiceSettings, sidecar sidecarSettings: Sideca
                                 configuration: UpstreamProxy.clientConfiguration(for: sidecarSettings.upstream))
     let revocations = RevokedClients()
     let metrics = SidecarMetrics.shared
-    let sidecar = try Sidecar(settings: sidecarSettings, httpClient: httpClient, revocations: revocations, metrics: metrics,
-                              overrides: overrides, logger: logger)
     let router = makeSidecarRouter(
         runtime: runtime, readiness: [ReadinessCheck("revocations") { revocations.isLoaded }],
         limitBodies: sidecarSettings.mode == .check)
-    try sidecar.addRoutes(to: router)
+    let sidecar: Sidecar
+    do {
+        sidecar = try Sidecar(settings: sidecarSettings, httpClient: httpClient, revocations: revocations, metrics: metrics,
+                              overrides: overrides, logger: logger)
+        try sidecar.addRoutes(to: router)
+    } catch {
+        // AsyncHTTPClient traps when a client is released without its shutdown.
+        try? httpClient.syncShutdown()
+        throw error
+    }
     let listener = RevocationListener(
         kafka: runtime.kafka, admin: runtime.kafkaAdmin,
         topic: LatchkeyEventType.clientRevoked.topic(prefix: settings.topicPrefix),
