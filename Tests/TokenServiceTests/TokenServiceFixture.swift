@@ -68,13 +68,15 @@ struct TokenServiceFixture: Sendable {
         serviceSettings.database.database = databaseName
         serviceSettings.systemDatabase?.database = databaseName
         let settings = try makeSettings(publicURL: origin)
-        let app = try buildApplication(settings: serviceSettings, tokenSettings: settings, logger: TestServiceSettings.logger)
         try await withPostgresClient(serviceSettings.database) { client in
             let database = Database(client: client, logger: TestEnvironment.logger)
             let fixture = TokenServiceFixture(
                 tenant: TestEnvironment.uniqueTenant("tok"), origin: origin, settings: settings, database: database,
                 databaseName: databaseName)
             try await TestDatabase.createTenant(fixture.tenant, in: database, policy: policy(origin))
+            // Built right before it runs: an application released unrun leaves its HTTP client without the
+            // shutdown AsyncHTTPClient insists on (it traps), e.g. when the tenant setup above fails.
+            let app = try buildApplication(settings: serviceSettings, tokenSettings: settings, logger: TestServiceSettings.logger)
             guard let replicaPort else {
                 return try await app.test(setup) { client in try await body(client, fixture) }
             }
