@@ -58,6 +58,9 @@ enum AdminBody {
     }
 
     static func decode<T: Decodable>(_ type: T.Type, from data: Data) throws -> T {
+        guard !JSONNULCheck.containsNUL(data) else {
+            throw OAuthError.invalidRequest("the request body must not contain U+0000 characters")
+        }
         do {
             return try LatchkeyJSON.decode(type, from: data)
         } catch let error as DecodingError {

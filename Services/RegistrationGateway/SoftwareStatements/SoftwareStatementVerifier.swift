@@ -58,6 +58,7 @@ struct SoftwareStatementVerifier: Sendable {
             throw Self.invalid("the signature does not verify with the issuer's keys")
         }
         try checkTimes(claims)
+        guard !JSONNULCheck.containsNUL(jws.payload) else { throw Self.invalid("claims must not contain U+0000 characters") }
         do {
             var metadata = try LatchkeyJSON.decode(ClientMetadata.self, from: jws.payload)
             metadata.softwareStatement = nil
