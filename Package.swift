@@ -96,10 +96,15 @@ let package = Package(
             ],
             path: "Shared",
             exclude: ["CRdKafka"],
-            resources: [.copy("Events/Schemas"), .copy("Postgres/Migrations")],
+            resources: [.copy("Events/Schemas"), .copy("Postgres/Migrations"), .copy("HTTP/OpenAPI")],
             swiftSettings: swiftSettings
         ),
-        service("RegistrationGateway", folder: "RegistrationGateway"),
+        service(
+            "RegistrationGateway", folder: "RegistrationGateway",
+            extra: [
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Mustache", package: "swift-mustache"),
+            ]),
         service(
             "TokenService", folder: "TokenService",
             extra: [
@@ -152,6 +157,7 @@ let package = Package(
             name: "LatchkeyTestSupport",
             dependencies: [
                 "Shared",
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -159,6 +165,7 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             path: "Tests/LatchkeyTestSupport",
             swiftSettings: swiftSettings
@@ -178,7 +185,13 @@ let package = Package(
             path: "Tests/SharedTests",
             swiftSettings: swiftSettings
         ),
-        serviceTests("RegistrationGateway"),
+        serviceTests(
+            "RegistrationGateway",
+            extra: [
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ]),
         serviceTests(
             "TokenService",
             extra: [

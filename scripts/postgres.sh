@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Private PostgreSQL cluster for development and tests, under .run/postgres on a non-default port.
-# Usage: scripts/postgres.sh start|stop|status|env
+# Usage: scripts/postgres.sh start|stop|status|env [database]|recreate database
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 APP_PASSWORD="${LATCHKEY_PG_APP_PASSWORD:-latchkey-app-dev}"
@@ -70,10 +70,19 @@ env_for() {
     echo "export DATABASE_MIGRATION_URL='postgres://latchkey_owner:$OWNER_PASSWORD@127.0.0.1:$PG_PORT/$db'"
 }
 
+# Drops (disconnecting its sessions) and creates a database owned by latchkey_owner: a clean slate.
+recreate() {
+    local db="$1"
+    [[ "$db" =~ ^[a-z_][a-z0-9_]*$ ]] || die "not a plain database name: $db"
+    psql_admin -d postgres -c "DROP DATABASE IF EXISTS $db WITH (FORCE)"
+    psql_admin -d postgres -c "CREATE DATABASE $db OWNER latchkey_owner"
+}
+
 case "${1:-start}" in
     start) start ;;
     stop) stop ;;
     status) as_postgres "$PG_BIN/pg_ctl" -D "$PG_DIR/data" status ;;
     env) env_for "${2:-latchkey}" ;;
-    *) die "usage: $0 start|stop|status|env [database]" ;;
+    recreate) recreate "${2:?database name}" ;;
+    *) die "usage: $0 start|stop|status|env [database]|recreate database" ;;
 esac

@@ -3,6 +3,11 @@
 # Installs what is missing, builds, starts PostgreSQL + the embedded Kafka cluster + the four
 # services + the demo API, migrates, seeds the demo tenant (through the admin API), prints the URLs
 # and demo credentials, streams logs, and stops everything on Ctrl-C.
+# Knobs (for a second platform beside the first, as scripts/fuzz-api.sh runs one): LATCHKEY_PORT_BASE
+# (default 8080: gateway +1, token service +2, sidecar +3, audit +4, demo API +10), LATCHKEY_DATABASE
+# (default latchkey), LATCHKEY_KEEP_POSTGRES=1
+# (leave the PostgreSQL cluster running on exit), LATCHKEY_INSTANCE_DIR (logs, Kafka bootstrap file and
+# credentials of this platform; default the run folder).
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 cd "$ROOT"
 
@@ -14,9 +19,13 @@ swift build -c "$CONFIG" >"$RUN_DIR/build.log" 2>&1 || { tail -40 "$RUN_DIR/buil
 BIN="$(swift build -c "$CONFIG" --show-bin-path)"
 
 "$ROOT/scripts/postgres.sh" start
-eval "$("$ROOT/scripts/postgres.sh" env latchkey)"
+DATABASE="${LATCHKEY_DATABASE:-latchkey}"
+eval "$("$ROOT/scripts/postgres.sh" env "$DATABASE")"
+BASE="${LATCHKEY_PORT_BASE:-8080}"
+GATEWAY_PORT=$((BASE + 1)) TOKEN_PORT=$((BASE + 2)) SIDECAR_PORT=$((BASE + 3)) AUDIT_PORT=$((BASE + 4)) DEMO_PORT=$((BASE + 10))
 
-LOG_DIR="$RUN_DIR/logs"
+INSTANCE_DIR="${LATCHKEY_INSTANCE_DIR:-$RUN_DIR}"
+LOG_DIR="$INSTANCE_DIR/logs"
 mkdir -p "$LOG_DIR"
 PIDS=()
 cleanup() {
@@ -26,7 +35,7 @@ cleanup() {
     for pid in "${PIDS[@]:1}"; do kill -TERM "$pid" 2>/dev/null || true; done
     for pid in "${PIDS[@]:1}"; do wait "$pid" 2>/dev/null || true; done
     if ((${#PIDS[@]})); then kill -TERM "${PIDS[0]}" 2>/dev/null || true; wait "${PIDS[0]}" 2>/dev/null || true; fi
-    "$ROOT/scripts/postgres.sh" stop
+    [ -n "${LATCHKEY_KEEP_POSTGRES:-}" ] || "$ROOT/scripts/postgres.sh" stop
     log "stopped"
 }
 trap cleanup INT TERM EXIT
@@ -39,11 +48,11 @@ start() {
     PIDS+=($!)
 }
 
-rm -f "$RUN_DIR/kafka.bootstrap"
-start kafka "$BIN/latchkey" kafka-cluster --brokers 1 --bootstrap-file "$RUN_DIR/kafka.bootstrap"
-for _ in $(seq 1 100); do [ -s "$RUN_DIR/kafka.bootstrap" ] && break; sleep 0.1; done
-[ -s "$RUN_DIR/kafka.bootstrap" ] || die "embedded Kafka cluster did not start (see $LOG_DIR/kafka.log)"
-export KAFKA_BROKERS="$(cat "$RUN_DIR/kafka.bootstrap")"
+rm -f "$INSTANCE_DIR/kafka.bootstrap"
+start kafka "$BIN/latchkey" kafka-cluster --brokers 1 --bootstrap-file "$INSTANCE_DIR/kafka.bootstrap"
+for _ in $(seq 1 100); do [ -s "$INSTANCE_DIR/kafka.bootstrap" ] && break; sleep 0.1; done
+[ -s "$INSTANCE_DIR/kafka.bootstrap" ] || die "embedded Kafka cluster did not start (see $LOG_DIR/kafka.log)"
+export KAFKA_BROKERS="$(cat "$INSTANCE_DIR/kafka.bootstrap")"
 
 log "migrating"
 "$BIN/latchkey" migrate
@@ -67,44 +76,48 @@ fi
 export ADMIN_BOOTSTRAP_KEY
 # The demo tenant's admin tokens may read its audit log.
 export PLATFORM_TENANT="${PLATFORM_TENANT:-demo}"
-export TOKEN_SERVICE_PUBLIC_URL="${TOKEN_SERVICE_PUBLIC_URL:-http://127.0.0.1:8082}"
-export REGISTRATION_GATEWAY_PUBLIC_URL="${REGISTRATION_GATEWAY_PUBLIC_URL:-http://127.0.0.1:8081}"
-# dpop-verifier guards the demo API (port 8090) for the demo tenant's tokens.
-export DPOP_UPSTREAM_URL="${DPOP_UPSTREAM_URL:-http://127.0.0.1:8090}"
-export DPOP_EXTERNAL_ORIGINS="${DPOP_EXTERNAL_ORIGINS:-http://127.0.0.1:8083}"
+export TOKEN_SERVICE_PUBLIC_URL="${TOKEN_SERVICE_PUBLIC_URL:-http://127.0.0.1:$TOKEN_PORT}"
+export REGISTRATION_GATEWAY_PUBLIC_URL="${REGISTRATION_GATEWAY_PUBLIC_URL:-http://127.0.0.1:$GATEWAY_PORT}"
+# dpop-verifier guards the demo API for the demo tenant's tokens.
+export DPOP_UPSTREAM_URL="${DPOP_UPSTREAM_URL:-http://127.0.0.1:$DEMO_PORT}"
+export DPOP_EXTERNAL_ORIGINS="${DPOP_EXTERNAL_ORIGINS:-http://127.0.0.1:$SIDECAR_PORT}"
 export DPOP_ISSUERS="${DPOP_ISSUERS:-$TOKEN_SERVICE_PUBLIC_URL/t/demo}"
 export DPOP_AUDIENCES="${DPOP_AUDIENCES:-$TOKEN_SERVICE_PUBLIC_URL/t/demo}"
 export DPOP_NONCE_MODE="${DPOP_NONCE_MODE:-required}"
 export DPOP_PUBLIC_PATHS="${DPOP_PUBLIC_PATHS:-/health}"
-HTTP_PORT=8081 start registration-gateway "$BIN/registration-gateway"
-HTTP_PORT=8082 start token-service "$BIN/token-service"
-HTTP_PORT=8083 start dpop-verifier "$BIN/dpop-verifier"
-HTTP_PORT=8084 start audit-consumer "$BIN/audit-consumer"
-DEMO_API_PORT=8090 start demo-api "$BIN/demo-api"
+HTTP_PORT=$GATEWAY_PORT start registration-gateway "$BIN/registration-gateway"
+HTTP_PORT=$TOKEN_PORT start token-service "$BIN/token-service"
+HTTP_PORT=$SIDECAR_PORT start dpop-verifier "$BIN/dpop-verifier"
+HTTP_PORT=$AUDIT_PORT start audit-consumer "$BIN/audit-consumer"
+DEMO_API_PORT=$DEMO_PORT start demo-api "$BIN/demo-api"
 
-for port in 8081 8082 8083 8084; do
+for port in $GATEWAY_PORT $TOKEN_PORT $SIDECAR_PORT $AUDIT_PORT; do
     for _ in $(seq 1 300); do curl -fsS "http://127.0.0.1:$port/healthz" >/dev/null 2>&1 && break; sleep 0.1; done
 done
-CREDENTIALS="$RUN_DIR/demo-credentials.json"
+CREDENTIALS="${LATCHKEY_CREDENTIALS:-$INSTANCE_DIR/demo-credentials.json}"
 if [ ! -s "$CREDENTIALS" ]; then
     log "seeding the demo tenant"
-    "$BIN/latchkey" demo seed --credentials "$CREDENTIALS" || die "seeding failed (see the logs above)"
+    "$BIN/latchkey" demo seed --credentials "$CREDENTIALS" --gateway "$REGISTRATION_GATEWAY_PUBLIC_URL" \
+        --token-service "$TOKEN_SERVICE_PUBLIC_URL" --sidecar "http://127.0.0.1:$SIDECAR_PORT" \
+        --audit "http://127.0.0.1:$AUDIT_PORT" || die "seeding failed (see the logs above)"
 fi
+DEMO_URLS=""
+[ "$BASE" = 8080 ] || DEMO_URLS=" --gateway $REGISTRATION_GATEWAY_PUBLIC_URL --token-service $TOKEN_SERVICE_PUBLIC_URL --sidecar http://127.0.0.1:$SIDECAR_PORT --audit http://127.0.0.1:$AUDIT_PORT"
 DEMO_USER="$(python3 -c 'import json,sys; c=json.load(open(sys.argv[1])); print(c["username"], c["password"])' "$CREDENTIALS")"
 cat <<INFO
 
   Latchkey is running.
-    registration-gateway  http://127.0.0.1:8081   (/healthz /readyz /metrics)
-    token-service         http://127.0.0.1:8082
-    dpop-verifier         http://127.0.0.1:8083
-    audit-consumer        http://127.0.0.1:8084   (/audit/t/demo/...)
-    demo API              http://127.0.0.1:8090   (reach it through dpop-verifier)
-    PostgreSQL            127.0.0.1:$PG_PORT  (database latchkey)
+    registration-gateway  http://127.0.0.1:$GATEWAY_PORT   (/healthz /readyz /metrics)
+    token-service         http://127.0.0.1:$TOKEN_PORT
+    dpop-verifier         http://127.0.0.1:$SIDECAR_PORT
+    audit-consumer        http://127.0.0.1:$AUDIT_PORT   (/audit/t/demo/...)
+    demo API              http://127.0.0.1:$DEMO_PORT   (reach it through dpop-verifier)
+    PostgreSQL            127.0.0.1:$PG_PORT  (database $DATABASE)
     Kafka (embedded)      $KAFKA_BROKERS
-  Demo tenant 'demo': issuer http://127.0.0.1:8082/t/demo
-    sign-in page          http://127.0.0.1:8082/t/demo/authorize?... (user/password: $DEMO_USER)
+  Demo tenant 'demo': issuer $TOKEN_SERVICE_PUBLIC_URL/t/demo
+    sign-in page          $TOKEN_SERVICE_PUBLIC_URL/t/demo/authorize?... (user/password: $DEMO_USER)
     credentials           $CREDENTIALS (admin client, DCR client, template demo-mobile)
-    walk the mobile story: $BIN/latchkey demo run --credentials $CREDENTIALS
+    walk the mobile story: $BIN/latchkey demo run --credentials $CREDENTIALS$DEMO_URLS
   Logs: $LOG_DIR   Ctrl-C stops everything.
 
 INFO

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The README's test command: installs what is missing, starts the private PostgreSQL cluster,
-# runs the whole suite (`swift test`) against it and the embedded Kafka cluster, then validates the
-# deployment files offline (scripts/validate-deploy.sh).
+# runs the whole suite (`swift test`) against it and the embedded Kafka cluster, fuzzes every service
+# with schemathesis (scripts/fuzz-api.sh), then validates the deployment files offline
+# (scripts/validate-deploy.sh).
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 cd "$ROOT"
 
@@ -21,6 +22,11 @@ log "running tests"
 # A watchdog: a hung test must fail the run, not eat the CI time limit.
 status=0
 timeout --signal=INT --kill-after=30 "${LATCHKEY_TEST_TIMEOUT:-1200}" swift test --skip-build "$@" || status=$?
+
+log "fuzzing every service with schemathesis (scripts/fuzz-api.sh)"
+fuzz_status=0
+"$ROOT/scripts/fuzz-api.sh" || fuzz_status=$?
+((status != 0)) || status=$fuzz_status
 
 log "validating the deployment files (Dockerfile, docker-compose, Kubernetes, OpenAPI)"
 # Runs even when a Swift test failed, so one CI run reports both; the Swift status wins.

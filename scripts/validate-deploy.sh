@@ -5,7 +5,8 @@
 #                          every variable it uses is in .env.example; its helper scripts parse
 #   infra/k8s              every overlay rendered with kustomize, core resources against the Kubernetes
 #                          schemas (PyPI kubernetes-validate), custom resources and hardening rules checked
-#   docs/openapi.yaml      OpenAPI 3.1 (PyPI openapi-spec-validator) and every registered route documented
+#   docs/openapi/*.yaml    one OpenAPI 3.1 document per service (PyPI openapi-spec-validator); each matches
+#                          its service's routes and its served JSON copy is current (scripts/openapi.py check)
 # Installs what it needs once (apt: docker-compose; pip: into .run/venv), then works offline.
 # Exits non-zero when any check fails; all checks run either way.
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -81,8 +82,8 @@ check "docker-compose config (.env.example)" docker-compose -f docker-compose.ym
 check ".env.example declares every compose variable" compose_env_complete
 check "compose helper scripts parse" bash -n infra/compose/postgres/10-latchkey-roles.sh infra/compose/kafka/create-topics.sh
 check "Kubernetes manifests (kustomize + schemas)" "$VENV/bin/python" infra/k8s/validate.py
-check "OpenAPI 3.1 document" "$VENV/bin/openapi-spec-validator" docs/openapi.yaml
-check "OpenAPI covers every route" "$VENV/bin/python" scripts/check-openapi-routes.py
+check "OpenAPI 3.1 documents" "$VENV/bin/openapi-spec-validator" docs/openapi/*.yaml
+check "OpenAPI documents match the routes and the served copies" "$VENV/bin/python" scripts/openapi.py check
 
 if ((${#FAILED[@]})); then
     die "deployment validation failed: ${FAILED[*]}"

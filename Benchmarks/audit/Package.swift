@@ -11,12 +11,14 @@ let package = Package(
         .package(name: "Latchkey", path: "../.."),
         .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+        .package(path: "../Support"),
     ],
     targets: [
         .executableTarget(
             name: "AuditBenchmark",
             dependencies: [
                 .product(name: "Shared", package: "Latchkey"),
+                .product(name: "BenchmarkSupport", package: "Support"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ],

@@ -17,19 +17,28 @@ func buildApplication(settings: ServiceSettings, sidecar sidecarSettings: Sideca
     let httpClient = HTTPClient(eventLoopGroup: .singletonMultiThreadedEventLoopGroup, configuration: IssuerKeyFetcher.clientConfiguration)
     let revocations = RevokedClients()
     let metrics = SidecarMetrics.shared
-    let sidecar = try Sidecar(settings: sidecarSettings, httpClient: httpClient, revocations: revocations, metrics: metrics,
-                              overrides: overrides, logger: logger)
     let router = makeSidecarRouter(
         runtime: runtime, readiness: [ReadinessCheck("revocations") { revocations.isLoaded }],
         limitBodies: sidecarSettings.mode == .check)
-    sidecar.addRoutes(to: router)
+    let sidecar: Sidecar
+    let server: HTTPServerBuilder
+    do {
+        sidecar = try Sidecar(settings: sidecarSettings, httpClient: httpClient, revocations: revocations, metrics: metrics,
+                              overrides: overrides, logger: logger)
+        sidecar.addRoutes(to: router)
+        server = try sidecar.server()
+    } catch {
+        // AsyncHTTPClient traps when a client is released without its shutdown.
+        try? httpClient.syncShutdown()
+        throw error
+    }
     let listener = RevocationListener(
         kafka: runtime.kafka, admin: runtime.kafkaAdmin,
         topic: LatchkeyEventType.clientRevoked.topic(prefix: settings.topicPrefix),
         revocations: revocations, metrics: metrics, logger: logger)
     let gauges = CacheGaugeReporter(replayCache: sidecar.replayCache, tokenCache: sidecar.tokenCache, revocations: revocations,
                                     metrics: metrics, interval: overrides.gaugeInterval)
-    return runtime.makeApplication(router: router, server: try sidecar.server(),
+    return runtime.makeApplication(router: router, server: server,
                                    services: [HTTPClientService(client: httpClient), listener, gauges])
 }
 
@@ -46,5 +55,6 @@ func makeSidecarRouter(runtime: ServiceRuntime, readiness: [ReadinessCheck], lim
     router.add(middleware: ErrorMiddleware())
     if limitBodies { router.add(middleware: BodyLimitMiddleware()) }
     HealthRoutes<LatchkeyRequestContext>(checks: runtime.readinessChecks(readiness)).register(on: router)
+    runtime.registerOpenAPIDocument(on: router)
     return router
 }

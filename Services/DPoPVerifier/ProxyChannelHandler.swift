@@ -13,10 +13,10 @@ struct ProxyRoute: Sendable {
     let proxy: UpstreamProxy
     let pools: UpstreamPools
     let logger: Logger
-    /// The sidecar's own endpoints (`/healthz`, `/readyz`, `/metrics`): answered by the router, never proxied.
+    /// The sidecar's own endpoints (`/healthz`, `/readyz`, `/metrics`, `/openapi.json`): answered by the router, never proxied.
     let ownPaths: Set<Substring>
 
-    static let ownPaths: Set<Substring> = ["/healthz", "/readyz", "/metrics"]
+    static let ownPaths: Set<Substring> = ["/healthz", "/readyz", "/metrics", "/openapi.json"]
 }
 
 /// Proxy mode's request path, in the server connection's channel pipeline (after Hummingbird's

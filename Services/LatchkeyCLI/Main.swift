@@ -1,10 +1,10 @@
 import ArgumentParser
 
-/// `latchkey`: operator and developer commands (migrations, the embedded Kafka cluster, the demo).
+/// `latchkey`: operator and developer commands (migrations, signing keys, the embedded Kafka cluster, the demo).
 @main
 struct LatchkeyCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "latchkey",
         abstract: "Latchkey operator and development commands.",
-        subcommands: [MigrateCommand.self, KafkaClusterCommand.self, DemoCommand.self])
+        subcommands: [MigrateCommand.self, KafkaClusterCommand.self, DemoCommand.self, KeysCommand.self])
 }

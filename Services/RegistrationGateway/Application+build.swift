@@ -1,6 +1,7 @@
 import Configuration
 import Hummingbird
 import Logging
+import ServiceLifecycle
 import Shared
 
 extension ServiceDescriptor {
@@ -13,9 +14,22 @@ func buildApplication(reader: ConfigReader, settings: ServiceSettings, logger: L
     try buildApplication(settings: settings, gateway: GatewaySettings(reader: reader), logger: logger)
 }
 
-/// Builds the registration-gateway application; the tests call this.
-func buildApplication(settings: ServiceSettings, gateway: GatewaySettings, logger: Logger) throws -> some ApplicationProtocol {
+/// Builds the registration-gateway application; the tests call this. `fetchStatementJWKS` replaces the
+/// HTTPS fetch of software statement issuers' `jwks_uri` documents (tests serve them on loopback).
+func buildApplication(
+    settings: ServiceSettings, gateway: GatewaySettings, logger: Logger, fetchStatementJWKS: JWKSCache.Fetch? = nil
+) throws -> some ApplicationProtocol {
     let runtime = try ServiceRuntime(settings: settings, logger: logger)
+    var services: [any Service] = []
+    let fetch: JWKSCache.Fetch
+    if let fetchStatementJWKS {
+        fetch = fetchStatementJWKS
+    } else {
+        let client = LazyHTTPClient()
+        services.append(client)
+        fetch = { try await client.fetch($0) }
+    }
+    let statements = SoftwareStatementVerifier(keys: SoftwareStatementKeySource(logger: logger, fetch: fetch))
     let router = runtime.makeRouter()
     let outbox = OutboxWriter(topicPrefix: settings.topicPrefix)
     let keys = try TenantKeyCache(database: runtime.database, ttl: gateway.signingKeyCacheTTL)
@@ -23,8 +37,10 @@ func buildApplication(settings: ServiceSettings, gateway: GatewaySettings, logge
     let directory = TenantDirectory(database: runtime.database)
     let tenants = router.group("t/:tenant").add(middleware: TenantResolverMiddleware(directory: directory))
     RegistrationController(
-        registration: RegistrationService(settings: gateway, database: runtime.database, userTokens: userTokens, outbox: outbox),
-        configuration: ClientConfigurationService(settings: gateway, database: runtime.database, outbox: outbox),
+        registration: RegistrationService(
+            settings: gateway, database: runtime.database, userTokens: userTokens, outbox: outbox, statements: statements),
+        configuration: ClientConfigurationService(
+            settings: gateway, database: runtime.database, outbox: outbox, statements: statements),
         rateLimiter: RegistrationRateLimiter(database: runtime.database)
     ).addRoutes(to: tenants)
     guard let systemDatabase = runtime.systemDatabase else {
@@ -37,6 +53,8 @@ func buildApplication(settings: ServiceSettings, gateway: GatewaySettings, logge
         settings: gateway, authenticator: AdminAuthenticator(verifier: adminTokens, bootstrapKey: gateway.adminBootstrapKey),
         database: runtime.database, systemDatabase: systemDatabase, tenants: directory, outbox: outbox
     ).addRoutes(to: router)
+    try AdminPageController(settings: gateway, database: runtime.database, outbox: outbox)
+        .addRoutes(to: router.group("admin/t").add(middleware: TenantResolverMiddleware(directory: directory)))
     let expiry = ClientExpiryService(systemDatabase: systemDatabase, outbox: outbox, interval: gateway.clientExpiryInterval)
-    return runtime.makeApplication(router: router, services: try runtime.makeOutboxServices() + [expiry])
+    return runtime.makeApplication(router: router, services: try runtime.makeOutboxServices() + [expiry] + services)
 }

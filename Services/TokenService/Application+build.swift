@@ -1,3 +1,4 @@
+import AsyncHTTPClient
 import Configuration
 import Hummingbird
 import Logging
@@ -21,10 +22,25 @@ func buildApplication(
 ) throws -> some ApplicationProtocol {
     let runtime = try ServiceRuntime(settings: settings, logger: logger)
     let router = runtime.makeRouter()
+    guard let systemDatabase = runtime.systemDatabase else {
+        throw ConfigurationError("DATABASE_SYSTEM_URL is required for the signing-key lifecycle job")
+    }
+    let keyLifecycle = SigningKeyLifecycleService(
+        rotation: SigningKeyRotation(keys: TenantSigningKeys(envelope: tokenSettings.keyEnvelope), database: runtime.database),
+        systemDatabase: systemDatabase, interval: tokenSettings.keyLifecycleInterval,
+        publishDelay: tokenSettings.keyPublishDelay)
+    let outboxServices = try runtime.makeOutboxServices()
+    // Created last: AsyncHTTPClient traps when a client is released without its shutdown, so a
+    // configuration error after this point must shut it down before rethrowing.
     let upstream = UpstreamProviderClient(logger: logger)
-    try TokenServiceRoutes(runtime: runtime, settings: tokenSettings, upstream: upstream).register(on: router)
+    do {
+        try TokenServiceRoutes(runtime: runtime, settings: tokenSettings, upstream: upstream).register(on: router)
+    } catch {
+        try? upstream.client.syncShutdown()
+        throw error
+    }
     return runtime.makeApplication(
-        router: router, services: try runtime.makeOutboxServices() + [UpstreamClientService(client: upstream)])
+        router: router, services: outboxServices + [UpstreamClientService(client: upstream), keyLifecycle])
 }
 
 /// Wires the token service's controllers onto the router.

@@ -12,12 +12,12 @@ struct DiscoveryController: Sendable {
     /// `/t/{tenant}/.well-known/openid-configuration` and `/t/{tenant}/jwks` (tenant-resolved group).
     func addTenantRoutes(to group: RouterGroup<LatchkeyRequestContext>) {
         group.get(".well-known/openid-configuration") { _, context in
-            try metadataResponse(for: context.requireTenant())
+            try await metadataResponse(for: context.requireTenant())
         }
         group.get("jwks") { _, context in
-            let tenant = try context.requireTenant()
-            let set = try await keyStore.jwks(tenant: tenant.id)
-            return try JSONResponse.make(set, contentType: "application/jwk-set+json", cacheControl: "public, max-age=300")
+            let set = try await keyStore.jwks(for: try context.requireTenant())
+            return try JSONResponse.make(
+                set, contentType: "application/jwk-set+json", cacheControl: "public, max-age=\(Self.jwksMaxAgeSeconds)")
         }
     }
 
@@ -27,16 +27,33 @@ struct DiscoveryController: Sendable {
             guard let raw = context.parameters.get("tenant"), let slug = TenantSlug(raw),
                 let tenant = try await directory.tenant(slug), tenant.status == "active"
             else { throw OAuthError.notFound("unknown tenant") }
-            return try metadataResponse(for: tenant)
+            return try await metadataResponse(for: tenant)
         }
     }
 
-    func metadataResponse(for tenant: ResolvedTenant) throws -> Response {
-        try JSONResponse.make(metadata(for: tenant), cacheControl: "public, max-age=300")
+    /// How long clients may cache the JWKS; a staged key must be published at least this long before
+    /// it signs (`SIGNING_KEY_PUBLISH_DELAY_SECONDS`, default 600, covers it).
+    static let jwksMaxAgeSeconds = 300
+
+    func metadataResponse(for tenant: ResolvedTenant) async throws -> Response {
+        let algorithms = try await signingAlgorithms(for: tenant)
+        return try JSONResponse.make(metadata(for: tenant, signingAlgorithms: algorithms), cacheControl: "public, max-age=300")
+    }
+
+    /// What the tenant's tokens may be signed with: the signer's algorithm first, then those of the
+    /// other published keys (a rotation to another algorithm) and the policy's.
+    func signingAlgorithms(for tenant: ResolvedTenant) async throws -> [String] {
+        var names: [String] = []
+        for key in try await keyStore.publishedKeys(for: tenant) {
+            if let alg = key.jwk.alg, !names.contains(alg) { names.append(alg) }
+        }
+        let policy = tenant.policy.signingAlgorithm.rawValue
+        if !names.contains(policy) { names.append(policy) }
+        return names
     }
 
     /// Every member DESIGN §4 lists, plus the OpenID Connect ones an RP expects.
-    func metadata(for tenant: ResolvedTenant) -> AuthorizationServerMetadata {
+    func metadata(for tenant: ResolvedTenant, signingAlgorithms: [String]) -> AuthorizationServerMetadata {
         let urls = TenantEndpoints(settings: settings, tenant: tenant.id)
         let scopes = Array(Set(tenant.policy.allowedScopes + ["openid", "dcr"])).sorted()
         return AuthorizationServerMetadata(
@@ -61,7 +78,7 @@ struct DiscoveryController: Sendable {
             dpopSigningAlgValuesSupported: JWSAlgorithm.allCases.map(\.rawValue),
             authorizationResponseIssParameterSupported: true,
             subjectTypesSupported: ["public"],
-            idTokenSigningAlgValuesSupported: JWSAlgorithm.allCases.map(\.rawValue),
+            idTokenSigningAlgValuesSupported: signingAlgorithms,
             claimsSupported: ["sub", "iss", "aud", "exp", "iat", "auth_time", "nonce", "preferred_username", "email"])
     }
 }
@@ -131,9 +148,4 @@ enum JSONResponse {
         headers.append(contentsOf: extraHeaders)
         return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: data)))
     }
-}
-
-extension HTTPField.Name {
-    /// HTTP/1.0 cache directive RFC 6749 §5.1 still asks for beside `Cache-Control: no-store`.
-    static let pragma = HTTPField.Name("Pragma")!
 }

@@ -3,20 +3,21 @@ import Logging
 import PostgresNIO
 import Shared
 
-/// A tenant's signing keys for the token service: created on first use, published as JWKS, rotated on demand.
+/// A tenant's signing keys for the token service: the first one created on first use (of the policy's
+/// algorithm), published as JWKS; rotation is ``SigningKeyRotation``'s.
 struct TenantKeyStore: Sendable {
     let keys: TenantSigningKeys
     let database: Database
 
-    /// The active signer; generates an ES256 key when the tenant has none yet.
-    func signingKey(tenant: String) async throws -> (kid: String, key: SigningKey) {
+    /// The active signer; generates a key of `algorithm` when the tenant has none yet.
+    func signingKey(tenant: String, algorithm: JWSAlgorithm = .es256) async throws -> (kid: String, key: SigningKey) {
         let logger = database.logger
         if let active = try await database.withTenantTransaction(tenant, { try await keys.activeKey(tenant: tenant, on: $0, logger: logger) }) {
             return active
         }
         do {
             try await database.withTenantTransaction(tenant) { connection in
-                try await keys.createKey(tenant: tenant, status: .active, on: connection, logger: logger)
+                try await keys.createKey(tenant: tenant, algorithm: algorithm, status: .active, on: connection, logger: logger)
             }
         } catch where error.isUniqueViolation {
             // Another request (or replica) created the first key at the same moment; use theirs.
@@ -26,33 +27,27 @@ struct TenantKeyStore: Sendable {
         return active
     }
 
-    /// The tenant's JWKS (staged, active and still-published retired keys), creating the first key if needed.
-    func jwks(tenant: String) async throws -> JWKSet {
-        let logger = database.logger
-        var published = try await database.withTenantTransaction(tenant) { try await keys.publishedKeys(tenant: tenant, on: $0, logger: logger) }
-        if published.isEmpty {
-            _ = try await signingKey(tenant: tenant)
-            published = try await database.withTenantTransaction(tenant) { try await keys.publishedKeys(tenant: tenant, on: $0, logger: logger) }
-        }
-        return JWKSet(keys: published.map(\.jwk))
+    /// The signer of `tenant`, created with the policy's algorithm if it has none yet.
+    func signingKey(for tenant: ResolvedTenant) async throws -> (kid: String, key: SigningKey) {
+        try await signingKey(tenant: tenant.id, algorithm: tenant.policy.signingAlgorithm)
     }
 
-    /// Rotation step 1: publish a new key (it signs nothing until ``activateStagedKey``).
-    @discardableResult
-    func stageKey(tenant: String, algorithm: JWSAlgorithm = .es256) async throws -> PublishedSigningKey {
+    /// The tenant's published keys: staged, active and still-published retired ones (none created).
+    func publishedKeys(tenant: String) async throws -> [PublishedSigningKey] {
         let logger = database.logger
-        return try await database.withTenantTransaction(tenant) { connection in
-            try await keys.stageNextKey(tenant: tenant, algorithm: algorithm, on: connection, logger: logger)
-        }
+        return try await database.withTenantTransaction(tenant) { try await keys.publishedKeys(tenant: tenant, on: $0, logger: logger) }
     }
 
-    /// Rotation step 2: the staged key signs; the old one stays published for the longest token lifetime.
-    func activateStagedKey(tenant: String, policy: TenantPolicy) async throws -> Bool {
-        let logger = database.logger
-        let lifetimes = policy.tokenLifetimes
-        let longest = max(lifetimes.accessToken, lifetimes.dcrAccessToken, lifetimes.idToken)
-        return try await database.withTenantTransaction(tenant) { connection in
-            try await keys.activateNextKey(tenant: tenant, retiredFor: .seconds(longest + 60), on: connection, logger: logger)
-        }
+    /// The tenant's published keys, creating the first key if needed.
+    func publishedKeys(for tenant: ResolvedTenant) async throws -> [PublishedSigningKey] {
+        let published = try await publishedKeys(tenant: tenant.id)
+        guard published.isEmpty else { return published }
+        _ = try await signingKey(for: tenant)
+        return try await publishedKeys(tenant: tenant.id)
+    }
+
+    /// The tenant's JWKS.
+    func jwks(for tenant: ResolvedTenant) async throws -> JWKSet {
+        JWKSet(keys: try await publishedKeys(for: tenant).map(\.jwk))
     }
 }

@@ -34,7 +34,7 @@ struct TokenController: Sendable {
         let grantContext = GrantContext(
             tenant: tenant, endpoints: endpoints, client: client, form: form, proof: proof,
             sourceAddress: context.remoteAddress?.ipAddress)
-        let signer = try await keyStore.signingKey(tenant: tenant.id)
+        let signer = try await keyStore.signingKey(for: tenant)
         let response: TokenResponse
         switch grant {
         case .clientCredentials:

@@ -31,9 +31,9 @@ struct TokenLookup: Sendable {
     /// The claims of `token` if it is one of this tenant's access tokens, whatever its audience; nil otherwise.
     func accessTokenClaims(_ token: String, endpoints: TenantEndpoints) async throws -> AccessTokenClaims? {
         guard let parsed = try? AccessTokenVerifier.parse(token), parsed.claims.iss == endpoints.issuer else { return nil }
-        let keys = try await keyStore.jwks(tenant: endpoints.tenant)
+        let keys = try await keyStore.publishedKeys(tenant: endpoints.tenant).map(\.jwk)
         // The audience check is the caller's.
-        return try? AccessTokenVerifier.check(parsed, keys: keys.keys, audience: { _ in true })
+        return try? AccessTokenVerifier.check(parsed, keys: keys, audience: { _ in true })
     }
 
     /// The stored record behind a verified access token, when it is neither revoked nor from an inactive client.

@@ -18,6 +18,10 @@ struct TokenServiceSettings: Sendable {
     var dpopIatWindowSeconds: Int64
     /// scrypt for user passwords (sign-in and sign-up pages); tests use cheap parameters.
     var passwordHasher: PasswordHasher
+    /// Pause between runs of the signing-key lifecycle job (activation, retirement, policy algorithm changes).
+    var keyLifecycleInterval: Duration = .seconds(60)
+    /// How long a staged key is published before it signs: at least the JWKS cache lifetime of verifiers.
+    var keyPublishDelay: Duration = .seconds(600)
 
     init(
         publicURL: String, registrationGatewayPublicURL: String, keyEnvelope: KeyEnvelope, secretHasher: KeyedHasher,
@@ -34,7 +38,8 @@ struct TokenServiceSettings: Sendable {
     }
 
     /// Reads `TOKEN_SERVICE_PUBLIC_URL`, `REGISTRATION_GATEWAY_PUBLIC_URL`, `KEY_ENCRYPTION_KEY`
-    /// (+ `KEY_ENCRYPTION_KEY_PREVIOUS`), `SECRET_HASH_KEY`, `DPOP_NONCE_SECRET`, `DPOP_IAT_WINDOW_SECONDS`.
+    /// (+ `KEY_ENCRYPTION_KEY_PREVIOUS`), `SECRET_HASH_KEY`, `DPOP_NONCE_SECRET`, `DPOP_IAT_WINDOW_SECONDS`,
+    /// `SIGNING_KEY_LIFECYCLE_INTERVAL_SECONDS`, `SIGNING_KEY_PUBLISH_DELAY_SECONDS`.
     init(reader: ConfigReader) throws {
         func required(_ key: ConfigKey, _ name: String, secret: Bool = false) throws -> String {
             guard let value = reader.string(forKey: key, isSecret: secret), !value.isEmpty else {
@@ -65,10 +70,18 @@ struct TokenServiceSettings: Sendable {
         }
         let window = reader.int(forKey: "dpop.iat.window.seconds", default: 60)
         guard window > 0, window <= 600 else { throw ConfigurationError("DPOP_IAT_WINDOW_SECONDS must be 1…600") }
+        let lifecycleInterval = reader.int(forKey: "signing.key.lifecycle.interval.seconds", default: 60)
+        guard lifecycleInterval > 0 else { throw ConfigurationError("SIGNING_KEY_LIFECYCLE_INTERVAL_SECONDS must be > 0") }
+        let publishDelay = reader.int(forKey: "signing.key.publish.delay.seconds", default: 600)
+        guard publishDelay >= 0, publishDelay <= 86_400 else {
+            throw ConfigurationError("SIGNING_KEY_PUBLISH_DELAY_SECONDS must be 0…86400")
+        }
         try self.init(
             publicURL: try required("token.service.public.url", "TOKEN_SERVICE_PUBLIC_URL"),
             registrationGatewayPublicURL: try required("registration.gateway.public.url", "REGISTRATION_GATEWAY_PUBLIC_URL"),
             keyEnvelope: envelope, secretHasher: hasher, dpopNonces: nonces, dpopIatWindowSeconds: Int64(window))
+        keyLifecycleInterval = .seconds(lifecycleInterval)
+        keyPublishDelay = .seconds(publishDelay)
     }
 
     /// An absolute http(s) URL without query or fragment, trailing slash removed.

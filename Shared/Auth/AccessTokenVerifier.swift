@@ -123,7 +123,10 @@ public struct AccessTokenVerifier: Sendable {
     ) throws(AccessTokenError) -> AccessTokenClaims {
         let candidates = parsed.kid.map { kid in keys.filter { $0.kid == kid } } ?? keys
         guard !candidates.isEmpty else { throw .invalidSignature("no key of the issuer matches the token's kid") }
-        guard candidates.contains(where: { (try? parsed.jws.verify(using: $0, allowedAlgorithms: [parsed.algorithm])) != nil })
+        // Our JWKS always declares each key's alg: a key verifies only the algorithm it was made for.
+        guard candidates.contains(where: {
+            (try? parsed.jws.verify(using: $0, allowedAlgorithms: [parsed.algorithm], requireDeclaredAlgorithm: true)) != nil
+        })
         else { throw .invalidSignature("signature does not verify with the issuer's key") }
         let claims = parsed.claims
         let now = Int64(clock.now().timeIntervalSince1970.rounded(.down))

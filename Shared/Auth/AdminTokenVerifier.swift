@@ -88,7 +88,7 @@ public struct AdminTokenVerifier: Sendable {
         let issuerTenant = try self.issuerTenant(claims.iss, accessing: tenant)
         let key = try await signingKey(tenant: issuerTenant, kid: jws.header.kid)
         do {
-            try jws.verify(using: key.jwk, allowedAlgorithms: [key.algorithm])
+            try jws.verify(using: key.jwk, allowedAlgorithms: [key.algorithm], requireDeclaredAlgorithm: true)
         } catch {
             throw invalid("the token signature does not verify")
         }

@@ -69,6 +69,21 @@ public actor JWKSCache: AccessTokenKeySource {
 
     private static let missingKeysRetryInterval: TimeInterval = 1
 
+    /// Most keys kept from one JWKS (a tenant publishes at most three: staged, active, retiring).
+    public static let maximumKeys = 16
+
+    /// The keys of `set` that can verify a token: public, `use` absent or `sig`, a declared and
+    /// implemented `alg` that fits the key type, and a key that passes every size and curve check
+    /// (RSA 2048…8192 bits). Everything else is dropped once here instead of failing on each token.
+    public static func verificationKeys(in set: JWKSet) -> JWKSet {
+        let usable = set.keys.filter { jwk in
+            guard let name = jwk.alg, let algorithm = JWSAlgorithm(parsing: name),
+                  (try? algorithm.validate(jwk, requireDeclaredAlgorithm: true)) != nil else { return false }
+            return (try? JWSPublicKey(jwk: jwk)) != nil
+        }
+        return JWKSet(keys: Array(usable.prefix(maximumKeys)))
+    }
+
     private static func contains(_ keys: JWKSet?, kid: String) -> Bool {
         keys?.keys.contains { $0.kid == kid } ?? false
     }
@@ -102,7 +117,7 @@ public actor JWKSCache: AccessTokenKeySource {
         guard var entry = entries[issuer], entry.inFlight == task else { return }
         entry.inFlight = nil
         if let keys {
-            entry.keys = keys
+            entry.keys = Self.verificationKeys(in: keys)
             entry.fetchedAt = clock.now()
         }
         entries[issuer] = entry

@@ -130,11 +130,13 @@ public struct CompactJWS: Sendable {
         return algorithm
     }
 
-    /// Verifies with a JWK: the JWK must match the algorithm (type, curve, `alg`, `use`) and be public.
+    /// Verifies with a JWK: the JWK must match the algorithm (type, curve, `alg`, `use`) and be public;
+    /// with `requireDeclaredAlgorithm` it must also declare `alg` (see `JWSAlgorithm.validate`).
     @discardableResult
-    public func verify(using jwk: JWK, allowedAlgorithms: Set<JWSAlgorithm>) throws(JOSEError) -> JWSAlgorithm {
+    public func verify(using jwk: JWK, allowedAlgorithms: Set<JWSAlgorithm>,
+                       requireDeclaredAlgorithm: Bool = false) throws(JOSEError) -> JWSAlgorithm {
         let algorithm = try checkedAlgorithm(allowedAlgorithms)
-        try algorithm.validate(jwk)
+        try algorithm.validate(jwk, requireDeclaredAlgorithm: requireDeclaredAlgorithm)
         return try verify(using: try JWSPublicKey(jwk: jwk), allowedAlgorithms: [algorithm])
     }
 

@@ -42,7 +42,13 @@ public enum JWSAlgorithm: String, Sendable, CaseIterable, Codable {
     }
 
     /// Throws `keyAlgorithmMismatch` explaining why `jwk` cannot be used with this algorithm.
-    public func validate(_ jwk: JWK) throws(JOSEError) {
+    ///
+    /// - Parameter requireDeclaredAlgorithm: the JWK must carry `alg` (naming this algorithm). Set it for
+    ///   keys we publish ourselves, which always declare one, so a key can only ever verify one algorithm.
+    public func validate(_ jwk: JWK, requireDeclaredAlgorithm: Bool = false) throws(JOSEError) {
+        if requireDeclaredAlgorithm, jwk.alg == nil {
+            throw .keyAlgorithmMismatch("jwk declares no alg; \(rawValue) needs a key declared for it")
+        }
         let required = requiredKeyType
         guard jwk.kty == required.kty else {
             throw .keyAlgorithmMismatch("\(rawValue) requires kty \(required.kty), got \(jwk.kty)")

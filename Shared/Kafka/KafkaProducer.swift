@@ -1,4 +1,5 @@
 import Logging
+import Synchronization
 import Metrics
 import ServiceLifecycle
 
@@ -56,21 +57,38 @@ public final class KafkaProducer: Service, Sendable {
     /// Each record is handed to librdkafka only after the previous one, so records of one key keep
     /// their order on the partition, while all deliveries are awaited together (one round trip, not N).
     public func send(batch messages: [KafkaOutgoingMessage]) async -> [Result<KafkaDeliveryReport, any Error>] {
-        await withTaskGroup(of: (Int, Result<KafkaDeliveryReport, any Error>).self) { group in
+        // Each child stores its own outcome; the group's children return nothing. (Returning
+        // `(index, result)` tuples through the group crashed in release builds under load.)
+        let results = BatchResults(count: messages.count)
+        await withTaskGroup(of: Void.self) { group in
             for (index, message) in messages.enumerated() {
                 await withCheckedContinuation { (enqueued: CheckedContinuation<Void, Never>) in
                     group.addTask {
                         do {
-                            return (index, .success(try await self.send(message, whenEnqueued: { enqueued.resume() })))
+                            results.set(index, .success(try await self.send(message, whenEnqueued: { enqueued.resume() })))
                         } catch {
-                            return (index, .failure(error))
+                            results.set(index, .failure(error))
                         }
                     }
                 }
             }
-            var results = [Result<KafkaDeliveryReport, any Error>?](repeating: nil, count: messages.count)
-            for await (index, result) in group { results[index] = result }
-            return results.map { $0! }
+            await group.waitForAll()
+        }
+        return results.all()
+    }
+
+    /// The outcomes of one batch, filled in by its sends.
+    private final class BatchResults: Sendable {
+        private let results: Mutex<[Result<KafkaDeliveryReport, any Error>?]>
+
+        init(count: Int) { results = Mutex(Array(repeating: nil, count: count)) }
+
+        func set(_ index: Int, _ result: Result<KafkaDeliveryReport, any Error>) {
+            results.withLock { $0[index] = result }
+        }
+
+        func all() -> [Result<KafkaDeliveryReport, any Error>] {
+            results.withLock { $0.map { $0 ?? .failure(KafkaError.producerShutDown) } }
         }
     }
 

@@ -29,7 +29,7 @@ public struct TenantSigningKeys: Sendable {
     /// Generates and stores a key for `tenant`; the caller's connection must be scoped to that tenant.
     @discardableResult
     public func createKey(
-        tenant: String, algorithm: JWSAlgorithm = .es256, status: SigningKeyStatus,
+        tenant: String, algorithm: JWSAlgorithm = .es256, status: SigningKeyStatus, stagedBy: String? = nil,
         on connection: PostgresConnection, logger: Logger
     ) async throws -> PublishedSigningKey {
         let key = try SigningKey.generate(algorithm)
@@ -40,43 +40,98 @@ public struct TenantSigningKeys: Sendable {
         let jwkJSON = String(decoding: try LatchkeyJSON.encode(jwk), as: UTF8.self)
         try await connection.query(
             """
-            INSERT INTO signing_keys (tenant_id, kid, algorithm, public_jwk, encrypted_private_key, status, activated_at)
+            INSERT INTO signing_keys (tenant_id, kid, algorithm, public_jwk, encrypted_private_key, status, activated_at, staged_by)
             VALUES (\(tenant), \(kid), \(algorithm.rawValue), \(jwkJSON)::jsonb, \(ByteBuffer(bytes: sealed)),
-                    \(status.rawValue), CASE WHEN \(status.rawValue) = 'active' THEN now() END)
+                    \(status.rawValue), CASE WHEN \(status.rawValue) = 'active' THEN now() END, \(stagedBy))
             """, logger: logger)
         return PublishedSigningKey(kid: kid, status: status, jwk: jwk)
     }
 
-    /// Publishes a new key that does not sign yet (rotation step 1); replaces an earlier staged key.
-    @discardableResult
-    public func stageNextKey(
-        tenant: String, algorithm: JWSAlgorithm = .es256, on connection: PostgresConnection, logger: Logger
-    ) async throws -> PublishedSigningKey {
+    /// Serialises key changes of one tenant (rotations, activations, the first key) across replicas
+    /// until the caller's transaction ends.
+    public func lockKeys(tenant: String, on connection: PostgresConnection, logger: Logger) async throws {
         try await connection.query(
-            "DELETE FROM signing_keys WHERE tenant_id = \(tenant) AND status = 'next'", logger: logger)
-        return try await createKey(tenant: tenant, algorithm: algorithm, status: .next, on: connection, logger: logger)
+            "SELECT pg_advisory_xact_lock(hashtext('latchkey.signing_keys'), hashtext(\(tenant)))", logger: logger)
     }
 
-    /// Makes the staged key the signer (rotation step 2); the old signer stays published for `retiredFor`.
-    /// Returns false when no key is staged.
+    /// Publishes a new key that does not sign yet (rotation step 1). A tenant has at most one staged key:
+    /// when one exists this throws ``SigningKeyRotationError/alreadyStaged(kid:)`` and changes nothing.
+    @discardableResult
+    public func stageNextKey(
+        tenant: String, algorithm: JWSAlgorithm = .es256, stagedBy: String? = nil, on connection: PostgresConnection,
+        logger: Logger
+    ) async throws -> PublishedSigningKey {
+        try await lockKeys(tenant: tenant, on: connection, logger: logger)
+        if let staged = try await listKeys(tenant: tenant, on: connection, logger: logger).first(where: { $0.status == .next }) {
+            throw SigningKeyRotationError.alreadyStaged(kid: staged.kid)
+        }
+        return try await createKey(
+            tenant: tenant, algorithm: algorithm, status: .next, stagedBy: stagedBy, on: connection, logger: logger)
+    }
+
+    /// Makes the staged key the signer (rotation step 2) once it has been published for at least
+    /// `publishedFor`; the old signer stays published for `retiredFor`. Returns the activated kid,
+    /// nil when no key is staged or it has not been published long enough.
+    @discardableResult
     public func activateNextKey(
-        tenant: String, retiredFor: Duration, on connection: PostgresConnection, logger: Logger
-    ) async throws -> Bool {
+        tenant: String, retiredFor: Duration, publishedFor: Duration = .zero, on connection: PostgresConnection,
+        logger: Logger
+    ) async throws -> String? {
+        try await lockKeys(tenant: tenant, on: connection, logger: logger)
+        let published = Double(publishedFor.components.seconds)
+        let due = try await connection.query(
+            """
+            SELECT kid FROM signing_keys
+            WHERE tenant_id = \(tenant) AND status = 'next' AND created_at <= now() - make_interval(secs => \(published))
+            """, logger: logger)
+        var staged: String?
+        for try await kid in due.decode(String.self) { staged = kid }
+        guard let staged else { return nil }
         let seconds = Double(retiredFor.components.seconds)
         try await connection.query(
             """
             UPDATE signing_keys SET status = 'retired', retired_at = now(),
                    publish_until = now() + make_interval(secs => \(seconds))
             WHERE tenant_id = \(tenant) AND status = 'active'
-              AND EXISTS (SELECT 1 FROM signing_keys WHERE tenant_id = \(tenant) AND status = 'next')
             """, logger: logger)
-        let rows = try await connection.query(
+        try await connection.query(
             """
             UPDATE signing_keys SET status = 'active', activated_at = now()
-            WHERE tenant_id = \(tenant) AND status = 'next' RETURNING kid
+            WHERE tenant_id = \(tenant) AND kid = \(staged)
             """, logger: logger)
-        for try await _ in rows.decode(String.self) { return true }
-        return false
+        return staged
+    }
+
+    /// Deletes retired keys whose publication has ended (no token they signed is still valid), private
+    /// halves with them. Returns their kids.
+    @discardableResult
+    public func deleteExpiredKeys(tenant: String, on connection: PostgresConnection, logger: Logger) async throws -> [String] {
+        let rows = try await connection.query(
+            """
+            DELETE FROM signing_keys WHERE tenant_id = \(tenant) AND status = 'retired' AND publish_until <= now()
+            RETURNING kid
+            """, logger: logger)
+        var kids: [String] = []
+        for try await kid in rows.decode(String.self) { kids.append(kid) }
+        return kids
+    }
+
+    /// Every stored key of the tenant with its lifecycle dates (public facts only), signer first.
+    public func listKeys(tenant: String, on connection: PostgresConnection, logger: Logger) async throws -> [SigningKeyRecord] {
+        let rows = try await connection.query(
+            """
+            SELECT kid, algorithm, status, created_at, activated_at, retired_at, publish_until, staged_by FROM signing_keys
+            WHERE tenant_id = \(tenant)
+            ORDER BY CASE status WHEN 'active' THEN 0 WHEN 'next' THEN 1 ELSE 2 END, created_at DESC
+            """, logger: logger)
+        var keys: [SigningKeyRecord] = []
+        typealias Row = (String, String, String, Date, Date?, Date?, Date?, String?)
+        for try await row in rows.decode(Row.self) {
+            keys.append(SigningKeyRecord(
+                kid: row.0, algorithm: row.1, status: SigningKeyStatus(rawValue: row.2) ?? .retired, createdAt: row.3,
+                activatedAt: row.4, retiredAt: row.5, publishUntil: row.6, stagedBy: row.7))
+        }
+        return keys
     }
 
     /// Every key the tenant's JWKS must publish: staged, active, and retired ones still in their grace period.

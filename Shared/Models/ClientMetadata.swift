@@ -158,6 +158,16 @@ public struct ClientMetadata: Codable, Sendable, Hashable {
         return filled
     }
 
+    /// The metadata with every member present in `claims` taken from there: a software
+    /// statement's claims win over the same members sent in the request (RFC 7591 §3.1).
+    public func overridden(by claims: ClientMetadata) -> ClientMetadata {
+        var merged = self
+        for key in CodingKeys.allCases where claims.hasMember(key) {
+            merged.copyMember(key, from: claims)
+        }
+        return merged
+    }
+
     /// Public or confidential, from the (defaulted) token endpoint auth method.
     public var clientType: ClientType {
         (tokenEndpointAuthMethod ?? .clientSecretBasic).clientType

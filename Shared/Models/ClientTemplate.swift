@@ -63,6 +63,28 @@ public struct ClientTemplate: Codable, Sendable, Hashable, Identifiable {
     }
 }
 
+extension ClientTemplate {
+    /// The members of a registration request an instance keeps as its own when its template
+    /// changes later: everything sent except `software_id` and `software_statement`.
+    public static func instanceOverrides(from request: ClientMetadata) -> ClientMetadata {
+        var overrides = request
+        overrides.softwareID = nil
+        overrides.softwareStatement = nil
+        return overrides
+    }
+
+    /// `overrides` without the members this template does not (or no longer) let an instance set;
+    /// `software_version` always stays.
+    public func allowedOverrides(_ overrides: ClientMetadata) -> ClientMetadata {
+        let allowed = Set(overridableFields).union(Self.alwaysAcceptedFields)
+        var kept = Self.instanceOverrides(from: overrides)
+        for key in ClientMetadata.CodingKeys.allCases where !allowed.contains(key.stringValue) {
+            kept.copyMember(key, from: ClientMetadata())
+        }
+        return kept
+    }
+}
+
 /// Why a registration against a template was refused (`invalid_client_metadata`).
 public enum ClientTemplateError: Error, Sendable, Hashable, CustomStringConvertible {
     /// The request set members the template does not mark overridable.

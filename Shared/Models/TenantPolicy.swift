@@ -47,6 +47,12 @@ public struct TenantPolicy: Codable, Sendable, Hashable {
     public var branding: TenantBranding
     /// Browser origins allowed to call the registration endpoint (CORS), e.g. `https://app.example.com`.
     public var registrationCORSOrigins: [String]
+    /// Algorithm of the tenant's token-signing key (access and ID tokens): one of `signingAlgorithms`.
+    /// Changing it stages a key of the new algorithm, which the token service then activates (rotation).
+    public var signingAlgorithm: JWSAlgorithm
+
+    /// Algorithms a tenant may sign its tokens with.
+    public static let signingAlgorithms: [JWSAlgorithm] = [.es256, .rs256, .edDSA]
 
     public init(
         version: Int = 1,
@@ -66,7 +72,8 @@ public struct TenantPolicy: Codable, Sendable, Hashable {
         trustedSoftwareStatementIssuers: [TrustedSoftwareStatementIssuer] = [],
         upstreamIdentityProviders: [UpstreamIdentityProvider] = [],
         branding: TenantBranding = TenantBranding(),
-        registrationCORSOrigins: [String] = []
+        registrationCORSOrigins: [String] = [],
+        signingAlgorithm: JWSAlgorithm = .es256
     ) {
         self.version = version
         self.registrationMechanisms = registrationMechanisms
@@ -86,6 +93,7 @@ public struct TenantPolicy: Codable, Sendable, Hashable {
         self.upstreamIdentityProviders = upstreamIdentityProviders
         self.branding = branding
         self.registrationCORSOrigins = registrationCORSOrigins
+        self.signingAlgorithm = signingAlgorithm
     }
 
     /// The policy a new tenant gets: the same as decoding `{}`.
@@ -110,6 +118,7 @@ public struct TenantPolicy: Codable, Sendable, Hashable {
         case upstreamIdentityProviders = "upstream_identity_providers"
         case branding
         case registrationCORSOrigins = "registration_cors_origins"
+        case signingAlgorithm = "signing_algorithm"
     }
 
     public init(from decoder: any Decoder) throws {
@@ -150,6 +159,17 @@ public struct TenantPolicy: Codable, Sendable, Hashable {
         branding = try c.decodeIfPresent(TenantBranding.self, forKey: .branding) ?? d.branding
         registrationCORSOrigins =
             try c.decodeIfPresent([String].self, forKey: .registrationCORSOrigins) ?? d.registrationCORSOrigins
+        signingAlgorithm = d.signingAlgorithm
+        if let name = try c.decodeIfPresent(String.self, forKey: .signingAlgorithm) {
+            // Case-sensitive: "none", "HS256" or "es256" never select anything.
+            guard let algorithm = JWSAlgorithm(parsing: name) else {
+                let accepted = Self.signingAlgorithms.map { "\"\($0.rawValue)\"" }.joined(separator: ", ")
+                throw DecodingError.dataCorruptedError(
+                    forKey: .signingAlgorithm, in: c,
+                    debugDescription: "unknown signing algorithm \"\(name)\"; expected one of \(accepted)")
+            }
+            signingAlgorithm = algorithm
+        }
     }
 
     /// Whether the registration endpoint accepts this mechanism.

@@ -179,6 +179,12 @@ extension TenantPolicy {
             problem("branding.background_color", "must be #rgb or #rrggbb")
         }
 
+        if !Self.signingAlgorithms.contains(signingAlgorithm) {
+            problem(
+                "signing_algorithm",
+                "must be one of " + Self.signingAlgorithms.map(\.rawValue).joined(separator: ", "))
+        }
+
         for (index, origin) in registrationCORSOrigins.enumerated() where !PolicyURLRules.isOrigin(origin) {
             problem(
                 "registration_cors_origins[\(index)]",

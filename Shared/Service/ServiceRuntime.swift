@@ -1,6 +1,7 @@
 import Foundation
 import Hummingbird
 import HummingbirdCore
+import Metrics
 import Logging
 import PostgresNIO
 import ServiceLifecycle
@@ -76,7 +77,35 @@ public struct ServiceRuntime: Sendable {
         if limitBodies { router.add(middleware: BodyLimitMiddleware()) }
         router.add(middleware: MetricsMiddleware())
         HealthRoutes<LatchkeyRequestContext>(checks: readinessChecks(readiness)).register(on: router)
+        registerOpenAPIDocument(on: router)
         return router
+    }
+
+    /// Adds `GET /openapi.json` with this service's bundled document (a missing resource is a packaging
+    /// error: logged, and the route is absent, which the OpenAPI route tests catch).
+    public func registerOpenAPIDocument(on router: Router<LatchkeyRequestContext>) {
+        do {
+            try OpenAPIDocument(service: settings.serviceName).register(on: router)
+        } catch {
+            logger.error("OpenAPI document missing", metadata: ["service": "\(settings.serviceName)", "reason": "\(error)"])
+        }
+    }
+
+    /// Compares the router with the bundled OpenAPI document: gauge `latchkey_openapi_routes{service,state}`
+    /// (`undocumented`: served but not in the document; `unregistered`: documented but not served, e.g.
+    /// the sidecar's `/check` in proxy mode), and an error log naming every undocumented route.
+    func reportOpenAPICoverage(of router: Router<LatchkeyRequestContext>) {
+        guard let document = try? OpenAPIDocument(service: settings.serviceName) else { return }
+        let comparison = document.compare(with: router)
+        let service = settings.serviceName
+        Gauge(label: "latchkey_openapi_routes", dimensions: [("service", service), ("state", "undocumented")])
+            .record(comparison.undocumented.count)
+        Gauge(label: "latchkey_openapi_routes", dimensions: [("service", service), ("state", "unregistered")])
+            .record(comparison.unregistered.count)
+        if !comparison.undocumented.isEmpty {
+            logger.error("routes missing from the OpenAPI document",
+                         metadata: ["service": "\(service)", "routes": "\(comparison.undocumented.joined(separator: ", "))"])
+        }
     }
 
     /// Builds the application; refuses to start when the schema is not at the expected version.
@@ -89,6 +118,7 @@ public struct ServiceRuntime: Sendable {
                 address: .hostname(settings.host, port: settings.port), serverName: settings.serviceName),
             services: services + extra,
             logger: logger)
+        if let router = router as? Router<LatchkeyRequestContext> { reportOpenAPICoverage(of: router) }
         let migrator = self.migrator, client = self.postgres, logger = self.logger, name = settings.serviceName
         let exitsOnSchemaMismatch = settings.exitsOnSchemaMismatch
         app.beforeServerStarts {

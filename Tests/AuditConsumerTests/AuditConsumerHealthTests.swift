@@ -34,6 +34,12 @@ import Testing
         }
     }
 
+    @Test func servesItsOpenAPIDocumentMatchingItsRoutes() async throws {
+        let settings = try await TestServiceSettings.make(.auditConsumer, kafkaBrokers: ServiceHealthExpectations.unreachableKafka)
+        let app = try AuditService(settings: settings, audit: AuditTest.settings(), logger: AuditTest.logger).makeApplication()
+        try await ServiceHealthExpectations.expectOpenAPIDocument(app, .auditConsumer)
+    }
+
     @Test func readinessFailsWhenKafkaIsUnreachable() async throws {
         let settings = try await TestServiceSettings.make(.auditConsumer, kafkaBrokers: ServiceHealthExpectations.unreachableKafka)
         let app = try AuditService(settings: settings, audit: AuditTest.settings(), logger: AuditTest.logger).makeApplication()

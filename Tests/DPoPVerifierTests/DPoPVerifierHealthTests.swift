@@ -25,6 +25,13 @@ import Testing
         }
     }
 
+    @Test func servesItsOpenAPIDocumentMatchingItsRoutes() async throws {
+        let settings = try await TestServiceSettings.make(.dpopVerifier, kafkaBrokers: ServiceHealthExpectations.unreachableKafka)
+        try await ServiceHealthExpectations.expectOpenAPIDocument(
+            buildApplication(settings: settings, sidecar: Self.checkModeSettings(), logger: TestServiceSettings.logger),
+            .dpopVerifier)
+    }
+
     @Test func readinessFailsWhenKafkaIsUnreachable() async throws {
         let settings = try await TestServiceSettings.make(.dpopVerifier, kafkaBrokers: ServiceHealthExpectations.unreachableKafka)
         try await ServiceHealthExpectations.expectNotReadyWithoutKafka(

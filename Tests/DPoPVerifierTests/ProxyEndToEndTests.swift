@@ -1,6 +1,7 @@
 import AsyncHTTPClient
 import Crypto
 import Foundation
+import LatchkeyTestSupport
 import NIOCore
 import NIOFoundationCompat
 import NIOHTTP1
@@ -356,6 +357,11 @@ import Testing
             #expect(try await stack.send(.GET, "/v1/orders").status == 200)
             #expect(try await stack.sidecar.send(.GET, "/v1/orders").status == 401)
             try await Task.sleep(for: .milliseconds(200))
+            // The sidecar's own document is answered by the sidecar itself, without credentials, in proxy mode too.
+            let document = try await stack.sidecar.send(.GET, "/openapi.json")
+            #expect(document.status == 200)
+            #expect(document.text.contains(#""title":"#) && document.text.contains("/check"), "\(document.text.prefix(200))")
+            #expect(document.header("X-Upstream") == nil)
             let metrics = try await stack.sidecar.send(.GET, "/metrics").text
             for expected in [
                 #"latchkey_dpop_requests_total{outcome="allowed",reason="dpop"}"#,

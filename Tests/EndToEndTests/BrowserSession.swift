@@ -62,6 +62,23 @@ struct BrowserSession: Sendable {
         return entries.map { "\($0["level"] ?? "?") \($0["message"] ?? "")" }
     }
 
+    /// A PNG of the viewport (WebDriver Take Screenshot).
+    func screenshot() async throws -> Data {
+        guard let base64 = try await driver.callValue("GET", "/session/\(id)/screenshot") as? String,
+              let png = Data(base64Encoded: base64)
+        else { throw WebDriverError("the screenshot is not base64") }
+        return png
+    }
+
+    /// Emulates a viewport `width` CSS pixels wide (Chrome DevTools `Emulation.setDeviceMetricsOverride`,
+    /// which chromedriver forwards): unlike resizing the window, it is not bound by a minimum window size.
+    func emulateViewport(width: Int, height: Int = 900, mobile: Bool) async throws {
+        try await driver.call("POST", "/session/\(id)/goog/cdp/execute", [
+            "cmd": "Emulation.setDeviceMetricsOverride",
+            "params": ["width": width, "height": height, "deviceScaleFactor": 1, "mobile": mobile],
+        ])
+    }
+
     /// Polls `condition` (a loaded machine makes everything slow) until it holds or `timeout` passes.
     func waitUntil(
         _ what: String, timeout: Duration = .seconds(30), _ condition: () async throws -> Bool

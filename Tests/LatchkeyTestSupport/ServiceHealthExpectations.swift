@@ -1,3 +1,4 @@
+import Foundation
 import Hummingbird
 import HummingbirdTesting
 import Shared
@@ -15,8 +16,10 @@ public enum ServiceHealthExpectations {
             try await TestDatabase.migrate(scratch)
             let cluster = try EmbeddedKafkaCluster(brokers: 1)
             defer { cluster.shutdown() }
-            try await expectHealthy(build(
-                TestServiceSettings.make(descriptor, kafkaBrokers: cluster.bootstrapServers, database: scratch.database)))
+            let settings = try await TestServiceSettings.make(
+                descriptor, kafkaBrokers: cluster.bootstrapServers, database: scratch.database)
+            try await expectHealthy(build(settings))
+            try await expectOpenAPIDocument(build(settings), descriptor)
             try await expectNotReadyWithoutKafka(build(
                 TestServiceSettings.make(descriptor, kafkaBrokers: unreachableKafka, database: scratch.database)))
         }
@@ -40,6 +43,38 @@ public enum ServiceHealthExpectations {
                 #expect(response.headers[.contentType] == "application/json")
             }
         }
+    }
+
+    /// `GET /openapi.json` serves the service's own OpenAPI 3.1 document, and the router's routes match it
+    /// (the runtime's comparison, read from `/metrics`). `everyOperationServed` is false only for a sidecar
+    /// mode that serves a subset (proxy mode has no `/check`); routes missing from the document always fail.
+    public static func expectOpenAPIDocument(
+        _ app: some ApplicationProtocol, _ descriptor: ServiceDescriptor, everyOperationServed: Bool = true
+    ) async throws {
+        try await app.test(.router) { client in
+            try await client.execute(uri: "/openapi.json", method: .get) { response in
+                #expect(response.status == .ok)
+                #expect(response.headers[.contentType] == "application/json")
+                let document = try JSONSerialization.jsonObject(with: Data(response.body.readableBytesView)) as? [String: Any]
+                #expect(document?["openapi"] as? String == "3.1.0")
+                #expect(((document?["info"] as? [String: Any])?["title"] as? String)?.hasSuffix(descriptor.name) == true)
+                #expect(((document?["paths"] as? [String: Any])?.count ?? 0) > 4)
+            }
+            let metrics = String(buffer: try await client.execute(uri: "/metrics", method: .get).body)
+            #expect(routeGauge(metrics, service: descriptor.name, state: "undocumented") == 0)
+            if everyOperationServed {
+                #expect(routeGauge(metrics, service: descriptor.name, state: "unregistered") == 0)
+            }
+        }
+    }
+
+    /// The value of `latchkey_openapi_routes{service,state}` in a Prometheus exposition, if present.
+    static func routeGauge(_ metrics: String, service: String, state: String) -> Double? {
+        metrics.split(separator: "\n").lazy
+            .filter { $0.hasPrefix("latchkey_openapi_routes{") && $0.contains(#"service="\#(service)""#)
+                && $0.contains(#"state="\#(state)""#) }
+            .compactMap { $0.split(separator: " ").last.flatMap { Double($0) } }
+            .first
     }
 
     /// `/readyz` is 503 and names Kafka when the brokers cannot be reached.

@@ -180,6 +180,33 @@ import Testing
         }
     }
 
+    /// PostgreSQL cannot store U+0000 in jsonb or text: a template carrying it (in a name, in a `jwks` member
+    /// name, or in an ignored field) is a 400, never a 500 (found by schemathesis).
+    @Test(arguments: [
+        #"{"metadata":{"redirect_uris":["com.example.app:/cb"],"client_name":"a\u0000b"}}"#,
+        #"{"metadata":{"redirect_uris":["com.example.app:/cb"],"jwks":{"keys":[],"\u0000":{}}}}"#,
+        #"{"metadata":{"redirect_uris":["com.example.app:/cb"]},"true":{"":["\u0000"]}}"#,
+        #"{"metadata":{"redirect_uris":["com.example.app:/cb"]},"overridable_fields":["client_name\u0000"]}"#,
+    ])
+    func templatesWithNULAreRefused(body: String) async throws {
+        let h = try await GatewayTestHarness.make()
+        let admin = try await adminToken(h)
+        try await GatewayTestHarness.withApp { client in
+            for method in [HTTPRequest.Method.put, .post] {
+                let uri = "/admin/tenants/\(h.tenant)/templates" + (method == .put ? "/nul-app" : "")
+                let response = try await client.send(method, uri, token: admin, json: body)
+                #expect(response.status == .badRequest, "\(method) \(body): \(String(buffer: response.body))")
+                #expect(response.errorCode == "invalid_request")
+            }
+            // An escaped backslash before "u0000" is ordinary text and is stored.
+            let literal = try await client.send(
+                .put, "/admin/tenants/\(h.tenant)/templates/nul-app", token: admin,
+                json: #"{"metadata":{"redirect_uris":["com.example.app:/cb"],"client_name":"a\\u0000b"}}"#)
+            #expect(literal.status == .ok, "\(String(buffer: literal.body))")
+            #expect((literal.json["metadata"] as? [String: Any])?["client_name"] as? String == #"a\u0000b"#)
+        }
+    }
+
     @Test func oversizedBodiesAreRefused() async throws {
         let h = try await GatewayTestHarness.make()
         let admin = try await adminToken(h)

@@ -56,6 +56,18 @@ import Testing
         }
     }
 
+    /// Waits until every client is `expired`. Expiry jobs of concurrently running tests sweep every tenant
+    /// and skip rows another run holds, so a client may be expired by a transaction that commits a moment
+    /// after our own run returned.
+    static func waitUntilExpired(_ h: GatewayTestHarness, _ clientIDs: some Collection<String>) async throws {
+        for _ in 0..<100 {
+            var pending = 0
+            for id in clientIDs where try await state(h, id).client != "expired" { pending += 1 }
+            if pending == 0 { return }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+    }
+
     static func runExpiry() async throws -> Int {
         try await TestDatabase.withSystem { database in
             try await ClientExpiryService(systemDatabase: database, outbox: OutboxWriter(), interval: .seconds(300)).runOnce()
@@ -71,6 +83,7 @@ import Testing
         let staticClient = try await Self.insertClient(h, kind: "static", createdAgo: 50 * Self.hour)
         // Runs of other tests (and other gateways) sweep every tenant too, so only the outcome is asserted.
         _ = try await Self.runExpiry()
+        try await Self.waitUntilExpired(h, [neverUsed, usedLongAgo])
         let expired = try await Self.state(h, neverUsed)
         #expect(expired.client == "expired")
         #expect(expired.tokens == ["revoked"])
@@ -107,6 +120,7 @@ import Testing
         async let first = Self.runExpiry()
         async let second = Self.runExpiry()
         _ = try await (first, second)
+        try await Self.waitUntilExpired(h, ids)
         let events = try await h.outboxPayloads(.clientRevoked)
             .map { try CloudEvent<ClientRevoked>.decode(from: Data($0.utf8)).data.clientID }
         #expect(events.count == 20)

@@ -14,27 +14,35 @@ import Testing
 struct GatewayTestHarness {
     static let publicURL = "https://register.latchkey.test"
     static let tokenServiceURL = "https://login.latchkey.test"
-    static let hasher = try! KeyedHasher(configuration: KeyMaterial.generateConfigurationValue())
-    static let signingKeys = TenantSigningKeys(envelope: try! KeyEnvelope(configuration: KeyMaterial.generateConfigurationValue()))
+    /// `SECRET_HASH_KEY` and `KEY_ENCRYPTION_KEY` of the apps (and token-service processes) of this test run.
+    static let secretHashKey = KeyMaterial.generateConfigurationValue()
+    static let keyEncryptionKey = KeyMaterial.generateConfigurationValue()
+    static let hasher = try! KeyedHasher(configuration: secretHashKey)
+    static let signingKeys = TenantSigningKeys(envelope: try! KeyEnvelope(configuration: keyEncryptionKey))
 
     let tenant: String
     let user: UUID
 
     static let bootstrapKey = "bootstrap-" + String(repeating: "k", count: 40)
 
-    static func gatewaySettings() throws -> GatewaySettings {
-        try GatewaySettings(
-            publicURL: publicURL, tokenServicePublicURL: tokenServiceURL, secretHasher: hasher, adminBootstrapKey: bootstrapKey)
+    /// With `keyRotation`, the gateway seals staged keys with the envelope of ``signingKeys``.
+    static func gatewaySettings(keyRotation: Bool = false, platformTenant: String? = nil) throws -> GatewaySettings {
+        var settings = try GatewaySettings(
+            publicURL: publicURL, tokenServicePublicURL: tokenServiceURL, secretHasher: hasher, adminBootstrapKey: bootstrapKey,
+            platformTenant: platformTenant.flatMap(TenantSlug.init(rawValue:)))
+        if keyRotation { settings.keyEnvelope = signingKeys.envelope }
+        return settings
     }
 
-    /// Creates a fresh tenant with `policy`, an active signing key and one active user.
-    static func make(policy: String = "{}") async throws -> GatewayTestHarness {
+    /// Creates a fresh tenant with `policy`, an active signing key of `algorithm` and one active user.
+    static func make(policy: String = "{}", algorithm: JWSAlgorithm = .es256) async throws -> GatewayTestHarness {
         let tenant = TestEnvironment.uniqueTenant("gw")
         let user = UUID()
         try await TestDatabase.withApp { database in
             try await TestDatabase.createTenant(tenant, in: database, policy: policy)
             try await database.withTenantTransaction(tenant) { connection in
-                try await signingKeys.createKey(tenant: tenant, status: .active, on: connection, logger: database.logger)
+                try await signingKeys.createKey(
+                    tenant: tenant, algorithm: algorithm, status: .active, on: connection, logger: database.logger)
                 try await connection.query(
                     "INSERT INTO users (tenant_id, user_id, username) VALUES (\(tenant), \(user), \("alice-\(user)"))",
                     logger: database.logger)
@@ -79,11 +87,14 @@ struct GatewayTestHarness {
 
     /// Runs `body` against the gateway app (router test client, the shared embedded cluster unless `kafka` is given).
     static func withApp(
-        kafka: String? = nil,
+        kafka: String? = nil, fetchStatementJWKS: JWKSCache.Fetch? = nil, keyRotation: Bool = false,
+        platformTenant: String? = nil,
         _ body: @escaping @Sendable (any TestClientProtocol) async throws -> Void
     ) async throws {
         let settings = try await TestServiceSettings.make(.registrationGateway, kafkaBrokers: kafka ?? sharedCluster.bootstrapServers)
-        let app = try buildApplication(settings: settings, gateway: gatewaySettings(), logger: TestServiceSettings.logger)
+        let app = try buildApplication(
+            settings: settings, gateway: gatewaySettings(keyRotation: keyRotation, platformTenant: platformTenant),
+            logger: TestServiceSettings.logger, fetchStatementJWKS: fetchStatementJWKS)
         try await app.test(.router, body)
     }
 

@@ -121,7 +121,7 @@ import Testing
         (#"{"redirect_uris":["com.example.app:/cb"],"logo_uri":"http://cdn.example.com/l.png"}"#, "invalid_client_metadata"),
         (#"{"redirect_uris":"com.example.app:/cb"}"#, "invalid_client_metadata"),
         (#"{"redirect_uris":["com.example.app:/cb"],"dpop_bound_access_tokens":"yes"}"#, "invalid_client_metadata"),
-        (#"{"redirect_uris":["com.example.app:/cb"],"software_statement":"e30.e30.sig"}"#, "unapproved_software_statement"),
+        (#"{"redirect_uris":["com.example.app:/cb"],"software_statement":"e30.e30.sig"}"#, "invalid_software_statement"),
     ] as [(String, String?)])
     func validationRule(body: String, expectedError: String?) async throws {
         let h = try await GatewayTestHarness.make()
@@ -198,6 +198,10 @@ import Testing
                 ("{\"redirect_uris\":\(manyURIs)}", "application/json", .badRequest),
                 (Self.native, "text/plain", .unsupportedMediaType),
                 ("{\"client_name\":\"\(String(repeating: "a", count: 1 << 20))\"}", "application/json", .contentTooLarge),
+                // U+0000 cannot be stored by PostgreSQL: refused wherever it is, even in an ignored field.
+                (Self.native.replacingOccurrences(of: "Example", with: #"Ex\u0000ample"#), "application/json", .badRequest),
+                (#"{"redirect_uris":["com.example.app:/callback"],"x\u0000":1}"#, "application/json", .badRequest),
+                (#"{"redirect_uris":["com.example.app:/callback"],"jwks":{"keys":[{"kty":"\u0000"}]}}"#, "application/json", .badRequest),
             ]
             for (body, contentType, status) in cases {
                 let response = try await client.send(.post, "/t/\(h.tenant)/register", token: token, json: body, contentType: contentType)

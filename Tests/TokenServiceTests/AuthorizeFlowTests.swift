@@ -12,9 +12,9 @@ import Testing
 
     /// GET /authorize → sign-in page → POST credentials; returns the redirect.
     static func signIn(
-        _ browser: inout BrowserSession, _ fixture: TokenServiceFixture, app: NativeApp, verifier: String,
+        _ browser: inout PageBrowser, _ fixture: TokenServiceFixture, app: NativeApp, verifier: String,
         username: String = "alice", password: String = AuthorizeFlowTests.password, extra: [(String, String)] = []
-    ) async throws -> BrowserResponse {
+    ) async throws -> PageResponse {
         let page = try await browser.get(AuthorizeRequest.path(fixture, clientID: app.clientID, verifier: verifier, extra: extra))
         #expect(page.status == 200, "\(page.body)")
         return try await browser.post(
@@ -30,7 +30,7 @@ import Testing
         try await TokenServiceFixture.run { client, fixture in
             let app = try await fixture.insertPublicApp()
             let user = try await fixture.insertUser(username: "alice", password: Self.password)
-            var browser = BrowserSession(client)
+            var browser = PageBrowser(client)
             let verifier = PKCE.generateVerifier()
             let page = try await browser.get(AuthorizeRequest.path(fixture, clientID: app.clientID, verifier: verifier))
             #expect(page.status == 200)
@@ -80,7 +80,7 @@ import Testing
         try await TokenServiceFixture.run { client, fixture in
             let app = try await fixture.insertPublicApp()
             try await fixture.insertUser(username: "alice", password: Self.password)
-            var anonymous = BrowserSession(client)
+            var anonymous = PageBrowser(client)
             let none = try await anonymous.get(
                 AuthorizeRequest.path(fixture, clientID: app.clientID, verifier: PKCE.generateVerifier(), extra: [("prompt", "none")]))
             #expect(none.status == 302)
@@ -88,7 +88,7 @@ import Testing
             #expect(none.redirectParameters["state"] == "st-123")
             #expect(none.redirectParameters["iss"] == fixture.issuer)
 
-            var browser = BrowserSession(client)
+            var browser = PageBrowser(client)
             let first = try await Self.signIn(&browser, fixture, app: app, verifier: PKCE.generateVerifier())
             #expect(first.status == 302)
             let firstSession = try #require(browser.cookies[SSOSessions.cookieName])
@@ -114,7 +114,7 @@ import Testing
             let again = try await Self.signIn(&browser, fixture, app: app, verifier: verifier, extra: [("prompt", "login")])
             #expect(again.status == 302)
             #expect(browser.cookies[SSOSessions.cookieName] != firstSession)
-            var stale = BrowserSession(client)
+            var stale = PageBrowser(client)
             stale.cookies[SSOSessions.cookieName] = firstSession
             let staleTry = try await stale.get(AuthorizeRequest.path(fixture, clientID: app.clientID, verifier: verifier))
             #expect(staleTry.status == 200)
@@ -124,7 +124,7 @@ import Testing
     @Test func signUpCreatesTheUserEmitsUserRegisteredAndContinues() async throws {
         try await TokenServiceFixture.run { client, fixture in
             let app = try await fixture.insertPublicApp()
-            var browser = BrowserSession(client)
+            var browser = PageBrowser(client)
             let verifier = PKCE.generateVerifier()
             let signIn = try await browser.get(AuthorizeRequest.path(fixture, clientID: app.clientID, verifier: verifier))
             let link = try #require(signIn.body.range(of: "href=\"/t/\(fixture.tenant)/signup?authorization_request="))
@@ -132,7 +132,7 @@ import Testing
             let page = try await browser.get(href)
             #expect(page.status == 200)
             for field in ["username", "email", "password"] { #expect(page.body.contains("<label for=\"\(field)\">")) }
-            func submit(_ username: String, _ email: String, _ password: String) async throws -> BrowserResponse {
+            func submit(_ username: String, _ email: String, _ password: String) async throws -> PageResponse {
                 try await browser.post(
                     "/t/\(fixture.tenant)/signup",
                     form: [

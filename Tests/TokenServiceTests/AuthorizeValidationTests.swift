@@ -13,7 +13,7 @@ import Testing
             let app = try await fixture.insertPublicApp()
             try await fixture.insertPublicApp("gone")
             try await fixture.setClientStatus("gone", .revoked)
-            var browser = BrowserSession(client)
+            var browser = PageBrowser(client)
             let verifier = PKCE.generateVerifier()
             let cases: [String] = [
                 AuthorizeRequest.path(fixture, clientID: app.clientID, redirectURI: "com.example.app:/other", verifier: verifier),
@@ -45,7 +45,7 @@ import Testing
     @Test func loopbackRedirectAcceptsAnyPortOnly() async throws {
         try await TokenServiceFixture.run { client, fixture in
             let app = try await fixture.insertPublicApp(redirectURIs: ["http://127.0.0.1/cb", "http://[::1]/cb"])
-            var browser = BrowserSession(client)
+            var browser = PageBrowser(client)
             let verifier = PKCE.generateVerifier()
             for uri in ["http://127.0.0.1:53123/cb", "http://127.0.0.1/cb", "http://[::1]:8080/cb"] {
                 let page = try await browser.get(
@@ -64,7 +64,7 @@ import Testing
     @Test func protocolErrorsRedirectWithErrorStateAndIss() async throws {
         try await TokenServiceFixture.run { client, fixture in
             let app = try await fixture.insertPublicApp()
-            var browser = BrowserSession(client)
+            var browser = PageBrowser(client)
             let verifier = PKCE.generateVerifier()
             let challenge = PKCE.s256Challenge(for: verifier)
             let cases: [([(String, String)], Set<String>, String)] = [
@@ -106,7 +106,7 @@ import Testing
     @Test func plainIsAcceptedOnlyWhenThePolicyAllowsIt() async throws {
         try await TokenServiceFixture.run(policy: #"{"pkce":{"allow_plain":true}}"#) { client, fixture in
             let app = try await fixture.insertPublicApp()
-            var browser = BrowserSession(client)
+            var browser = PageBrowser(client)
             let verifier = PKCE.generateVerifier()
             let page = try await browser.get(
                 AuthorizeRequest.path(
@@ -120,7 +120,7 @@ import Testing
         try await TokenServiceFixture.run { client, fixture in
             let app = try await fixture.insertPublicApp()
             try await fixture.insertUser(username: "alice", password: AuthorizeFlowTests.password)
-            var browser = BrowserSession(client)
+            var browser = PageBrowser(client)
             let verifier = PKCE.generateVerifier()
             let other = DPoPProofSigner(key: try SigningKey.generate(.es256))
             let redirect = try await AuthorizeFlowTests.signIn(

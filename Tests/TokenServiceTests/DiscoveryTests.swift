@@ -76,16 +76,16 @@ import Testing
         try await TokenServiceFixture.run { client, fixture in
             let secret = try await fixture.insertClient("svc", scope: "api")
             let store = TenantKeyStore(keys: TenantSigningKeys(envelope: fixture.settings.keyEnvelope), database: fixture.database)
+            let rotation = SigningKeyRotation(keys: store.keys, database: fixture.database)
             let old = try await store.signingKey(tenant: fixture.tenant).kid
-            let staged = try await store.stageKey(tenant: fixture.tenant)
+            let staged = try await rotation.rotate(tenant: fixture.tenant, algorithm: nil, actor: "test").key
             #expect(Set(try await fixture.jwks(client).keys.compactMap(\.kid)) == [old, staged.kid])
             // Staged keys do not sign yet.
             #expect(try await ClientCredentials.token(client, fixture, "svc", secret!).kid == old)
-            let policy = TenantPolicy()
-            #expect(try await store.activateStagedKey(tenant: fixture.tenant, policy: policy))
+            #expect(try await rotation.advance(tenant: fixture.tenant, publishDelay: .zero).activated == staged.kid)
             #expect(try await ClientCredentials.token(client, fixture, "svc", secret!).kid == staged.kid)
             #expect(Set(try await fixture.jwks(client).keys.compactMap(\.kid)) == [old, staged.kid])
-            #expect(try await !store.activateStagedKey(tenant: fixture.tenant, policy: policy))
+            #expect(try await rotation.advance(tenant: fixture.tenant, publishDelay: .zero).activated == nil)
         }
     }
 }

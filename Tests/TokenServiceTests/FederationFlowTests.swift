@@ -18,7 +18,9 @@ import Testing
     }
 
     /// Runs `body` with tenant A, the upstream tenant (confidential client + password user `alice`) and A's app.
-    static func withFederation(_ body: @Sendable (any TestClientProtocol, Setup) async throws -> Void) async throws {
+    static func withFederation(
+        upstreamPolicy: String = "{}", _ body: @Sendable (any TestClientProtocol, Setup) async throws -> Void
+    ) async throws {
         let upstreamTenant = TestEnvironment.uniqueTenant("up")
         let secretFile = FileManager.default.temporaryDirectory.appendingPathComponent("latchkey-up-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: secretFile) }
@@ -29,7 +31,7 @@ import Testing
               "client_secret_ref": "file:\(secretFile.path)", "scopes": ["openid", "profile"]}]}
             """
         }) { client, fixture in
-            try await TestDatabase.createTenant(upstreamTenant, in: fixture.database)
+            try await TestDatabase.createTenant(upstreamTenant, in: fixture.database, policy: upstreamPolicy)
             let upstream = fixture.other(upstreamTenant)
             let secret = try #require(
                 try await upstream.insertClient(
@@ -49,7 +51,7 @@ import Testing
     }
 
     /// A's /authorize → "Continue with" → upstream /authorize → upstream sign-in; returns the redirect to A's callback.
-    static func toCallback(_ browser: inout BrowserSession, _ setup: Setup, verifier: String) async throws -> BrowserResponse {
+    static func toCallback(_ browser: inout PageBrowser, _ setup: Setup, verifier: String) async throws -> PageResponse {
         let fixture = setup.fixture
         let page = try await browser.get(AuthorizeRequest.path(fixture, clientID: setup.app.clientID, verifier: verifier))
         #expect(page.status == 200)
@@ -77,7 +79,7 @@ import Testing
     @Test func federatedSignInProvisionsTheUserOnceAndIssuesTokens() async throws {
         try await Self.withFederation { client, setup in
             let fixture = setup.fixture
-            var browser = BrowserSession(client)
+            var browser = PageBrowser(client)
             let verifier = PKCE.generateVerifier()
             let page = try await browser.get(AuthorizeRequest.path(fixture, clientID: setup.app.clientID, verifier: verifier))
             let href = String(page.body[try #require(page.body.range(of: "class=\"provider\" href=\"")).upperBound...].prefix { $0 != "\"" })
@@ -98,7 +100,7 @@ import Testing
             let sealed = try #require(browser.cookies[FederationCookie.name])
             #expect(!sealed.contains(try #require(parameters["state"])))
 
-            var flow = BrowserSession(client)
+            var flow = PageBrowser(client)
             let toCallback = try await Self.toCallback(&flow, setup, verifier: verifier)
             let done = try await flow.get(try Self.path(toCallback.location))
             #expect(done.status == 302, "\(done.body)")
@@ -123,7 +125,7 @@ import Testing
             #expect(replay.status == 400)
 
             // A second federation of the same upstream account (new browser) reuses the same user.
-            var again = BrowserSession(client)
+            var again = PageBrowser(client)
             let second = try await Self.toCallback(&again, setup, verifier: verifier)
             let secondDone = try await again.get(try Self.path(second.location))
             #expect(secondDone.status == 302)
@@ -137,9 +139,26 @@ import Testing
         }
     }
 
+    @Test(arguments: [JWSAlgorithm.rs256, .edDSA])
+    func upstreamsSigningIDTokensWithRS256OrEdDSAFederate(algorithm: JWSAlgorithm) async throws {
+        try await Self.withFederation(upstreamPolicy: #"{"signing_algorithm":"\#(algorithm.rawValue)"}"#) { client, setup in
+            var flow = PageBrowser(client)
+            let verifier = PKCE.generateVerifier()
+            let toCallback = try await Self.toCallback(&flow, setup, verifier: verifier)
+            let done = try await flow.get(try Self.path(toCallback.location))
+            #expect(done.status == 302, "\(done.body)")
+            // The upstream signed its ID token with its tenant key of that algorithm, and tenant A accepted it.
+            #expect(try await setup.upstream.jwks(client).keys.map(\.alg) == [algorithm.rawValue])
+            let (status, json) = try await setup.app.redeem(
+                client, setup.fixture, code: try #require(done.redirectParameters["code"]), verifier: verifier)
+            #expect(status == 200, "\(json)")
+            #expect(try await setup.fixture.count("SELECT count(*)::int8 FROM external_identities WHERE provider = 'up'") == 1)
+        }
+    }
+
     @Test func concurrentFirstCallbacksCreateOneUser() async throws {
         try await Self.withFederation { client, setup in
-            var first = BrowserSession(client), second = BrowserSession(client)
+            var first = PageBrowser(client), second = PageBrowser(client)
             let verifier = PKCE.generateVerifier()
             let callbackA = try Self.path(try await Self.toCallback(&first, setup, verifier: verifier).location)
             let callbackB = try Self.path(try await Self.toCallback(&second, setup, verifier: verifier).location)
@@ -158,7 +177,7 @@ import Testing
     @Test func tamperedCookieWrongStateAndProviderErrorsAreRefused() async throws {
         try await Self.withFederation { client, setup in
             let fixture = setup.fixture
-            var browser = BrowserSession(client)
+            var browser = PageBrowser(client)
             let callback = try Self.path(try await Self.toCallback(&browser, setup, verifier: PKCE.generateVerifier()).location)
             let sealed = try #require(browser.cookies[FederationCookie.name])
 
@@ -197,7 +216,7 @@ import Testing
             #expect(denied.redirectParameters["state"] == "st-123")
 
             // An unknown provider and a start without a sealed request get error pages.
-            var other = BrowserSession(client)
+            var other = PageBrowser(client)
             #expect(try await other.get("/t/\(fixture.tenant)/auth/nope?authorization_request=x").status == 404)
             #expect(try await other.get("/t/\(fixture.tenant)/auth/up?authorization_request=forged").status == 400)
             #expect(try await other.get("/t/\(fixture.tenant)/auth/up").status == 400)

@@ -11,7 +11,7 @@ import Testing
 /// CSRF, throttling, enumeration safety and hostile input on the sign-in and sign-up pages.
 @Suite struct SignInPageSecurityTests {
     /// The sign-in page of a fresh authorization request.
-    static func signInPage(_ browser: inout BrowserSession, _ fixture: TokenServiceFixture, app: NativeApp)
+    static func signInPage(_ browser: inout PageBrowser, _ fixture: TokenServiceFixture, app: NativeApp)
         async throws -> (csrf: String, request: String)
     {
         let page = try await browser.get(AuthorizeRequest.path(fixture, clientID: app.clientID, verifier: PKCE.generateVerifier()))
@@ -22,7 +22,7 @@ import Testing
         try await TokenServiceFixture.run { client, fixture in
             let app = try await fixture.insertPublicApp()
             try await fixture.insertUser(username: "alice", password: AuthorizeFlowTests.password)
-            var browser = BrowserSession(client)
+            var browser = PageBrowser(client)
             let (csrf, request) = try await Self.signInPage(&browser, fixture, app: app)
             let credentials = [("username", "alice"), ("password", AuthorizeFlowTests.password)]
             for path in ["login", "signup"] {
@@ -35,7 +35,7 @@ import Testing
                 #expect(wrong.status == 403)
             }
             // The right token without the cookie it belongs to (a cross-site form post) fails too.
-            var other = BrowserSession(client)
+            var other = PageBrowser(client)
             let forged = try await other.post(
                 "/t/\(fixture.tenant)/login", form: [("csrf_token", csrf), ("authorization_request", request)] + credentials)
             #expect(forged.status == 403)
@@ -56,9 +56,9 @@ import Testing
         try await TokenServiceFixture.run { client, fixture in
             let app = try await fixture.insertPublicApp()
             try await fixture.insertUser(username: "alice", password: AuthorizeFlowTests.password)
-            var browser = BrowserSession(client)
+            var browser = PageBrowser(client)
             let (csrf, request) = try await Self.signInPage(&browser, fixture, app: app)
-            func attempt(_ username: String, _ password: String) async throws -> BrowserResponse {
+            func attempt(_ username: String, _ password: String) async throws -> PageResponse {
                 try await browser.post(
                     "/t/\(fixture.tenant)/login",
                     form: [("csrf_token", csrf), ("authorization_request", request), ("username", username), ("password", password)])
@@ -93,7 +93,7 @@ import Testing
         try await TokenServiceFixture.run(setup: .live) { client, fixture in
             let app = try await fixture.insertPublicApp()
             try await fixture.insertUser(username: "alice", password: AuthorizeFlowTests.password)
-            var browser = BrowserSession(client)
+            var browser = PageBrowser(client)
             let (csrf, request) = try await Self.signInPage(&browser, fixture, app: app)
             // Password spraying: one try per account, many accounts.
             for index in 0..<LoginThrottle().sourceThreshold {
@@ -115,7 +115,7 @@ import Testing
     @Test func hostileInputIsEscapedBoundedAndNeverA500() async throws {
         try await TokenServiceFixture.run(policy: #"{"branding":{"name":"<b>Acme</b>","primary_color":"red;}</style><script>"}}"#) { client, fixture in
             let app = try await fixture.insertPublicApp()
-            var browser = BrowserSession(client)
+            var browser = PageBrowser(client)
             let page = try await browser.get(
                 AuthorizeRequest.path(fixture, clientID: app.clientID, verifier: PKCE.generateVerifier(), state: "<script>alert(1)</script>"))
             #expect(page.status == 200)

@@ -20,7 +20,6 @@ import Testing
             serviceSettings.database.database = owner.database
             serviceSettings.systemDatabase?.database = owner.database
             let settings = try TokenServiceFixture.makeSettings()
-            let app = try buildApplication(settings: serviceSettings, tokenSettings: settings, logger: TestServiceSettings.logger)
             try await withPostgresClient(serviceSettings.database) { appClient in
                 let database = Database(client: appClient, logger: TestEnvironment.logger)
                 let fixture = TokenServiceFixture(
@@ -28,6 +27,8 @@ import Testing
                     databaseName: owner.database)
                 try await TestDatabase.createTenant(fixture.tenant, in: database)
                 let secret = try #require(try await fixture.insertClient("svc", scope: "api"))
+                // Built right before it runs (an application released unrun traps in AsyncHTTPClient).
+                let app = try buildApplication(settings: serviceSettings, tokenSettings: settings, logger: TestServiceSettings.logger)
                 try await app.test(.router) { client in
                     let issued = try await ClientCredentials.token(client, fixture, "svc", secret)
                     let jti = try CompactJWS(parsing: issued.accessToken).claims(as: AccessTokenClaims.self).jti

@@ -68,13 +68,15 @@ struct TokenServiceFixture: Sendable {
         serviceSettings.database.database = databaseName
         serviceSettings.systemDatabase?.database = databaseName
         let settings = try makeSettings(publicURL: origin)
-        let app = try buildApplication(settings: serviceSettings, tokenSettings: settings, logger: TestServiceSettings.logger)
         try await withPostgresClient(serviceSettings.database) { client in
             let database = Database(client: client, logger: TestEnvironment.logger)
             let fixture = TokenServiceFixture(
                 tenant: TestEnvironment.uniqueTenant("tok"), origin: origin, settings: settings, database: database,
                 databaseName: databaseName)
             try await TestDatabase.createTenant(fixture.tenant, in: database, policy: policy(origin))
+            // Built right before it runs: an application released unrun leaves its HTTP client without the
+            // shutdown AsyncHTTPClient insists on (it traps), e.g. when the tenant setup above fails.
+            let app = try buildApplication(settings: serviceSettings, tokenSettings: settings, logger: TestServiceSettings.logger)
             guard let replicaPort else {
                 return try await app.test(setup) { client in try await body(client, fixture) }
             }
@@ -252,12 +254,7 @@ struct TokenServiceFixture: Sendable {
 /// Form bodies and token requests for tests.
 enum TokenRequest {
     static func form(_ pairs: [(String, String)]) -> ByteBuffer {
-        var allowed = CharacterSet.alphanumerics
-        allowed.insert(charactersIn: "-._~")
-        let body = pairs.map { name, value in
-            "\(name.addingPercentEncoding(withAllowedCharacters: allowed)!)=\(value.addingPercentEncoding(withAllowedCharacters: allowed)!)"
-        }.joined(separator: "&")
-        return ByteBuffer(string: body)
+        ByteBuffer(string: PageBrowser.form(pairs))
     }
 
     static func basic(_ clientID: String, _ secret: String) -> String {

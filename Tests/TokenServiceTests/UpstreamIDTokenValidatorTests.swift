@@ -1,4 +1,5 @@
 import Foundation
+import LatchkeyTestSupport
 import Shared
 import Testing
 @testable import TokenService
@@ -85,6 +86,26 @@ import Testing
         #expect(throws: UpstreamIDTokenValidator.Rejection.self) { _ = try UpstreamIDTokenValidator.parse("not.a-jws") }
         #expect(throws: UpstreamIDTokenValidator.Rejection.self) {
             _ = try UpstreamIDTokenValidator.parse(String(repeating: "a", count: 20_000))
+        }
+    }
+}
+
+/// Provider keys of every tenant algorithm verify ID tokens, and only with their own key type.
+@Suite struct UpstreamIDTokenAlgorithmTests {
+    @Test(arguments: TenantPolicy.signingAlgorithms)
+    func providerKeysOfEachAlgorithmVerifyAndForgeriesAgainstThemFail(algorithm: JWSAlgorithm) throws {
+        let key = try SigningKey.generate(algorithm)
+        let jwk = key.publicJWK(kid: "k1")
+        let validator = UpstreamIDTokenValidator(issuer: UpstreamIDTokenValidatorTests.issuer, clientID: "latchkey")
+        let now = Date()
+        let seconds = Int64(now.timeIntervalSince1970)
+        let claims = UpstreamIDTokenValidatorTests.Claims(exp: seconds + 300, iat: seconds)
+        let token = try CompactJWS.sign(claims: claims, using: key, header: JWSHeaderParameters(typ: "JWT", kid: "k1"))
+        #expect(try validator.validate(try UpstreamIDTokenValidator.parse(token), keys: [jwk], nonce: "n-1", now: now).sub == "user-1")
+        for (name, forged) in try AlgorithmConfusion.forgeries(against: jwk, payload: try CompactJWS(parsing: token).payload, typ: "JWT") {
+            #expect(throws: (any Error).self, "\(name)") {
+                try validator.validate(try UpstreamIDTokenValidator.parse(forged), keys: [jwk], nonce: "n-1", now: now)
+            }
         }
     }
 }

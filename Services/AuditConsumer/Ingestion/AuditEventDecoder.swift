@@ -93,7 +93,7 @@ struct AuditEventDecoder: Sendable {
         else {
             return reject(.inconsistent, "time is outside 1970-01-01 … 9999-12-31")
         }
-        guard !Self.containsNUL(event) else {
+        guard !JSONNULCheck.containsNUL(event) else {
             return reject(.unstorable, "a string contains U+0000, which PostgreSQL jsonb cannot store")
         }
         let id = attributes["id"]?.stringValue ?? ""
@@ -116,14 +116,5 @@ struct AuditEventDecoder: Sendable {
             return id.lowercased()
         }
         return nil
-    }
-
-    static func containsNUL(_ value: JSONValue) -> Bool {
-        switch value {
-        case .string(let text): return text.utf8.contains(0)
-        case .array(let elements): return elements.contains(where: containsNUL)
-        case .object(let members): return members.contains { $0.key.utf8.contains(0) || containsNUL($0.value) }
-        case .null, .bool, .number: return false
-        }
     }
 }

@@ -4,9 +4,10 @@ import Hummingbird
 import Logging
 import Shared
 
-/// The admin API (`/admin/...`): tenants and their policy, static clients, revocation, templates and
-/// initial access tokens. Every change records its actor: in `tenant_policy_versions.changed_by`,
-/// `initial_access_tokens.created_by`, or the `ClientRegistered`/`ClientRevoked` event.
+/// The admin API (`/admin/...`): tenants and their policy, static clients, revocation, templates,
+/// initial access tokens and signing keys. Every change records its actor: in
+/// `tenant_policy_versions.changed_by`, `initial_access_tokens.created_by`, `signing_keys.staged_by`, or
+/// the `ClientRegistered`/`ClientRevoked` event.
 struct AdminController: Sendable {
     typealias Context = LatchkeyRequestContext
 
@@ -19,6 +20,7 @@ struct AdminController: Sendable {
 
     private var store: AdminStore { AdminStore(logger: database.logger) }
     private var clients: ClientRepository { ClientRepository(logger: database.logger) }
+    private var revocation: ClientRevocation { ClientRevocation(database: database, outbox: outbox) }
 
     func addRoutes(to router: Router<Context>) {
         let admin = router.group("admin")
@@ -29,12 +31,15 @@ struct AdminController: Sendable {
         admin.get("tenants/:tenant/clients", use: listClients)
         admin.get("tenants/:tenant/clients/:client_id", use: readClient)
         admin.post("tenants/:tenant/clients/:client_id/revoke", use: revokeClient)
+        admin.post("tenants/:tenant/users/:user_id/revoke-clients", use: revokeUserClients)
         admin.post("tenants/:tenant/templates", use: putTemplate)
         admin.put("tenants/:tenant/templates/:software_id", use: putTemplate)
         admin.get("tenants/:tenant/templates", use: listTemplates)
         admin.post("tenants/:tenant/users", use: createUser)
         admin.post("tenants/:tenant/initial-access-tokens", use: createInitialAccessToken)
         admin.delete("tenants/:tenant/initial-access-tokens/:token_id", use: revokeInitialAccessToken)
+        admin.get("tenants/:tenant/keys", use: listKeys)
+        admin.post("tenants/:tenant/keys/rotate", use: rotateKey)
     }
 
     // MARK: Tenants
@@ -126,22 +131,34 @@ struct AdminController: Sendable {
         return try AdminBody.response(object, status: .created)
     }
 
+    /// `GET …/clients?user=&status=&software_id=&created_from=&created_to=&limit=&cursor=`: newest first,
+    /// `next_cursor` while more follow.
     @Sendable func listClients(_ request: Request, context: Context) async throws -> Response {
         let (tenant, _) = try await authorized(request, context)
         let query = request.uri.queryParameters
-        var user: UUID?
+        var filters = ClientSearch.Filters()
         if let raw = query["user"].map(String.init) {
             guard let parsed = UUID(uuidString: raw) else { throw OAuthError.invalidRequest("user must be a UUID") }
-            user = parsed
+            filters.userID = parsed
         }
-        let status = query["status"].map(String.init)
-        if let status, ClientStatus(rawValue: status) == nil { throw OAuthError.invalidRequest("unknown status \(status)") }
+        if let status = query["status"].map(String.init) {
+            guard let parsed = ClientStatus(rawValue: status) else { throw OAuthError.invalidRequest("unknown status \(status)") }
+            filters.status = parsed
+        }
+        filters.softwareID = try query["software_id"].map { try Self.bounded(String($0), field: "software_id", maximum: 128) }
+        filters.createdFrom = try query["created_from"].map { try Self.timestamp(String($0), field: "created_from") }
+        filters.createdBefore = try query["created_to"].map { try Self.timestamp(String($0), field: "created_to") }
+        let cursor = try query["cursor"].map { try ClientSearch.Cursor(encoded: String($0)) }
         let limit = try query["limit"].map { raw -> Int in
             guard let value = Int(raw), (1...500).contains(value) else { throw OAuthError.invalidRequest("limit must be 1–500") }
             return value
         } ?? 100
-        let body = try await database.withTenantTransaction(tenant.slug.rawValue) {
-            try AdminBody.json(["clients": try await store.listClients(tenant.slug.rawValue, user: user, status: status, limit: limit, on: $0)])
+        let body = try await database.withTenantTransaction(tenant.slug.rawValue) { connection in
+            let page = try await ClientSearch(logger: database.logger).search(
+                tenant: tenant.slug.rawValue, filters, after: cursor, limit: limit, on: connection)
+            var object: [String: Any] = ["clients": page.clients.map(\.jsonObject)]
+            object["next_cursor"] = page.next?.encoded
+            return try AdminBody.json(object)
         }
         return AdminBody.response(json: body)
     }
@@ -167,27 +184,22 @@ struct AdminController: Sendable {
         let clientID = try context.parameters.require("client_id")
         let body = try await AdminBody.read(RevokeClientRequest.self, from: request)
         let detail = try body.reason.map { try Self.bounded($0, field: "reason", maximum: 500) }
-        let now = Date()
-        try await database.withTenantTransaction(tenant.slug.rawValue) { connection in
-            guard let stored = try await clients.find(clientID, tenant: tenant.slug.rawValue, forUpdate: true, on: connection) else {
-                throw OAuthError.notFound("unknown client")
-            }
-            guard stored.record.status == .active else {
-                throw OAuthError(.conflict, "invalid_request", "the client is already \(stored.record.status.rawValue)")
-            }
-            let reason = ClientRevoked.Reason.admin
-            try await clients.revoke(
-                clientID, tenant: tenant.slug.rawValue, status: reason.resultingStatus, reason: detail ?? reason.rawValue,
-                at: now, on: connection)
-            let event = ClientRevoked(
-                tenant: tenant.slug, clientID: clientID, reason: reason, reasonDetail: detail,
-                authenticatedUser: stored.record.authenticatedUser, actor: actor, revokedAt: now)
-            try await outbox.append(
-                CloudEvent(source: EventSource.registrationGateway, data: event), on: connection, logger: database.logger)
-        }
+        let now = try await revocation.revoke(clientID, tenant: tenant.slug, actor: actor, detail: detail)
         context.logger.info("client revoked", metadata: ["client_id": .string(clientID), "actor": .string(actor.id)])
         return try AdminBody.response(
             ["client_id": clientID, "status": "revoked", "revoked_at": RFC3339Timestamp.string(from: now), "reason": detail ?? "admin"])
+    }
+
+    /// Revokes every active client of one user (reason required): one `ClientRevoked` per client.
+    @Sendable func revokeUserClients(_ request: Request, context: Context) async throws -> Response {
+        let (tenant, actor) = try await authorized(request, context)
+        guard let user = UUID(uuidString: try context.parameters.require("user_id")) else { throw OAuthError.notFound("unknown user") }
+        let body = try await AdminBody.read(RevokeClientRequest.self, from: request)
+        guard let reason = body.reason else { throw OAuthError.invalidRequest("reason is required") }
+        let detail = try Self.bounded(reason, field: "reason", maximum: 500)
+        let revoked = try await revocation.revokeAll(of: user, tenant: tenant.slug, actor: actor, detail: detail)
+        context.logger.info("user's clients revoked", metadata: ["count": .stringConvertible(revoked.count), "actor": .string(actor.id)])
+        return try AdminBody.response(["authenticated_user": user.uuidString.lowercased(), "revoked": revoked, "reason": detail])
     }
 
     // MARK: Users
@@ -218,8 +230,9 @@ struct AdminController: Sendable {
 
     // MARK: Templates and initial access tokens
 
+    /// Creates or replaces a template; a replaced template's active instances follow it in the same transaction.
     @Sendable func putTemplate(_ request: Request, context: Context) async throws -> Response {
-        let (tenant, _) = try await authorized(request, context)
+        let (tenant, actor) = try await authorized(request, context)
         let body = try await AdminBody.read(TemplateRequest.self, from: request)
         let pathID = context.parameters.get("software_id")
         guard let softwareID = pathID ?? body.softwareID else { throw OAuthError.invalidRequest("software_id is required") }
@@ -235,12 +248,16 @@ struct AdminController: Sendable {
         guard template.unknownOverridableFields.isEmpty else {
             throw OAuthError.invalidRequest("unknown overridable fields: \(template.unknownOverridableFields.joined(separator: ", "))")
         }
-        let version = try await database.withTenantTransaction(tenant.slug.rawValue) {
-            try await store.upsertTemplate(template, on: $0)
+        let propagation = TemplatePropagation(logger: database.logger, outbox: outbox)
+        let (version, updated) = try await database.withTenantTransaction(tenant.slug.rawValue) { connection -> (Int, Int) in
+            var stored = template
+            stored.version = try await store.upsertTemplate(template, on: connection)
+            let updated = try await propagation.propagate(stored, policy: tenant.policy, actor: actor, on: connection)
+            return (stored.version, updated)
         }
         return try AdminBody.response(
             ["software_id": softwareID, "version": version, "metadata": try AdminBody.object(template.metadata),
-             "overridable_fields": template.overridableFields],
+             "overridable_fields": template.overridableFields, "instances_updated": updated],
             status: pathID == nil ? .created : .ok)
     }
 
@@ -285,7 +302,7 @@ struct AdminController: Sendable {
     // MARK: Helpers
 
     /// Authenticates first (so an anonymous caller cannot probe which tenants exist), then resolves the tenant.
-    private func authorized(_ request: Request, _ context: Context) async throws -> (ResolvedTenant, EventActor) {
+    func authorized(_ request: Request, _ context: Context) async throws -> (ResolvedTenant, EventActor) {
         let slug = try Self.tenantSlug(context)
         let (actor, _) = try await authenticator.actor(request, tenant: slug)
         guard let tenant = try await tenants.tenant(slug) else { throw OAuthError.notFound("unknown tenant") }
@@ -305,7 +322,12 @@ struct AdminController: Sendable {
         }
     }
 
-    private static func bounded(_ value: String, field: String, maximum: Int) throws -> String {
+    private static func timestamp(_ value: String, field: String) throws -> Date {
+        guard let date = RFC3339Timestamp.date(from: value) else { throw OAuthError.invalidRequest("\(field) must be an RFC 3339 timestamp") }
+        return date
+    }
+
+    static func bounded(_ value: String, field: String, maximum: Int) throws -> String {
         guard !value.isEmpty, value.count <= maximum, !value.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
             throw OAuthError.invalidRequest("\(field) must be 1–\(maximum) printable characters")
         }

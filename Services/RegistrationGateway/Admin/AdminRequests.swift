@@ -54,7 +54,13 @@ struct InitialAccessTokenRequest: Decodable, Sendable {
 /// Admin request bodies: JSON only, size-bounded, decode failures as 400 `invalid_request`.
 enum AdminBody {
     static func read<T: Decodable>(_ type: T.Type, from request: Request) async throws -> T {
-        let data = try await RegistrationRequestBody.jsonData(request)
+        try decode(type, from: try await RegistrationRequestBody.jsonData(request))
+    }
+
+    static func decode<T: Decodable>(_ type: T.Type, from data: Data) throws -> T {
+        guard !JSONNULCheck.containsNUL(data) else {
+            throw OAuthError.invalidRequest("the request body must not contain U+0000 characters")
+        }
         do {
             return try LatchkeyJSON.decode(type, from: data)
         } catch let error as DecodingError {

@@ -37,21 +37,7 @@ struct AdminStore: Sendable {
 
     /// Stores `policy` as the next version; returns that version, nil when the tenant does not exist.
     func updatePolicy(_ tenant: String, policy: TenantPolicy, actor: String, on connection: PostgresConnection) async throws -> Int? {
-        let json = String(decoding: try LatchkeyJSON.encode(policy), as: UTF8.self)
-        let rows = try await connection.query(
-            """
-            UPDATE tenants SET policy = \(json)::jsonb, policy_version = policy_version + 1, updated_at = now()
-            WHERE tenant_id = \(tenant) RETURNING policy_version
-            """, logger: logger)
-        var version: Int?
-        for try await value in rows.decode(Int.self) { version = value }
-        guard let version else { return nil }
-        try await connection.query(
-            """
-            INSERT INTO tenant_policy_versions (tenant_id, version, policy, changed_by)
-            VALUES (\(tenant), \(version), \(json)::jsonb, \(actor))
-            """, logger: logger)
-        return version
+        try await TenantPolicyRecords(logger: logger).updatePolicy(tenant, policy: policy, actor: actor, on: connection)
     }
 
     /// Number of static clients of the tenant (the bootstrap key may only create the first).
@@ -60,37 +46,6 @@ struct AdminStore: Sendable {
             "SELECT count(*)::int FROM clients WHERE tenant_id = \(tenant) AND client_kind = 'static'", logger: logger)
         for try await count in rows.decode(Int.self) { return count }
         return 0
-    }
-
-    /// One page of clients, newest first, optionally of one user and/or status.
-    func listClients(
-        _ tenant: String, user: UUID?, status: String?, limit: Int, on connection: PostgresConnection
-    ) async throws -> [[String: Any]] {
-        let rows = try await connection.query(
-            """
-            SELECT client_id, status, client_kind, client_type, application_type, authenticated_user, software_id,
-                   registration_mechanism, metadata->>'client_name', created_at, last_used_at, revoked_at, revocation_reason
-            FROM clients
-            WHERE tenant_id = \(tenant) AND (\(user)::uuid IS NULL OR authenticated_user = \(user))
-              AND (\(status)::text IS NULL OR status = \(status))
-            ORDER BY created_at DESC, client_id LIMIT \(limit)
-            """, logger: logger)
-        typealias Row = (String, String, String, String, String, UUID?, String?, String, String?, Date, Date?, Date?, String?)
-        var clients: [[String: Any]] = []
-        for try await row in rows.decode(Row.self) {
-            var object: [String: Any] = [
-                "client_id": row.0, "status": row.1, "client_kind": row.2, "client_type": row.3, "application_type": row.4,
-                "registration_mechanism": row.7, "created_at": RFC3339Timestamp.string(from: row.9),
-            ]
-            object["authenticated_user"] = row.5?.uuidString.lowercased()
-            object["software_id"] = row.6
-            object["client_name"] = row.8
-            object["last_used_at"] = row.10.map(RFC3339Timestamp.string(from:))
-            object["revoked_at"] = row.11.map(RFC3339Timestamp.string(from:))
-            object["revocation_reason"] = row.12
-            clients.append(object)
-        }
-        return clients
     }
 
     /// Inserts or replaces a template; returns its new version.

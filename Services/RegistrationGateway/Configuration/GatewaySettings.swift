@@ -20,6 +20,9 @@ struct GatewaySettings: Sendable {
     var clientExpiryInterval: Duration
     /// Hashes passwords of users created through the admin API (scrypt, like the token service's sign-up).
     var passwordHasher = PasswordHasher()
+    /// Seals keys staged by `POST /admin/tenants/{tenant}/keys/rotate` (the token service's KEK); nil
+    /// turns that action off (503), everything else works without it.
+    var keyEnvelope: KeyEnvelope?
 
     init(
         publicURL: String, tokenServicePublicURL: String, secretHasher: KeyedHasher,
@@ -36,7 +39,8 @@ struct GatewaySettings: Sendable {
     }
 
     /// Reads `REGISTRATION_GATEWAY_PUBLIC_URL`, `TOKEN_SERVICE_PUBLIC_URL`, `SECRET_HASH_KEY`,
-    /// `ADMIN_BOOTSTRAP_KEY`, `SIGNING_KEY_CACHE_SECONDS`, `PLATFORM_TENANT` and `CLIENT_EXPIRY_INTERVAL_SECONDS`.
+    /// `ADMIN_BOOTSTRAP_KEY`, `SIGNING_KEY_CACHE_SECONDS`, `PLATFORM_TENANT`, `CLIENT_EXPIRY_INTERVAL_SECONDS`
+    /// and the optional `KEY_ENCRYPTION_KEY` (key rotation through the admin API).
     init(reader: ConfigReader) throws {
         guard let publicURL = reader.string(forKey: "registration.gateway.public.url"), !publicURL.isEmpty else {
             throw ConfigurationError("REGISTRATION_GATEWAY_PUBLIC_URL is required (e.g. https://register.example.com)")
@@ -68,6 +72,11 @@ struct GatewaySettings: Sendable {
             publicURL: publicURL, tokenServicePublicURL: tokenURL, secretHasher: hasher,
             adminBootstrapKey: bootstrap, signingKeyCacheTTL: .seconds(cacheSeconds), platformTenant: platform,
             clientExpiryInterval: .seconds(expirySeconds))
+        if let kek = reader.string(forKey: "key.encryption.key", isSecret: true), !kek.isEmpty {
+            do { keyEnvelope = try KeyEnvelope(configuration: kek) } catch {
+                throw ConfigurationError("KEY_ENCRYPTION_KEY must be 32 bytes, base64: \(error)")
+            }
+        }
     }
 
     /// The RFC 7591 registration endpoint of `tenant`: the audience of DCR tokens.

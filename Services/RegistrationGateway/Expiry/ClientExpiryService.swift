@@ -22,18 +22,9 @@ struct ClientExpiryService: Service {
     private var clients: ClientRepository { ClientRepository(logger: systemDatabase.logger) }
 
     func run() async throws {
-        await cancelWhenGracefulShutdown {
-            while !Task.isCancelled {
-                do {
-                    let expired = try await runOnce()
-                    if expired > 0 { logger.info("expired inactive clients", metadata: ["count": "\(expired)"]) }
-                } catch is CancellationError {
-                    return
-                } catch {
-                    logger.warning("client expiry run failed", metadata: ["error": "\(error.logDescription)"])
-                }
-                do { try await Task.sleep(for: interval) } catch { return }
-            }
+        await runPeriodically(every: interval, name: "client expiry", logger: logger) {
+            let expired = try await runOnce()
+            if expired > 0 { logger.info("expired inactive clients", metadata: ["count": "\(expired)"]) }
         }
     }
 

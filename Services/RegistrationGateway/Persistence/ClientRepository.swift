@@ -3,6 +3,13 @@ import Logging
 import PostgresNIO
 import Shared
 
+/// What an instance of a template keeps besides its metadata: the members it set itself and the
+/// template version the metadata was built from.
+struct TemplateLink: Sendable {
+    var overrides: ClientMetadata
+    var version: Int
+}
+
 /// A stored client row as the gateway needs it, with the hash of its registration access token.
 struct StoredClient: Sendable {
     var record: ClientRecord
@@ -15,23 +22,25 @@ struct StoredClient: Sendable {
 struct ClientRepository: Sendable {
     let logger: Logger
 
-    /// Inserts a new client with the hashes of its secret and registration access token.
+    /// Inserts a new client with the hashes of its secret and registration access token; an
+    /// instance of a template also stores the members it set itself and the template version.
     func insert(
         _ record: ClientRecord, secretHash: String?, registrationTokenHash: String?, kind: String = "dynamic",
-        on connection: PostgresConnection
+        template: TemplateLink? = nil, on connection: PostgresConnection
     ) async throws {
         let metadata = String(decoding: try LatchkeyJSON.encode(record.metadata), as: UTF8.self)
+        let overrides = try template.map { String(decoding: try LatchkeyJSON.encode($0.overrides), as: UTF8.self) }
         try await connection.query(
             """
             INSERT INTO clients (tenant_id, client_id, status, client_kind, client_type, application_type,
                                  authenticated_user, software_id, registration_mechanism, metadata,
                                  client_secret_hash, client_secret_expires_at, registration_token_hash,
-                                 created_at, updated_at)
+                                 created_at, updated_at, template_overrides, template_version)
             VALUES (\(record.tenant.rawValue), \(record.clientID), \(record.status.rawValue), \(kind),
                     \(record.clientType.rawValue), \(record.applicationType.rawValue), \(record.authenticatedUser),
                     \(record.templateID), \(record.registrationMechanism.rawValue), \(metadata)::jsonb,
                     \(secretHash), \(record.secretExpiresAt), \(registrationTokenHash),
-                    \(record.createdAt), \(record.updatedAt))
+                    \(record.createdAt), \(record.updatedAt), \(overrides)::jsonb, \(template?.version))
             """, logger: logger)
     }
 
@@ -81,14 +90,17 @@ struct ClientRepository: Sendable {
 
     /// Replaces the metadata (and derived columns) of a client; a new registration token hash when rotated.
     func updateMetadata(
-        _ record: ClientRecord, registrationTokenHash: String?, on connection: PostgresConnection
+        _ record: ClientRecord, registrationTokenHash: String?, template: TemplateLink? = nil,
+        on connection: PostgresConnection
     ) async throws {
         let metadata = String(decoding: try LatchkeyJSON.encode(record.metadata), as: UTF8.self)
+        let overrides = try template.map { String(decoding: try LatchkeyJSON.encode($0.overrides), as: UTF8.self) }
         try await connection.query(
             """
             UPDATE clients SET metadata = \(metadata)::jsonb, client_type = \(record.clientType.rawValue),
                    application_type = \(record.applicationType.rawValue), updated_at = \(record.updatedAt),
-                   registration_token_hash = COALESCE(\(registrationTokenHash), registration_token_hash)
+                   registration_token_hash = COALESCE(\(registrationTokenHash), registration_token_hash),
+                   template_overrides = \(overrides)::jsonb, template_version = \(template?.version)
             WHERE tenant_id = \(record.tenant.rawValue) AND client_id = \(record.clientID)
             """, logger: logger)
     }

@@ -21,13 +21,18 @@ struct RegistrationCredentialStore: Sendable {
         return nil
     }
 
-    /// The template with this `software_id`, if the tenant has one.
-    func template(softwareID: String, tenant: String, on connection: PostgresConnection) async throws -> ClientTemplate? {
-        let rows = try await connection.query(
-            """
+    /// The template with this `software_id`, if the tenant has one. `share` locks it until the
+    /// transaction ends, so a template update (which walks the template's instances) waits for a
+    /// registration that read the old version, and never misses the instance it creates.
+    func template(
+        softwareID: String, tenant: String, share: Bool = false, on connection: PostgresConnection
+    ) async throws -> ClientTemplate? {
+        var query: PostgresQuery = """
             SELECT metadata::text, overridable_fields, version FROM client_templates
             WHERE tenant_id = \(tenant) AND software_id = \(softwareID)
-            """, logger: logger)
+            """
+        if share { query.sql += " FOR SHARE" }
+        let rows = try await connection.query(query, logger: logger)
         for try await (metadata, fields, version) in rows.decode((String, [String], Int).self) {
             guard let slug = TenantSlug(rawValue: tenant) else { return nil }
             return ClientTemplate(

@@ -9,6 +9,7 @@ struct ClientConfigurationService: Sendable {
     let settings: GatewaySettings
     let database: Database
     let outbox: OutboxWriter
+    let statements: SoftwareStatementVerifier
 
     private var clients: ClientRepository { ClientRepository(logger: database.logger) }
     private var credentials: RegistrationCredentialStore { RegistrationCredentialStore(logger: database.logger) }
@@ -42,6 +43,8 @@ struct ClientConfigurationService: Sendable {
     ) async throws -> RegistrationResponse {
         let policy = tenant.policy
         let hasher = settings.secretHasher
+        // Verified before the transaction: fetching an issuer's keys must not hold a connection.
+        let request = try await statements.applying(to: request, policy: policy)
         return try await database.withTenantTransaction(tenant.id) { connection in
             let stored = try await authorize(clientID, token: token, tenant: tenant.id, forUpdate: true, on: connection)
             guard sentClientID == clientID else {
@@ -52,17 +55,17 @@ struct ClientConfigurationService: Sendable {
                     throw RegistrationError.invalidMetadata("client_secret does not match the client's secret")
                 }
             }
-            if request.softwareStatement != nil {
-                throw OAuthError(.badRequest, "unapproved_software_statement", "this gateway does not accept software statements")
-            }
             var requested = request
+            var link: TemplateLink?
             if let templateID = stored.record.templateID {
+                // No share lock here (this transaction already holds the client row, which a template
+                // update locks after its template row); such an update waits for this one and then
+                // rebuilds the instance from the overrides stored here.
                 guard let template = try await credentials.template(softwareID: templateID, tenant: tenant.id, on: connection) else {
                     throw RegistrationError.invalidMetadata("the client's template no longer exists")
                 }
-                do { requested = try template.instanceMetadata(for: request) } catch {
-                    throw RegistrationError.invalidMetadata("\(error)")
-                }
+                requested = try template.validatedInstanceMetadata(for: request)
+                link = TemplateLink(overrides: ClientTemplate.instanceOverrides(from: request), version: template.version)
             }
             let metadata = try ClientMetadataValidator(policy: policy).validate(requested)
             let oldMethod = stored.record.metadata.tokenEndpointAuthMethod ?? .clientSecretBasic
@@ -77,14 +80,17 @@ struct ClientConfigurationService: Sendable {
             record.applicationType = metadata.applicationType ?? .native
             record.updatedAt = Date()
             let newToken = policy.rotateRegistrationAccessToken ? SecretTokens.generate(prefix: "lk_rat_") : nil
-            try await clients.updateMetadata(record, registrationTokenHash: newToken.map(hasher.hash), on: connection)
+            try await clients.updateMetadata(
+                record, registrationTokenHash: newToken.map(hasher.hash), template: link, on: connection)
             let actor: EventActor = record.authenticatedUser.map(EventActor.user) ?? .client(clientID)
             let event = ClientUpdated(
                 tenant: tenant.slug, clientID: clientID, changedFields: changed, registrationTokenRotated: newToken != nil,
                 authenticatedUser: record.authenticatedUser, templateID: record.templateID, actor: actor)
             try await outbox.append(
                 CloudEvent(source: EventSource.registrationGateway, data: event), on: connection, logger: database.logger)
-            return response(for: record, tenant: tenant.id, registrationToken: newToken)
+            var updated = response(for: record, tenant: tenant.id, registrationToken: newToken)
+            updated.softwareStatement = request.softwareStatement
+            return updated
         }
     }
 

@@ -23,17 +23,26 @@ struct RegistrationRequestBody: Sendable {
             metadata: try decode(ClientMetadata.self, from: data), credentials: try decode(ClientCredentials.self, from: data))
     }
 
-    /// The bytes of an `application/json` body (bounded); another media type is 415.
+    /// The bytes of an `application/json` body (bounded); another media type is 415. Callers refuse
+    /// U+0000 (`JSONNULCheck`) with their own error code before decoding.
     static func jsonData(_ request: Request) async throws -> Data {
+        try requireJSON(request)
+        return Data(try await request.body.collect(upTo: HTTPLimits.maximumBodySize).readableBytesView)
+    }
+
+    /// 415 unless the request declares `application/json`.
+    static func requireJSON(_ request: Request) throws {
         guard let contentType = request.headers[.contentType],
               contentType.split(separator: ";").first?.trimmingCharacters(in: .whitespaces).lowercased() == "application/json"
         else {
             throw OAuthError(.unsupportedMediaType, "invalid_request", "the request body must be application/json")
         }
-        return Data(try await request.body.collect(upTo: HTTPLimits.maximumBodySize).readableBytesView)
     }
 
     private static func decode<T: Decodable>(_ type: T.Type, from data: Data) throws -> T {
+        guard !JSONNULCheck.containsNUL(data) else {
+            throw RegistrationError.invalidMetadata("the request body must not contain U+0000 characters")
+        }
         do {
             return try LatchkeyJSON.decode(type, from: data)
         } catch let error as DecodingError {

@@ -11,6 +11,7 @@ struct RegistrationService: Sendable {
     let database: Database
     let userTokens: UserTokenVerifier
     let outbox: OutboxWriter
+    let statements: SoftwareStatementVerifier
 
     private var clients: ClientRepository { ClientRepository(logger: database.logger) }
     private var credentials: RegistrationCredentialStore { RegistrationCredentialStore(logger: database.logger) }
@@ -44,10 +45,8 @@ struct RegistrationService: Sendable {
 
     func register(_ request: ClientMetadata, caller: Caller, tenant: ResolvedTenant) async throws -> RegistrationResponse {
         let policy = tenant.policy
-        if request.softwareStatement != nil {
-            // Statements are refused until their signatures are verified against trusted issuers.
-            throw OAuthError(.badRequest, "unapproved_software_statement", "this gateway does not accept software statements")
-        }
+        // Verified before the transaction: fetching an issuer's keys must not hold a connection.
+        let request = try await statements.applying(to: request, policy: policy)
         let now = Date()
         let clientID = UUID().uuidString.lowercased()
         let registrationToken = SecretTokens.generate(prefix: "lk_rat_")
@@ -70,11 +69,9 @@ struct RegistrationService: Sendable {
             var template: ClientTemplate?
             var requested = request
             if let softwareID = request.softwareID,
-               let found = try await credentials.template(softwareID: softwareID, tenant: tenant.id, on: connection) {
+               let found = try await credentials.template(softwareID: softwareID, tenant: tenant.id, share: true, on: connection) {
                 template = found
-                do { requested = try found.instanceMetadata(for: request) } catch {
-                    throw RegistrationError.invalidMetadata("\(error)")
-                }
+                requested = try found.validatedInstanceMetadata(for: request)
             }
             let metadata = try ClientMetadataValidator(policy: policy).validate(requested)
             if let user {
@@ -98,6 +95,7 @@ struct RegistrationService: Sendable {
                 registrationMechanism: mechanism)
             try await clients.insert(
                 record, secretHash: secret.map(hasher.hash), registrationTokenHash: hasher.hash(registrationToken),
+                template: template.map { TemplateLink(overrides: ClientTemplate.instanceOverrides(from: request), version: $0.version) },
                 on: connection)
             let actor: EventActor = user.map(EventActor.user) ?? .client(clientID)
             try await outbox.append(
@@ -107,6 +105,15 @@ struct RegistrationService: Sendable {
                 record: record, clientSecret: secret, registrationAccessToken: registrationToken,
                 registrationClientURI: settings.registrationClientURI(tenant: tenant.id, clientID: clientID),
                 softwareStatement: request.softwareStatement)
+        }
+    }
+}
+
+extension ClientTemplate {
+    /// ``instanceMetadata(for:)`` with its refusal as `invalid_client_metadata`.
+    func validatedInstanceMetadata(for request: ClientMetadata) throws -> ClientMetadata {
+        do { return try instanceMetadata(for: request) } catch {
+            throw RegistrationError.invalidMetadata(error.description)
         }
     }
 }

@@ -2,8 +2,7 @@ import Crypto
 import Foundation
 import Shared
 
-/// Keys for the pages, derived from `SECRET_HASH_KEY` with distinct labels (HMAC as a KDF), so no
-/// extra secret needs configuring and every replica derives the same keys.
+/// Keys for the pages, derived from `SECRET_HASH_KEY` with distinct labels (``KeyedHasher/deriveKey(_:)``).
 struct PageSecrets: Sendable {
     let csrfKey: SymmetricKey
     let sealingKey: SymmetricKey
@@ -11,12 +10,9 @@ struct PageSecrets: Sendable {
     let federationKey: SymmetricKey
 
     init(hasher: KeyedHasher) {
-        func derive(_ label: String) -> SymmetricKey {
-            SymmetricKey(data: Base64URL.decodeBytes(Array(hasher.hash(label).utf8)) ?? [])
-        }
-        csrfKey = derive("latchkey/token-service/csrf/v1")
-        sealingKey = derive("latchkey/token-service/pending-authorization/v1")
-        federationKey = derive("latchkey/token-service/federation-cookie/v1")
+        csrfKey = hasher.deriveKey("latchkey/token-service/csrf/v1")
+        sealingKey = hasher.deriveKey("latchkey/token-service/pending-authorization/v1")
+        federationKey = hasher.deriveKey("latchkey/token-service/federation-cookie/v1")
     }
 }
 
@@ -56,31 +52,5 @@ struct PendingAuthorizationSealer: Sendable {
             request.expiresAt > Date()
         else { return nil }
         return request
-    }
-}
-
-/// Double-submit CSRF protection: a random cookie, and a form token that is an HMAC of it (bound to
-/// the tenant), so an attacker who cannot read or set the cookie cannot forge the token.
-struct CSRFGuard: Sendable {
-    static let cookieName = "latchkey_csrf"
-    let key: SymmetricKey
-
-    func token(for cookieValue: String, tenant: String) -> String {
-        Base64URL.encode(HMAC<SHA256>.authenticationCode(for: Data("\(tenant)\n\(cookieValue)".utf8), using: key))
-    }
-
-    /// The cookie value to use for this request: the browser's own if well-formed, else a new one.
-    func cookieValue(from request: String?) -> (value: String, isNew: Bool) {
-        if let request, Self.isWellFormed(request) { return (request, false) }
-        return (SecretTokens.generate(), true)
-    }
-
-    func isValid(cookie: String?, token: String?, tenant: String) -> Bool {
-        guard let cookie, Self.isWellFormed(cookie), let token else { return false }
-        return ConstantTime.equals(self.token(for: cookie, tenant: tenant), token)
-    }
-
-    static func isWellFormed(_ value: String) -> Bool {
-        value.utf8.count == 43 && Base64URL.decodeBytes(Array(value.utf8))?.count == 32
     }
 }

@@ -1,34 +1,16 @@
+import Shared
+
 /// The mustache templates of the sign-in, sign-up and error pages. Every variable is written with
 /// `{{…}}` (HTML-escaped) except the style sheet, which is built from validated colours only.
 enum PageTemplates {
-    static let header = """
-        <!doctype html>
-        <html lang="en">
-        <head>
-        <meta charset="utf-8">
-        <meta name="viewport" content="width=device-width, initial-scale=1">
-        <meta name="referrer" content="no-referrer">
-        <title>{{title}} · {{brandName}}</title>
-        <style>{{{css}}}</style>
-        </head>
-        <body>
+    static let header = HTMLPageTemplates.documentStart(title: "{{title}} · {{brandName}}") + """
         <main>
         <header>
         {{#logoURL}}<img src="{{logoURL}}" alt="{{brandName}} logo" height="48">{{/logoURL}}
         <p class="brand">{{brandName}}</p>
         </header>
-        <h1>{{title}}</h1>
-        {{#error}}<p class="error" role="alert" id="form-error">{{error}}</p>{{/error}}
 
-        """
-
-    static let footer = """
-
-        </main>
-        </body>
-        </html>
-
-        """
+        """ + HTMLPageTemplates.headingAndError
 
     /// The opening of every form: the CSRF token and the sealed pending request.
     static let formStart = """
@@ -68,12 +50,7 @@ enum PageTemplates {
         {{> footer}}
         """
 
-    static let error = """
-        {{> header}}
-        <p>{{message}}</p>
-        {{#retryAfter}}<p>Try again in {{retryAfter}} seconds.</p>{{/retryAfter}}
-        {{> footer}}
-        """
+    static let error = "{{> header}}\n" + HTMLPageTemplates.errorMessage + "{{> footer}}"
 
     /// The style sheet; `primary` and `background` are validated `#rgb`/`#rrggbb` values.
     static func css(primary: String, background: String) -> String {

@@ -1,5 +1,6 @@
 import AsyncHTTPClient
 import Foundation
+import LatchkeyTestSupport
 import NIOCore
 import NIOFoundationCompat
 import NIOHTTP1
@@ -24,14 +25,15 @@ struct ProxyStack: Sendable {
         try await sidecar.sendDPoP(method, target, token: token, signer: signer, origin: origin, headers: headers, body: body)
     }
 
-    /// Runs `body` against a fresh stack; `configure` adjusts the sidecar's settings first.
+    /// Runs `body` against a fresh stack (its issuer signing with `issuerAlgorithm`); `configure` adjusts
+    /// the sidecar's settings first.
     static func run<T: Sendable>(
-        mode: SidecarSettings.Mode = .proxy, cluster: EmbeddedKafkaCluster? = nil,
+        mode: SidecarSettings.Mode = .proxy, cluster: EmbeddedKafkaCluster? = nil, issuerAlgorithm: JWSAlgorithm = .es256,
         configure: @Sendable (inout SidecarSettings, _ upstreamPort: Int) throws -> Void = { _, _ in },
         overrides: SidecarOverrides = SidecarOverrides(),
         _ body: @Sendable (ProxyStack) async throws -> T
     ) async throws -> T {
-        let issuer = try TestIssuer()
+        let issuer = try TestIssuer(algorithm: issuerAlgorithm)
         return try await withLoopbackServer(TestUpstream.router(issuer: issuer)) { port in
             var settings = try SidecarFixtures.settings(upstreamPort: port, issuer: issuer.issuer(port: port), mode: mode)
             try configure(&settings, port)

@@ -1,4 +1,5 @@
 import Foundation
+import LatchkeyTestSupport
 import NIOCore
 import NIOPosix
 

@@ -1,5 +1,6 @@
 import Foundation
 import Hummingbird
+import LatchkeyTestSupport
 import NIOCore
 import NIOFoundationCompat
 import Shared
@@ -92,6 +93,11 @@ final class TestIssuer: Sendable {
             return found
         }
         return try CompactJWS.sign(claims: claims, using: key.key, header: JWSHeaderParameters(typ: typ, kid: key.kid))
+    }
+
+    /// The published JWK of the key `kid` (default: the first).
+    func publishedKey(kid: String? = nil) -> JWK? {
+        keys.withLock { keys in (kid.map { kid in keys.first { $0.kid == kid } } ?? keys.first).map { $0.key.publicJWK(kid: $0.kid) } }
     }
 
     /// A DPoP-bound token for `signer`'s key.

@@ -102,7 +102,7 @@ import Testing
             "version", "registration_mechanisms", "allowed_scopes", "disallowed_scope_behavior", "allowed_grant_types",
             "max_clients_per_user", "client_secret_lifetime", "rotate_registration_access_token", "inactive_client_ttl",
             "pkce", "dpop", "token_lifetimes", "consent", "rate_limits", "trusted_software_statement_issuers",
-            "upstream_identity_providers", "branding", "registration_cors_origins",
+            "upstream_identity_providers", "branding", "registration_cors_origins", "signing_algorithm",
         ]
         #expect(Set(tree.objectValue?.keys.map { $0 } ?? []) == expectedKeys)
         #expect(tree["pkce"]?["required_for"] == "all")
@@ -129,6 +129,9 @@ import Testing
         (#"{"allowed_grant_types":["password"]}"#, #"allowed_grant_types[0]: unknown grant type "password""#),
         (#"{"pkce":{"required_for":"public"}}"#, #"pkce.required_for: unknown PKCE requirement "public""#),
         (#"{"max_clients_per_user":"ten"}"#, "max_clients_per_user: expected an integer"),
+        (#"{"signing_algorithm":"HS256"}"#, #"signing_algorithm: unknown signing algorithm "HS256"; expected one of"#),
+        (#"{"signing_algorithm":"none"}"#, #"unknown signing algorithm "none""#),
+        (#"{"signing_algorithm":"rs256"}"#, #"unknown signing algorithm "rs256""#),
         (#"{"trusted_software_statement_issuers":[{"issuer":"x"}]}"#, "exactly one of jwks or jwks_uri"),
         (
             #"{"upstream_identity_providers":[{"id":"g","issuer":"https://g.example","client_id":"c"}]}"#,
@@ -176,6 +179,7 @@ import Testing
         ]
         policy.branding = TenantBranding(name: "", logoURL: "http://acme.example/logo.png", primaryColor: "blue")
         policy.registrationCORSOrigins = ["*", "https://app.example/path", "https://ok.example"]
+        policy.signingAlgorithm = .ps256
 
         let paths = Set(policy.validate().map(\.path))
         let expected: Set<String> = [
@@ -191,10 +195,28 @@ import Testing
             "upstream_identity_providers[0].issuer", "upstream_identity_providers[0].client_id",
             "upstream_identity_providers[0].client_secret_ref", "upstream_identity_providers[0].scopes",
             "branding.name", "branding.logo_url", "branding.primary_color",
-            "registration_cors_origins[0]", "registration_cors_origins[1]",
+            "registration_cors_origins[0]", "registration_cors_origins[1]", "signing_algorithm",
         ]
         #expect(
             paths == expected, "missing: \(expected.subtracting(paths)), unexpected: \(paths.subtracting(expected))")
+    }
+
+    @Test func signingAlgorithmDefaultsToES256AndAcceptsRS256AndEdDSA() throws {
+        #expect(try decode("{}").signingAlgorithm == .es256)
+        for name in ["ES256", "RS256", "EdDSA"] {
+            let policy = try TenantPolicy.parse(Data(#"{"signing_algorithm":"\#(name)"}"#.utf8))
+            #expect(policy.signingAlgorithm.rawValue == name)
+            let tree = try LatchkeyJSON.decode(JSONValue.self, from: try LatchkeyJSON.encode(policy))
+            #expect(tree["signing_algorithm"]?.stringValue == name)
+        }
+        // Implemented for verification, but not a tenant signing algorithm.
+        guard case .invalid(let problems) = try #require(throws: TenantPolicyError.self, performing: {
+            try TenantPolicy.parse(Data(#"{"signing_algorithm":"PS256"}"#.utf8))
+        }) else {
+            Issue.record("PS256 must be refused by validation")
+            return
+        }
+        #expect(problems.map(\.path) == ["signing_algorithm"])
     }
 
     @Test func negativeLifetimeIsRefusedByParse() throws {

@@ -1,3 +1,4 @@
+import BenchmarkSupport
 import Foundation
 import Logging
 import PostgresNIO
@@ -12,31 +13,8 @@ import Shared
 // Environment: DATABASE_MIGRATION_URL, DATABASE_URL, DATABASE_SYSTEM_URL (the scratch database),
 // AUDIT_CONSUMER_BINARY, AUDIT_CONSUMER_LOG, and the optional BENCH_* knobs.
 
-enum Bench {
-    static let environment = ProcessInfo.processInfo.environment
-    static var logger: Logger {
-        var logger = Logger(label: "audit-bench")
-        logger.logLevel = .error
-        return logger
-    }
-
-    static func setting(_ name: String, _ fallback: Int) -> Int {
-        environment[name].flatMap(Int.init) ?? fallback
-    }
-
-    static func required(_ name: String) throws -> String {
-        guard let value = environment[name], !value.isEmpty else { throw BenchError("\(name) is required") }
-        return value
-    }
-
-    static func seconds(_ duration: Duration) -> Double {
-        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
-    }
-}
-
-struct BenchError: Error, CustomStringConvertible {
-    var description: String
-    init(_ description: String) { self.description = description }
+extension Bench {
+    static var logger: Logger { makeLogger("audit-bench") }
 }
 
 /// Typed events of every kind, as the services produce them.
@@ -118,19 +96,10 @@ func waitForRows(_ database: PostgresClient, tenantPrefix: String, count expecte
 }
 
 func startConsumer(binary: String, brokers: String, port: Int, log: String) throws -> Process {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: binary)
-    var environment = Bench.environment
-    environment["KAFKA_BROKERS"] = brokers
-    environment["HTTP_PORT"] = String(port)
-    environment["LOG_LEVEL"] = Bench.environment["BENCH_CONSUMER_LOG_LEVEL"] ?? "warning"
-    process.environment = environment
-    FileManager.default.createFile(atPath: log, contents: nil)
-    let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: log))
-    process.standardOutput = handle
-    process.standardError = handle
-    try process.run()
-    return process
+    try Bench.startProcess(binary: binary, environment: [
+        "KAFKA_BROKERS": brokers, "HTTP_PORT": String(port),
+        "LOG_LEVEL": Bench.environment["BENCH_CONSUMER_LOG_LEVEL"] ?? "warning",
+    ], log: log)
 }
 
 func run() async throws -> [String: Any] {
@@ -245,11 +214,4 @@ func run() async throws -> [String: Any] {
     }
 }
 
-do {
-    let result = try await run()
-    let data = try JSONSerialization.data(withJSONObject: result, options: [.sortedKeys, .prettyPrinted])
-    print(String(decoding: data, as: UTF8.self))
-} catch {
-    FileHandle.standardError.write(Data("audit benchmark failed: \(error)\n".utf8))
-    exit(1)
-}
+await Bench.report("audit", run)

@@ -1,29 +1,28 @@
 import Foundation
 import Logging
 import PostgresNIO
-import Shared
 
-/// Failed-sign-in throttling per account and per source address, with counters in PostgreSQL so
-/// every replica shares them. After `threshold` failures within `window`, the subject is locked out
+/// Failed-sign-in throttling per account (users on the sign-in page, admin clients on the admin page) and
+/// per source address, with counters in PostgreSQL so every replica shares them. After `threshold` failures within `window`, the subject is locked out
 /// for `baseLockout · 2^(lockouts so far)` (capped), answered with 429 and `Retry-After`.
-struct LoginThrottle: Sendable {
+public struct LoginThrottle: Sendable {
     /// What a counter is about.
-    enum Kind: String, Sendable {
-        /// The username as typed (lower-cased), whether or not such a user exists.
+    public enum Kind: String, Sendable {
+        /// The account name as typed (lower-cased username or client id), whether or not it exists.
         case account
         /// The TCP peer address (no forwarded-for header is trusted).
         case source
     }
 
-    var accountThreshold = 5
+    public var accountThreshold = 5
     /// Higher than the account one: many users may share one address (NAT, office).
-    var sourceThreshold = 20
-    var window: TimeInterval = 15 * 60
-    var baseLockout: TimeInterval = 60
-    var maximumLockout: TimeInterval = 3600
+    public var sourceThreshold = 20
+    public var window: TimeInterval = 15 * 60
+    public var baseLockout: TimeInterval = 60
+    public var maximumLockout: TimeInterval = 3600
 
     /// Seconds until the longest current lockout among `subjects` ends, or nil when none is locked.
-    func retryAfter(
+    public func retryAfter(
         _ subjects: [(Kind, String)], on connection: PostgresConnection, logger: Logger
     ) async throws -> Int? {
         var longest: Double?
@@ -39,7 +38,7 @@ struct LoginThrottle: Sendable {
     }
 
     /// Counts a failure for each subject, locking those that reach their threshold.
-    func recordFailure(_ subjects: [(Kind, String)], on connection: PostgresConnection, logger: Logger) async throws {
+    public func recordFailure(_ subjects: [(Kind, String)], on connection: PostgresConnection, logger: Logger) async throws {
         let windowSeconds = window
         for (kind, subject) in subjects {
             let rows = try await connection.query(
@@ -71,10 +70,12 @@ struct LoginThrottle: Sendable {
 
     /// A successful sign-in clears the account's counter (not the source's: one good password
     /// must not reset a spraying address).
-    func recordSuccess(account: String, on connection: PostgresConnection, logger: Logger) async throws {
+    public func recordSuccess(account: String, on connection: PostgresConnection, logger: Logger) async throws {
         try await connection.query(
             "DELETE FROM login_attempts WHERE kind = 'account' AND subject = \(account)", logger: logger)
     }
+
+    public init() {}
 
     private func threshold(_ kind: Kind) -> Int { kind == .account ? accountThreshold : sourceThreshold }
 }

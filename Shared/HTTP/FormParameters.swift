@@ -1,16 +1,15 @@
 import Foundation
 import HTTPTypes
 import Hummingbird
-import Shared
 
 /// An `application/x-www-form-urlencoded` body where every parameter appears at most once (RFC 6749 §3.2).
-struct FormParameters: Sendable {
-    private(set) var values: [String: String]
+public struct FormParameters: Sendable {
+    public private(set) var values: [String: String]
 
-    subscript(_ name: String) -> String? { values[name] }
+    public subscript(_ name: String) -> String? { values[name] }
 
     /// Parses the request body; wrong content type → 415, malformed encoding or repeats → `invalid_request`.
-    static func read(from request: Request) async throws -> FormParameters {
+    public static func read(from request: Request) async throws -> FormParameters {
         let type = request.headers[.contentType]?.split(separator: ";").first?
             .trimmingCharacters(in: .whitespaces).lowercased()
         guard type == "application/x-www-form-urlencoded" else {
@@ -21,7 +20,7 @@ struct FormParameters: Sendable {
         return try parse(String(buffer: buffer))
     }
 
-    static func parse(_ body: String) throws(OAuthError) -> FormParameters {
+    public static func parse(_ body: String) throws(OAuthError) -> FormParameters {
         var values: [String: String] = [:]
         var seen: Set<String> = []
         for pair in body.split(separator: "&", omittingEmptySubsequences: true) {
@@ -30,6 +29,10 @@ struct FormParameters: Sendable {
                 throw OAuthError.invalidRequest("malformed form encoding")
             }
             guard !name.isEmpty else { throw OAuthError.invalidRequest("malformed form encoding") }
+            // No legitimate parameter holds NUL, and PostgreSQL text cannot store it (it would fail as a 500).
+            guard !name.contains("\0"), !value.contains("\0") else {
+                throw OAuthError.invalidRequest("parameters must not contain NUL characters")
+            }
             // RFC 6749 §3.2: parameters must not be included more than once.
             guard seen.insert(name).inserted else { throw OAuthError.invalidRequest("parameter \(safeName(name)) is repeated") }
             // Empty values are treated as omitted (RFC 6749 §3.1).
@@ -43,7 +46,7 @@ struct FormParameters: Sendable {
     }
 
     /// A parameter name short and printable enough to echo in an error description.
-    static func safeName(_ name: String) -> String {
+    public static func safeName(_ name: String) -> String {
         let printable = name.unicodeScalars.allSatisfy { $0.isASCII && $0.value >= 0x20 && $0.value < 0x7f && $0 != "\"" }
         return printable && name.count <= 40 ? "\"\(name)\"" : "(unprintable)"
     }

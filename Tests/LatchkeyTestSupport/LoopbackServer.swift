@@ -4,7 +4,7 @@ import ServiceLifecycle
 import Shared
 
 /// Runs a Hummingbird app on 127.0.0.1 (a free port) around `body`: the test upstream and issuer.
-func withLoopbackServer<T: Sendable>(
+public func withLoopbackServer<T: Sendable>(
     _ router: Router<BasicRequestContext>, _ body: @Sendable (_ port: Int) async throws -> T
 ) async throws -> T {
     let (ports, continuation) = AsyncStream<Int>.makeStream()
@@ -32,12 +32,12 @@ func withLoopbackServer<T: Sendable>(
 }
 
 /// A failed test precondition with a message.
-struct TestFailure: Error, CustomStringConvertible {
-    let description: String
-    init(_ description: String) { self.description = description }
+public struct TestFailure: Error, CustomStringConvertible {
+    public let description: String
+    public init(_ description: String) { self.description = description }
 }
 
 /// A port on which nothing listens (bound once, then released), for "upstream down" tests.
-func unusedLoopbackPort() async throws -> Int {
+public func unusedLoopbackPort() async throws -> Int {
     try await withLoopbackServer(Router()) { $0 }
 }

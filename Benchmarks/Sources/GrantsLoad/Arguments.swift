@@ -1,0 +1,38 @@
+import Foundation
+
+/// Command-line options of GrantsLoad (`--name value` pairs).
+struct Arguments: Sendable {
+    var port = 0
+    var workers = 8
+    var seconds = 10.0
+    var codes = 3_000
+    var proofsPerWorker = 4_000
+    var pgbenchTPS = ""
+    var opensslSign = ""
+    var opensslVerify = ""
+    var machine = ""
+    var report = "Benchmarks/results/grants.md"
+    var kafkaNote = "An embedded Kafka cluster receives `TokenIssued` from the outbox relay while the load runs."
+
+    init<S: Sequence>(_ raw: S) throws where S.Element == String {
+        var iterator = raw.makeIterator()
+        while let name = iterator.next() {
+            guard let value = iterator.next() else { throw BenchmarkError("\(name) needs a value") }
+            switch name {
+            case "--port": port = Int(value) ?? 0
+            case "--workers": workers = Int(value) ?? workers
+            case "--seconds": seconds = Double(value) ?? seconds
+            case "--codes": codes = Int(value) ?? codes
+            case "--proofs-per-worker": proofsPerWorker = Int(value) ?? proofsPerWorker
+            case "--pgbench-tps": pgbenchTPS = value
+            case "--openssl-sign": opensslSign = value
+            case "--openssl-verify": opensslVerify = value
+            case "--machine": machine = value
+            case "--report": report = value
+            case "--kafka-note": kafkaNote = value
+            default: throw BenchmarkError("unknown option \(name)")
+            }
+        }
+        guard port > 0 else { throw BenchmarkError("--port is required") }
+    }
+}

@@ -1,0 +1,39 @@
+import Foundation
+
+/// The Markdown report: grants per second and latency per phase next to the same-run baselines.
+struct Report {
+    let arguments: Arguments
+    let results: [ClosedLoop.Result]
+
+    func write() throws {
+        var lines = [
+            "# token-service grants benchmark", "",
+            arguments.machine, "",
+            "Token service (release build, log level warning) and load generator on the same 2-CPU machine, with the",
+            "shared PostgreSQL cluster. \(arguments.kafkaNote)",
+            "Closed loop: \(arguments.workers) concurrent clients, \(Int(arguments.seconds)) s per grant.",
+            "DPoP proofs (ES256), PKCE pairs and authorization codes are prepared before each phase; codes come",
+            "from the real `/authorize` with an SSO session cookie (one sign-in, no prompt). Every grant is the",
+            "full production path: client authentication, DPoP proof check, the grant's transaction with its",
+            "`TokenIssued` outbox row, ES256-signed JWT access token (+ ID token and rotated refresh token where",
+            "the grant issues them).", "",
+            "## Same-run baselines", "",
+            "| baseline | per second |", "|---|---|",
+            "| `pgbench` TPS (scratch database, `pgbench -i`, TPC-B-like, 8 clients, 10 s) | \(arguments.pgbenchTPS) |",
+            "| `openssl speed -seconds 3 ecdsap256` sign | \(arguments.opensslSign) |",
+            "| `openssl speed -seconds 3 ecdsap256` verify | \(arguments.opensslVerify) |", "",
+            "## Grants", "",
+            "| grant | grants/s | p50 ms | p99 ms | failed |", "|---|---|---|---|---|",
+        ]
+        for result in results {
+            lines.append("| \(result.name) | \(Int(result.perSecond.rounded())) | \(Self.ms(result.percentile(50))) | "
+                + "\(Self.ms(result.percentile(99))) | \(result.failed) |")
+        }
+        lines.append("")
+        try lines.joined(separator: "\n").write(toFile: arguments.report, atomically: true, encoding: .utf8)
+    }
+
+    static func ms(_ microseconds: Double) -> String {
+        String(format: "%.1f", microseconds / 1_000)
+    }
+}

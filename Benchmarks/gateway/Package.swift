@@ -1,0 +1,33 @@
+// swift-tools-version:6.2
+import PackageDescription
+
+// The registration-gateway benchmark: a closed-loop load generator and measuring harness that drives
+// the real `registration-gateway` binary (built from the main package, a dependency here) against
+// PostgreSQL and the embedded Kafka cluster. Kept out of the main package so CI's build stays lean.
+let package = Package(
+    name: "GatewayBenchmark",
+    platforms: [.macOS(.v15)],
+    dependencies: [
+        .package(name: "Latchkey", path: "../.."),
+        .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+        .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.0"),
+        .package(path: "../Support"),
+    ],
+    targets: [
+        .executableTarget(
+            name: "GatewayBenchmark",
+            dependencies: [
+                .product(name: "Shared", package: "Latchkey"),
+                .product(name: "BenchmarkSupport", package: "Support"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+            ],
+            path: "Sources/GatewayBenchmark",
+            swiftSettings: [.enableUpcomingFeature("ExistentialAny")]
+        )
+    ]
+)

@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# registration-gateway benchmark (DESIGN §9): registrations per second, full metadata and templatized,
+# with the transactional outbox and its relay publishing to Kafka, next to pgbench TPS measured in the
+# same run with the same number of clients; outbox → Kafka delay p50/p99.
+# Usage: Benchmarks/run.sh gateway   (knobs: BENCH_CONNECTIONS, BENCH_SECONDS, BENCH_PACED_SECONDS,
+#        BENCH_PACED_PERCENT, PGBENCH_SECONDS). Writes Benchmarks/results/gateway.md.
+HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+source "$HERE/../../scripts/lib.sh"
+source "$HERE/../lib.sh"
+
+RESULTS="$HERE/../results"
+BENCH_DB=latchkey_bench_gateway
+PGBENCH_DB=latchkey_bench_gateway_pgbench
+SCRATCH="$ROOT/.build-bench-gateway"
+CONNECTIONS="${BENCH_CONNECTIONS:-8}"
+mkdir -p "$RESULTS"
+
+bench_databases "$BENCH_DB" "$PGBENCH_DB"
+
+log "building the benchmark and registration-gateway (release; the first build takes several minutes)"
+for product in GatewayBenchmark registration-gateway; do
+    swift build -c release --package-path "$HERE" --scratch-path "$SCRATCH" --product "$product" >&2
+done
+BIN="$SCRATCH/release"
+
+load_before="$(cut -d' ' -f1-3 /proc/loadavg)"
+pgbench_tps="$(pgbench_tps "$PGBENCH_DB" "$CONNECTIONS" "${PGBENCH_SECONDS:-20}")"
+
+log "registration-gateway load ($CONNECTIONS connections)"
+result="$(GATEWAY_BINARY="$BIN/registration-gateway" GATEWAY_LOG="$RESULTS/gateway-bench.log" BENCH_CONNECTIONS="$CONNECTIONS" \
+    "$BIN/GatewayBenchmark")"
+load_after="$(cut -d' ' -f1-3 /proc/loadavg)"
+
+stamp="$(date -u +%Y-%m-%dT%H:%M:%SZ)"
+report="$RESULTS/gateway.md"
+cat >"$report" <<REPORT
+# registration-gateway benchmark — $stamp
+
+Machine: $(machine_summary), load average $load_before before / $load_after after (shared machine: other builds may run).
+PostgreSQL $("$PG_BIN/postgres" --version | awk '{print $3}') (fsync on, synchronous_commit on), embedded Kafka (librdkafka mock cluster, 1 broker, in the load generator's process), release build.
+Gateway, load generator, PostgreSQL and Kafka share the same $(nproc) cores. Each registration: rate-limit counters (tenant and source),
+an initial access token use, the client row with hashed credentials and its \`ClientRegistered\` outbox row in one transaction;
+the gateway's outbox relay publishes with \`acks=all\` and idempotence and marks rows sent after the delivery report.
+
+| measure | value |
+|---|---|
+| pgbench TPS (TPC-B-like, scale 10, $CONNECTIONS clients, same run) | $pgbench_tps |
+| full-metadata registrations per second ($CONNECTIONS connections, closed loop, $(field seconds_per_phase) s) | **$(field full_registrations_per_second 1)** |
+| full metadata: HTTP latency p50 / p99 | $(field full_http_p50_ms 1) / $(field full_http_p99_ms 1) ms |
+| templatized registrations per second (\`software_id\` + \`client_name\`) | **$(field template_registrations_per_second 1)** |
+| templatized: HTTP latency p50 / p99 | $(field template_http_p50_ms 1) / $(field template_http_p99_ms 1) ms |
+| outbox → Kafka (row created → consumed) p50 / p99, under full closed-loop load | $(field full_outbox_to_consumer_p50_ms 1) / $(field full_outbox_to_consumer_p99_ms 1) ms |
+| paced at $(field paced_percent_of_full_peak) % of the full-metadata peak ($(field paced_rate_target 1)/s): HTTP latency p50 / p99 | $(field paced_http_p50_ms 1) / $(field paced_http_p99_ms 1) ms |
+| paced: outbox → relay acknowledged p50 / p99 | $(field paced_outbox_to_ack_p50_ms 1) / $(field paced_outbox_to_ack_p99_ms 1) ms |
+| paced: outbox → Kafka (row created → consumed) p50 / p99 | $(field paced_outbox_to_consumer_p50_ms 1) / **$(field paced_outbox_to_consumer_p99_ms 1) ms** |
+| events written / consumed | $(field events_written) / $(field events_consumed) |
+| gateway RSS idle / peak | $(field gateway_rss_idle_mib 1) / $(field gateway_rss_peak_mib 1) MiB |
+
+Raw measurements:
+
+\`\`\`json
+$result
+\`\`\`
+REPORT
+cat "$report"

@@ -1,0 +1,80 @@
+# Shared by the Benchmarks/<name>/run.sh scripts: release binaries, a work folder whose processes stop on
+# exit, a recreated scratch database on the private PostgreSQL cluster, and the embedded Kafka cluster.
+source "$(dirname "${BASH_SOURCE[0]}")/../scripts/lib.sh"
+
+# Release builds of the products in .build-bench (shared by every benchmark); sets BIN.
+bench_build() {
+    local scratch="$ROOT/.build-bench" product
+    log "building release binaries (the first build takes several minutes)"
+    for product in "$@"; do
+        swift build -c release --package-path "$ROOT/Benchmarks" --scratch-path "$scratch" --product "$product" >/dev/null \
+            || swift build -c release --package-path "$ROOT/Benchmarks" --scratch-path "$scratch" --product "$product" \
+            || die "could not build $product"
+    done
+    BIN="$scratch/release"
+}
+
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()'; }
+
+# A temporary folder WORK; processes whose pids are added to PIDS are stopped (and WORK removed) on exit.
+bench_workspace() {
+    WORK="$(mktemp -d)"
+    PIDS=()
+    trap bench_cleanup EXIT INT TERM
+}
+
+bench_cleanup() {
+    local pid
+    for pid in "${PIDS[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
+    for pid in "${PIDS[@]}"; do wait "$pid" 2>/dev/null || true; done
+    rm -rf "$WORK"
+}
+
+# Recreates database $1, exports its DATABASE_URL / _SYSTEM_URL / _MIGRATION_URL and migrates it.
+bench_database() {
+    "$ROOT/scripts/postgres.sh" start
+    "$ROOT/scripts/postgres.sh" recreate "$1"
+    eval "$("$ROOT/scripts/postgres.sh" env "$1")"
+    "$BIN/latchkey" migrate >/dev/null
+}
+
+# Starts the embedded Kafka cluster (stopped on exit) and exports KAFKA_BROKERS.
+bench_kafka() {
+    "$BIN/latchkey" kafka-cluster --brokers 1 --bootstrap-file "$WORK/kafka.bootstrap" >"$WORK/kafka.log" 2>&1 &
+    PIDS+=($!)
+    for _ in $(seq 1 100); do [ -s "$WORK/kafka.bootstrap" ] && break; sleep 0.1; done
+    [ -s "$WORK/kafka.bootstrap" ] || die "embedded Kafka cluster did not start"
+    KAFKA_BROKERS="$(cat "$WORK/kafka.bootstrap")"
+    export KAFKA_BROKERS
+}
+
+
+# bench_databases DB PGBENCH_DB: installs what is missing, starts the private PostgreSQL cluster,
+# exports DATABASE_URL / _SYSTEM_URL / _MIGRATION_URL for DB, and (re)creates both databases, which
+# are dropped again when the script exits. Sets ADMIN_URL.
+bench_databases() {
+    local databases=("$1" "$2")
+    ensure_packages
+    "$ROOT/scripts/postgres.sh" start
+    eval "$("$ROOT/scripts/postgres.sh" env "$1")"
+    ADMIN_URL="${DATABASE_MIGRATION_URL%/*}/postgres"
+    for db in "${databases[@]}"; do
+        "$PG_BIN/psql" "$ADMIN_URL" -qAt -v ON_ERROR_STOP=1 -c "DROP DATABASE IF EXISTS $db WITH (FORCE)" -c "CREATE DATABASE $db"
+    done
+    # shellcheck disable=SC2064  # the names are fixed now
+    trap "for db in ${databases[*]}; do \"$PG_BIN/psql\" \"$ADMIN_URL\" -qAt -c \"DROP DATABASE IF EXISTS \$db WITH (FORCE)\" >/dev/null 2>&1 || true; done" EXIT
+}
+
+# pgbench_tps DB CLIENTS SECONDS: TPS of pgbench's TPC-B-like script (scale 10) on DB, same cluster.
+pgbench_tps() {
+    local url="${DATABASE_MIGRATION_URL%/*}/$1"
+    log "pgbench baseline (scale 10, $2 clients, $3 s)"
+    "$PG_BIN/pgbench" -i -s 10 -q "$url" >/dev/null 2>&1
+    "$PG_BIN/pgbench" -c "$2" -j 2 -T "$3" -n "$url" 2>/dev/null | sed -n 's/^tps = \([0-9.]*\) .*/\1/p' | head -1
+}
+
+# field NAME [DIGITS]: a number from the benchmark's JSON output in $result, rounded.
+field() { python3 -c "import json,sys; print(round(json.loads(sys.argv[1])['$1'], ${2:-0}))" "$result"; }
+
+# machine_summary: "N cores, M GiB" for report headers.
+machine_summary() { echo "$(nproc) cores, $(awk '/MemTotal/ {printf "%.1f GiB", $2/1048576}' /proc/meminfo)"; }

@@ -1,0 +1,71 @@
+import Foundation
+import Hummingbird
+import Logging
+import Shared
+
+/// `POST …/keys/rotate`: an optional body naming the algorithm of the staged key.
+struct RotateKeyRequest: Decodable, Sendable {
+    var algorithm: String?
+}
+
+extension AdminController {
+    /// `GET /admin/tenants/{tenant}/keys`: every stored signing key with its lifecycle (no key material).
+    @Sendable func listKeys(_ request: Request, context: Context) async throws -> Response {
+        let (tenant, _) = try await authorized(request, context)
+        let rotation = SigningKeyRotation(keys: try signingKeys(), database: database)
+        let now = Date()
+        let keys = try await rotation.list(tenant: tenant.id).map { $0.jsonObject(at: now) }
+        return try AdminBody.response(
+            ["tenant_id": tenant.id, "signing_algorithm": tenant.policy.signingAlgorithm.rawValue, "keys": keys])
+    }
+
+    /// `POST /admin/tenants/{tenant}/keys/rotate`: stages the next key (published at once, signing after
+    /// the token service's publish delay); 409 while another key is staged.
+    @Sendable func rotateKey(_ request: Request, context: Context) async throws -> Response {
+        let (tenant, actor) = try await authorized(request, context)
+        guard let envelope = settings.keyEnvelope else {
+            throw OAuthError(
+                .serviceUnavailable, "temporarily_unavailable",
+                "key rotation needs KEY_ENCRYPTION_KEY at the gateway; use `latchkey keys rotate` instead")
+        }
+        let algorithm = try await Self.requestedAlgorithm(request)
+        let rotation = SigningKeyRotation(keys: TenantSigningKeys(envelope: envelope), database: database)
+        let rotated: SigningKeyRotation.Rotation
+        do {
+            rotated = try await rotation.rotate(tenant: tenant.id, algorithm: algorithm, actor: actor.id)
+        } catch let error as SigningKeyRotationError {
+            switch error {
+            case .alreadyStaged: throw OAuthError(.conflict, "invalid_request", error.description)
+            case .unsupportedAlgorithm: throw OAuthError.invalidRequest(error.description)
+            case .unknownTenant: throw OAuthError.notFound("unknown tenant")
+            }
+        }
+        if rotated.policyVersion != nil { tenants.invalidate(tenant.slug) }
+        context.logger.info("signing key staged", metadata: [
+            "tenant": .string(tenant.id), "kid": .string(rotated.key.kid), "actor": .string(actor.id),
+        ])
+        var body = rotated.key.jsonObject()
+        body["tenant_id"] = tenant.id
+        body["policy_version"] = rotated.policyVersion
+        return try AdminBody.response(body, status: .created)
+    }
+
+    /// Public key facts only: the envelope is never used to open a private key here.
+    private func signingKeys() throws -> TenantSigningKeys {
+        TenantSigningKeys(envelope: try settings.keyEnvelope ?? KeyEnvelope(configuration: KeyMaterial.generateConfigurationValue()))
+    }
+
+    /// The algorithm of an optional JSON body `{"algorithm": "RS256"}`; nil for an empty body.
+    private static func requestedAlgorithm(_ request: Request) async throws -> JWSAlgorithm? {
+        let body = try await request.body.collect(upTo: HTTPLimits.maximumBodySize)
+        guard body.readableBytes > 0 else { return nil }
+        try RegistrationRequestBody.requireJSON(request)
+        guard let name = try AdminBody.decode(RotateKeyRequest.self, from: Data(body.readableBytesView)).algorithm else {
+            return nil
+        }
+        guard let algorithm = JWSAlgorithm(parsing: name), TenantPolicy.signingAlgorithms.contains(algorithm) else {
+            throw OAuthError.invalidRequest(SigningKeyRotationError.unsupportedAlgorithm(name).description)
+        }
+        return algorithm
+    }
+}
