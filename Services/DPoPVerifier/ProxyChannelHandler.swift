@@ -75,6 +75,8 @@ final class ProxyChannelHandler: ChannelDuplexHandler, RemovableChannelHandler {
     private var requestID = ""
     private var started = NIODeadline.now()
     private var closeAfterResponse = false
+    /// The client sent `Expect: 100-continue` and waits for our go-ahead before its body.
+    private var expectsContinue = false
     private var requestEnded = false
     private var responseStarted = false
     private var responseEnded = false
@@ -245,6 +247,7 @@ final class ProxyChannelHandler: ChannelDuplexHandler, RemovableChannelHandler {
         responseEnded = false
         upstreamRequestEnded = false
         closeAfterResponse = head.headerFields[.connection].map { $0.lowercased().contains("close") } ?? false
+        expectsContinue = head.headerFields[.expect]?.lowercased() == "100-continue"
         let incomingID = head.headerFields[RequestIDMiddleware<LatchkeyRequestContext>.headerName]
         requestID = incomingID.flatMap { RequestIDMiddleware<LatchkeyRequestContext>.isAcceptable($0) ? $0 : nil }
             ?? UUID().uuidString.lowercased()
@@ -299,6 +302,11 @@ final class ProxyChannelHandler: ChannelDuplexHandler, RemovableChannelHandler {
         self.decision = decision
         phase = .leasing
         guard let context, let pool else { return }
+        // `Expect` is not relayed (RFC 9110 §10.1.1 lets a proxy answer it): the body is welcome once the
+        // request is allowed. A refused request gets its final answer instead, without reading a body.
+        if expectsContinue, !requestEnded {
+            context.writeAndFlush(wrapOutboundOut(.head(HTTPResponse(status: .continue))), promise: nil)
+        }
         let generation = self.generation
         totalTimer = context.eventLoop.assumeIsolated().scheduleTask(
             in: .milliseconds(Int64(route.proxy.settings.timeoutMilliseconds))

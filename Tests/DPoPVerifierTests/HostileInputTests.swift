@@ -3,6 +3,7 @@ import Crypto
 import Foundation
 import NIOCore
 import NIOHTTP1
+import NIOPosix
 import Shared
 import Testing
 @testable import DPoPVerifier
@@ -148,6 +149,43 @@ extension HostileInputTests {
             let statuses = answer.components(separatedBy: "HTTP/1.1 ").dropFirst().map { String($0.prefix(3)) }
             #expect(statuses == ["401", "200", "200", "401"], "\(answer)")
             #expect(answer.contains(#""method":"GET""#))
+        }
+    }
+}
+
+extension HostileInputTests {
+    /// `Expect: 100-continue` (curl sends it for bodies over 1 MiB): an allowed request gets `100 Continue`
+    /// from the sidecar before the body is sent; a refused one gets its final 401 at once.
+    @Test func expectContinueIsAnsweredOnlyForAllowedRequests() async throws {
+        try await ProxyStack.run { stack in
+            let body = String(repeating: "x", count: 5000)
+            let proof = try stack.signer.proof(method: "POST", url: SidecarFixtures.origin + "/v1/upload", accessToken: stack.token)
+            let head = """
+                POST /v1/upload HTTP/1.1\r\nHost: api.example.com\r\nAuthorization: DPoP \(stack.token)\r\nDPoP: \(proof)\r\n\
+                Content-Length: \(body.utf8.count)\r\nExpect: 100-continue\r\nConnection: close\r\n\r\n
+                """
+            let channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+                .connect(host: "127.0.0.1", port: stack.sidecar.port) { channel in
+                    channel.eventLoop.makeCompletedFuture { try NIOAsyncChannel<ByteBuffer, ByteBuffer>(wrappingChannelSynchronously: channel) }
+                }
+            let answer = try await channel.executeThenClose { inbound, outbound in
+                try await outbound.write(ByteBuffer(string: head))
+                var received = ""
+                var iterator = inbound.makeAsyncIterator()
+                while !received.contains("\r\n\r\n"), let chunk = try await iterator.next() { received += String(buffer: chunk) }
+                #expect(received.hasPrefix("HTTP/1.1 100 Continue\r\n"), "\(received)")
+                try await outbound.write(ByteBuffer(string: body))
+                while let chunk = try await iterator.next() { received += String(buffer: chunk) }
+                return received
+            }
+            #expect(answer.contains("HTTP/1.1 200 OK"), "\(answer)")
+            #expect(answer.contains(#""bodyBytes":5000"#), "\(answer)")
+
+            let refused = try await rawHTTP(port: stack.sidecar.port, """
+                POST /v1/upload HTTP/1.1\r\nHost: api.example.com\r\nContent-Length: 5000\r\nExpect: 100-continue\r\n\
+                Connection: close\r\n\r\n
+                """)
+            #expect(refused.hasPrefix("HTTP/1.1 401"), "\(refused)")
         }
     }
 }
