@@ -21,7 +21,7 @@ start() {
 listen_addresses = '127.0.0.1'
 port = $PG_PORT
 unix_socket_directories = '$PG_DIR/socket'
-max_connections = 300
+max_connections = 1000
 shared_buffers = 256MB
 fsync = on
 log_min_messages = warning
@@ -30,6 +30,13 @@ CONF
     if ! as_postgres "$PG_BIN/pg_ctl" -D "$PG_DIR/data" status >/dev/null 2>&1; then
         log "starting PostgreSQL on 127.0.0.1:$PG_PORT"
         as_postgres "$PG_BIN/pg_ctl" -D "$PG_DIR/data" -l "$PG_DIR/postgres.log" -w -t 60 start >/dev/null
+    fi
+    # The test suite runs ~100 suites at once, each with real service pools: 300 connections ran out
+    # (clusters created before this setting are raised once, which needs a restart).
+    if [ "$(psql_admin -d postgres -c 'SHOW max_connections')" -lt 1000 ]; then
+        log "raising max_connections to 1000 (restarting PostgreSQL)"
+        psql_admin -d postgres -c "ALTER SYSTEM SET max_connections = 1000"
+        as_postgres "$PG_BIN/pg_ctl" -D "$PG_DIR/data" -l "$PG_DIR/postgres.log" -w -t 60 restart >/dev/null
     fi
     # Roles: owner (runs migrations), app (tenant-scoped, RLS), system (cross-tenant jobs).
     psql_admin -d postgres <<SQL

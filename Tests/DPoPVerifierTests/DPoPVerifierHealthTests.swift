@@ -25,11 +25,22 @@ import Testing
         }
     }
 
+    /// The `unregistered` gauge is process-wide and proxy-mode sidecars of concurrent tests set it too (no
+    /// `/check` there), so that direction is compared on the check-mode router itself.
     @Test func servesItsOpenAPIDocumentMatchingItsRoutes() async throws {
         let settings = try await TestServiceSettings.make(.dpopVerifier, kafkaBrokers: ServiceHealthExpectations.unreachableKafka)
         try await ServiceHealthExpectations.expectOpenAPIDocument(
             buildApplication(settings: settings, sidecar: Self.checkModeSettings(), logger: TestServiceSettings.logger),
-            .dpopVerifier)
+            .dpopVerifier, everyOperationServed: false)
+
+        let runtime = try ServiceRuntime(settings: settings, logger: TestServiceSettings.logger)
+        let router = makeSidecarRouter(runtime: runtime, readiness: [], limitBodies: true)
+        let sidecar = try Sidecar(settings: Self.checkModeSettings(), httpClient: .shared, revocations: RevokedClients(),
+                                  logger: TestServiceSettings.logger)
+        try sidecar.addRoutes(to: router)
+        let comparison = try OpenAPIDocument(service: ServiceDescriptor.dpopVerifier.name).compare(with: router)
+        #expect(comparison.undocumented.isEmpty)
+        #expect(comparison.unregistered.isEmpty, "check mode serves every documented operation")
     }
 
     @Test func readinessFailsWhenKafkaIsUnreachable() async throws {
