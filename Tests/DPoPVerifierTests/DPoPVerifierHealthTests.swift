@@ -37,7 +37,7 @@ import Testing
         let router = makeSidecarRouter(runtime: runtime, readiness: [], limitBodies: true)
         let sidecar = try Sidecar(settings: Self.checkModeSettings(), httpClient: .shared, revocations: RevokedClients(),
                                   logger: TestServiceSettings.logger)
-        try sidecar.addRoutes(to: router)
+        sidecar.addRoutes(to: router)
         let comparison = try OpenAPIDocument(service: ServiceDescriptor.dpopVerifier.name).compare(with: router)
         #expect(comparison.undocumented.isEmpty)
         #expect(comparison.unregistered.isEmpty, "check mode serves every documented operation")
