@@ -57,8 +57,8 @@ struct LiveSidecar: Sendable {
         return try await send(method, target, headers: [("Authorization", "DPoP \(token)"), ("DPoP", proof)] + headers, body: body)
     }
 
-    /// Polls `/readyz` until it answers 200.
-    func waitUntilReady(within limit: Duration = .seconds(15)) async throws {
+    /// Polls `/readyz` until it answers 200 (the revocation backlog is read; generous for a loaded machine).
+    func waitUntilReady(within limit: Duration = .seconds(45)) async throws {
         let deadline = ContinuousClock.now + limit
         while ContinuousClock.now < deadline {
             if let reply = try? await send(.GET, "/readyz", timeout: .seconds(2)), reply.status == 200 { return }
