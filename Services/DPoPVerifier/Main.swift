@@ -1,4 +1,5 @@
 import Configuration
+import Foundation
 import NIOCore
 import NIOPosix
 import Shared
@@ -11,6 +12,12 @@ struct Main {
         // server's threads, Swift's cooperative pool and the proxy client's threads (several
         // context switches per request otherwise). Safe here: nothing on the request path blocks,
         // and Kafka's blocking calls run on their own dispatch queues.
+        // One event loop per CPU the sidecar may use: pinned to one CPU (as a sidecar often is), two
+        // loops would take turns on it and stall each other's requests for whole scheduler slices.
+        if ProcessInfo.processInfo.environment["NIO_SINGLETON_GROUP_LOOP_COUNT"] == nil,
+           let allowed = CPUAffinity.allowedCPUCount(), allowed < System.coreCount {
+            NIOSingletons.groupLoopCountSuggestion = allowed
+        }
         NIOSingletons.unsafeTryInstallSingletonPosixEventLoopGroupAsConcurrencyGlobalExecutor()
         await ServiceMain.run(.dpopVerifier) { settings, logger in
             let reader = ConfigReader(providers: [EnvironmentVariablesProvider()])
