@@ -37,8 +37,26 @@ cleanup() {
     for pid in "${PIDS[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
     for pid in "${PIDS[@]}"; do wait "$pid" 2>/dev/null || true; done
     rm -rf "$WORK"
+    restore_kernel_threads
 }
 trap cleanup EXIT INT TERM
+
+# Kernel threads that can hold CPU 0 for tens of milliseconds are moved to the other CPUs for the run and
+# put back afterwards (BENCH_ISOLATE=0 turns this off). On this VM DAMON's kdamond ran on CPU 0 for ~1 %
+# of the time in bursts of up to 54 ms (found with `perf sched`), which showed up as the sidecar's p99.
+MOVED_THREADS=()
+ISOLATION="kernel threads left as they are"
+if [ "$(id -u)" = 0 ] && [ "${BENCH_ISOLATE:-1}" != 0 ]; then
+    for pid in $(pgrep -x 'kdamond\.[0-9]+' || true); do
+        mask="$(taskset -p "$pid" 2>/dev/null | awk '{print $NF}')"
+        if [ -n "$mask" ] && taskset -p -c "1-$(( $(nproc) - 1 ))" "$pid" >/dev/null 2>&1; then MOVED_THREADS+=("$pid:$mask"); fi
+    done
+    ((${#MOVED_THREADS[@]} == 0)) || ISOLATION="${#MOVED_THREADS[@]} kdamond kernel thread(s) moved off CPU 0 for the run"
+fi
+restore_kernel_threads() {
+    local entry
+    for entry in "${MOVED_THREADS[@]}"; do taskset -p "${entry#*:}" "${entry%%:*}" >/dev/null 2>&1 || true; done
+}
 
 LATCHKEY_TEST_DB=latchkey_bench "$ROOT/scripts/postgres.sh" start
 eval "$("$ROOT/scripts/postgres.sh" env latchkey_bench)"
@@ -84,7 +102,7 @@ fi
 MACHINE="Machine: $(nproc) CPUs, $(lscpu | sed -n 's/^Model name:[[:space:]]*//p' | head -1), $(date -u '+%Y-%m-%d %H:%M UTC'); \
 sidecar log level warning (no per-request access log); proof iat window 300 s so pre-generated proofs stay valid. \
 Load average when the load started: $(cut -d' ' -f1-3 /proc/loadavg) (the machine is shared: other processes compete for both CPUs); \
-measured processes ${NICE[*]:-at normal priority}."
+measured processes ${NICE[*]:-at normal priority}; $ISOLATION."
 REPORT="$ROOT/Benchmarks/results/dpop-verifier.md"
 "${NICE[@]}" taskset -c 1 "$BIN/SidecarLoad" load --sidecar-port "$SIDECAR_PORT" --upstream-port "$UPSTREAM_PORT" --sidecar-pid "$SIDECAR_PID" \
     --openssl-verify "$OPENSSL_VERIFY" --swift-verify "$SWIFT_VERIFY" --library-checks "$LIBRARY_CHECKS" \

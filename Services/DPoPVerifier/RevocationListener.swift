@@ -22,18 +22,33 @@ struct RevocationListener: Service {
     /// How often the consumer lag gauge is refreshed.
     var lagInterval: Duration = .seconds(5)
 
+    /// Longest wait for the consumer to stop after graceful shutdown began.
+    var shutdownGrace: Duration = .seconds(5)
+
     func run() async throws {
-        try? await cancelWhenGracefulShutdown {
-            while !Task.isCancelled {
-                do {
-                    try await consumeFromBeginning()
-                } catch is CancellationError {
-                    return
-                } catch {
-                    logger.error("revocation consumer failed; restarting", metadata: ["topic": "\(topic)", "error": "\(error)"])
-                }
-                try await Task.sleep(for: .seconds(1))
+        let work = Task { await consumeUntilCancelled() }
+        do { try await gracefulShutdown() } catch {}  // shutdown began, or this service was cancelled
+        work.cancel()
+        // librdkafka calls have no cancellation point (a watermark query waits out its timeout when the
+        // brokers are gone, and with Kafka down the sidecar did not stop on SIGTERM at all), so the
+        // consumer gets a bounded time to stop; the process then exits without it.
+        let (stopped, signal) = AsyncStream<Void>.makeStream()
+        Task { await work.value; signal.finish() }
+        let grace = shutdownGrace
+        Task { try? await Task.sleep(for: grace); signal.finish() }
+        for await _ in stopped {}
+    }
+
+    private func consumeUntilCancelled() async {
+        while !Task.isCancelled {
+            do {
+                try await consumeFromBeginning()
+            } catch is CancellationError {
+                return
+            } catch {
+                logger.error("revocation consumer failed; restarting", metadata: ["topic": "\(topic)", "error": "\(error)"])
             }
+            do { try await Task.sleep(for: .seconds(1)) } catch { return }
         }
     }
 
@@ -104,7 +119,7 @@ struct RevocationListener: Service {
                 checkLoaded(progress)
             }
             var lag: Int64 = 0
-            for partition in progress.partitions {
+            for partition in progress.partitions where !Task.isCancelled {
                 if let (_, high) = try? await consumer.watermarks(for: partition, timeout: .seconds(2)) {
                     lag += max(0, high - progress.next(partition))
                 }

@@ -3,12 +3,38 @@ import Foundation
 import LatchkeyTestSupport
 import NIOCore
 import NIOHTTP1
+import ServiceLifecycle
 import Shared
 import Testing
 @testable import DPoPVerifier
 
 /// `ClientRevoked` on the embedded Kafka cluster → the client's tokens are refused.
 @Suite struct RevocationTests {
+    /// With the brokers gone, Kafka calls wait out their timeouts without a cancellation point; the
+    /// sidecar stopped on SIGTERM only when killed. The listener now ends within its grace period.
+    @Test func gracefulShutdownEndsInBoundedTimeWhenKafkaIsGone() async throws {
+        let cluster = try SidecarFixtures.makeCluster()
+        let kafka = KafkaConfiguration(bootstrapServers: cluster.bootstrapServers, clientID: "revocation-shutdown-test")
+        let revocations = RevokedClients()
+        var listener = RevocationListener(
+            kafka: kafka, admin: try KafkaAdmin(configuration: kafka, logger: TestServiceSettings.logger),
+            topic: SidecarFixtures.revokedTopic, revocations: revocations, metrics: .shared, logger: TestServiceSettings.logger)
+        listener.shutdownGrace = .seconds(1)
+        listener.lagInterval = .milliseconds(100)
+        let group = ServiceGroup(configuration: .init(services: [listener], logger: TestServiceSettings.logger))
+        try await withThrowingTaskGroup(of: Void.self) { tasks in
+            tasks.addTask { try await group.run() }
+            for _ in 0..<400 where !revocations.isLoaded { try await Task.sleep(for: .milliseconds(50)) }
+            #expect(revocations.isLoaded)
+            cluster.shutdown()
+            try await Task.sleep(for: .milliseconds(500))  // the lag loop is now inside watermark queries that time out
+            let started = ContinuousClock.now
+            await group.triggerGracefulShutdown()
+            try await tasks.next()
+            #expect(ContinuousClock.now - started < .seconds(4))
+        }
+    }
+
     @Test func revokedClientIsRefusedWithinSecondsAndAfterARestart() async throws {
         let cluster = try SidecarFixtures.makeCluster()
         defer { cluster.shutdown() }
