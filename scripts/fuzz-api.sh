@@ -24,7 +24,12 @@ if [ ! -x "$VENV/bin/st" ]; then
     log "installing schemathesis into $VENV"
     "$VENV/bin/pip" install --quiet --disable-pip-version-check schemathesis || die "could not install schemathesis from PyPI"
 fi
+if ! "$VENV/bin/python" -c 'import selenium' 2>/dev/null; then
+    log "installing selenium into $VENV"
+    "$VENV/bin/pip" install --quiet --disable-pip-version-check selenium || die "could not install selenium from PyPI"
+fi
 
+ensure_packages chromium chromium-driver
 "$ROOT/scripts/postgres.sh" start
 "$ROOT/scripts/postgres.sh" recreate "$DATABASE"
 rm -rf "$FUZZ_DIR" && mkdir -p "$FUZZ_DIR"
@@ -57,6 +62,16 @@ PY
 )" || die "could not get an admin token from the fuzzing platform"
 
 failed=()
+
+# The pages in a real browser, driven by selenium (before fuzzing, which may change the demo tenant's policy).
+SCREENSHOTS="$ROOT/.build/screenshots/selenium"
+log "selenium: sign-up, sign-in and the admin page in headless Chromium (screenshots in $SCREENSHOTS)"
+if ! "$VENV/bin/python" "$ROOT/scripts/browser/selenium_flow.py" --issuer "http://127.0.0.1:$((BASE + 2))/t/demo" \
+    --gateway "http://127.0.0.1:$((BASE + 1))" --credentials "$FUZZ_DIR/demo-credentials.json" \
+    --admin-token "$ADMIN_TOKEN" --screenshots "$SCREENSHOTS"; then
+    failed+=("selenium browser flow")
+fi
+
 run_schemathesis() {
     local service="$1" port="$2"; shift 2
     "$VENV/bin/st" --config-file "$ROOT/scripts/fuzz/schemathesis.toml" run \
