@@ -19,6 +19,9 @@ struct RegistrationRequestBody: Sendable {
 
     static func read(_ request: Request) async throws -> RegistrationRequestBody {
         let data = try await jsonData(request)
+        guard !JSONNULCheck.containsNUL(data) else {
+            throw RegistrationError.invalidMetadata("the request body must not contain U+0000 characters")
+        }
         return RegistrationRequestBody(
             metadata: try decode(ClientMetadata.self, from: data), credentials: try decode(ClientCredentials.self, from: data))
     }
@@ -40,9 +43,6 @@ struct RegistrationRequestBody: Sendable {
     }
 
     private static func decode<T: Decodable>(_ type: T.Type, from data: Data) throws -> T {
-        guard !JSONNULCheck.containsNUL(data) else {
-            throw RegistrationError.invalidMetadata("the request body must not contain U+0000 characters")
-        }
         do {
             return try LatchkeyJSON.decode(type, from: data)
         } catch let error as DecodingError {
