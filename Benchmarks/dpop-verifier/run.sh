@@ -35,7 +35,16 @@ WORK="$(mktemp -d)"
 PIDS=()
 cleanup() {
     for pid in "${PIDS[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
-    for pid in "${PIDS[@]}"; do wait "$pid" 2>/dev/null || true; done
+    # Every process gets 20 s to stop on SIGTERM; one that does not is reported (with its last log lines) and killed.
+    for pid in "${PIDS[@]}"; do
+        for _ in $(seq 1 200); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+        if kill -0 "$pid" 2>/dev/null; then
+            printf '[latchkey] process %s did not stop within 20 s of SIGTERM: %s\n' "$pid" "$(tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null)" >&2
+            [ "$pid" != "${SIDECAR_PID:-}" ] || tail -30 "$WORK/sidecar.log" >&2
+            kill -KILL "$pid" 2>/dev/null || true
+        fi
+        wait "$pid" 2>/dev/null || true
+    done
     rm -rf "$WORK"
     restore_kernel_threads
 }
@@ -77,13 +86,14 @@ LIBRARY_CHECKS="$(awk '/dpop_proof_checks_per_second/ {print $2}' <<<"$SPEED")"
 log "openssl ecdsap256 verify/s: $OPENSSL_VERIFY; swift-crypto: $SWIFT_VERIFY; DPoPProofVerifier: $LIBRARY_CHECKS"
 
 log "starting dpop-verifier on CPU 0 (port $SIDECAR_PORT)"
-HTTP_PORT="$SIDECAR_PORT" LOG_LEVEL=warning \
+HTTP_PORT="$SIDECAR_PORT" LOG_LEVEL="${BENCH_SIDECAR_LOG_LEVEL:-warning}" \
 DPOP_UPSTREAM_URL="http://127.0.0.1:$UPSTREAM_PORT" \
 DPOP_EXTERNAL_ORIGINS="https://api.example.com" \
 DPOP_ISSUERS="http://127.0.0.1:$UPSTREAM_PORT/t/bench" \
 DPOP_AUDIENCES="https://api.example.com" \
 DPOP_IAT_WINDOW_SECONDS=300 \
 DPOP_REPLAY_CACHE_MAX_ENTRIES=100000 \
+DPOP_PUBLIC_PATHS="/public/*" \
     "${NICE[@]}" taskset -c 0 "$BIN/dpop-verifier" >"$WORK/sidecar.log" 2>&1 &
 SIDECAR_PID=$!
 PIDS+=("$SIDECAR_PID")
@@ -95,7 +105,7 @@ fi
 
 if [ -n "${BENCH_PERF_STAT:-}" ]; then
     # CPU time the sidecar spends over the whole load run (divide by the requests it served).
-    perf stat -e task-clock,context-switches,syscalls:sys_enter_write,syscalls:sys_enter_writev,syscalls:sys_enter_read,syscalls:sys_enter_epoll_wait,syscalls:sys_enter_futex -p "$SIDECAR_PID" -o "$BENCH_PERF_STAT" &
+    perf stat -e "${BENCH_PERF_STAT_EVENTS:-task-clock,context-switches,syscalls:sys_enter_write,syscalls:sys_enter_writev,syscalls:sys_enter_read,syscalls:sys_enter_epoll_wait,syscalls:sys_enter_futex}" -p "$SIDECAR_PID" -o "$BENCH_PERF_STAT" &
     PERF_STAT_PID=$!
 fi
 
@@ -104,10 +114,11 @@ sidecar log level warning (no per-request access log); proof iat window 300 s so
 Load average when the load started: $(cut -d' ' -f1-3 /proc/loadavg) (the machine is shared: other processes compete for both CPUs); \
 measured processes ${NICE[*]:-at normal priority}; $ISOLATION."
 REPORT="$ROOT/Benchmarks/results/dpop-verifier.md"
+[ "${BENCH_PHASES:-all}" = all ] || REPORT=""  # a partial run (BENCH_PHASES=peak) prints and writes no report
 "${NICE[@]}" taskset -c 1 "$BIN/SidecarLoad" load --sidecar-port "$SIDECAR_PORT" --upstream-port "$UPSTREAM_PORT" --sidecar-pid "$SIDECAR_PID" \
     --openssl-verify "$OPENSSL_VERIFY" --swift-verify "$SWIFT_VERIFY" --library-checks "$LIBRARY_CHECKS" \
     --connections "${BENCH_CONNECTIONS:-32}" --seconds "${BENCH_SECONDS:-10}" --proofs "${BENCH_PROOFS:-300000}" \
-    --machine "$MACHINE" --report "$REPORT" || { tail -20 "$WORK/sidecar.log"; die "load generator failed"; }
-printf 'Load average when the load ended: %s.\n' "$(cut -d' ' -f1-3 /proc/loadavg)" >>"$REPORT"
+    --phases "${BENCH_PHASES:-all}" --machine "$MACHINE" --report "$REPORT" || { tail -20 "$WORK/sidecar.log"; die "load generator failed"; }
+[ -z "$REPORT" ] || printf 'Load average when the load ended: %s.\n' "$(cut -d' ' -f1-3 /proc/loadavg)" >>"$REPORT"
 if [ -n "${PERF_STAT_PID:-}" ]; then kill -INT "$PERF_STAT_PID"; wait "$PERF_STAT_PID" 2>/dev/null || true; fi
-log "report written to $REPORT"
+[ -z "$REPORT" ] || log "report written to $REPORT"

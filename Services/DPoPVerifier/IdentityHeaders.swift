@@ -1,4 +1,5 @@
 import HTTPTypes
+import NIOHTTP1
 import Shared
 
 /// Who made a verified request, as told to the upstream (proxy mode) or the gateway (check mode).
@@ -44,7 +45,20 @@ enum IdentityHeaders {
     }
 
     private static func set(_ name: HTTPField.Name, _ value: String, in headers: inout HTTPFields) {
-        guard value.utf8.allSatisfy({ $0 >= 0x20 && $0 != 0x7F }) else { return }
+        guard canTravel(value) else { return }
         headers[name] = value
+    }
+
+    /// The same fields on an upstream request head (proxy mode; the incoming ones were already removed).
+    static func add(_ identity: VerifiedIdentity, to headers: inout HTTPHeaders) {
+        headers.add(name: Self.tenant.rawName, value: identity.tenant.rawValue)
+        if canTravel(identity.clientID) { headers.add(name: Self.clientID.rawName, value: identity.clientID) }
+        if canTravel(identity.subject) { headers.add(name: Self.subject.rawName, value: identity.subject) }
+        if let value = identity.scope, canTravel(value) { headers.add(name: Self.scope.rawName, value: value) }
+        if let value = identity.jkt, canTravel(value) { headers.add(name: Self.jkt.rawName, value: value) }
+    }
+
+    private static func canTravel(_ value: String) -> Bool {
+        value.utf8.allSatisfy { $0 >= 0x20 && $0 != 0x7F }
     }
 }

@@ -65,6 +65,7 @@ final class ProxyChannelHandler: ChannelDuplexHandler, RemovableChannelHandler {
     private var readHeld = false
     /// Distinguishes exchanges, so a late asynchronous decision for a finished one is ignored.
     private var generation = 0
+    private var requestIDs = RequestIDGenerator()
 
     // The current exchange.
     private var request: HTTPRequest?
@@ -87,8 +88,13 @@ final class ProxyChannelHandler: ChannelDuplexHandler, RemovableChannelHandler {
     private var upstreamRequestEnded = false
     private var upstreamKeepAlive = false
     private var lastUpstreamActivity = NIODeadline.now()
-    private var totalTimer: Scheduled<Void>?
-    private var idleTimer: Scheduled<Void>?
+    /// Until the response head: the total timeout's deadline.
+    private var totalDeadline = NIODeadline.now()
+    /// One timer per exchange for both timeouts (scheduling and cancelling a NIO task is not free).
+    private var watchdog: Scheduled<Void>?
+    /// The client's address as `X-Forwarded-For` shows it, and whether it is a trusted proxy: fixed per connection.
+    private var peerAddress: String?
+    private var peerTrusted = false
 
     init(route: ProxyRoute) {
         self.route = route
@@ -97,6 +103,9 @@ final class ProxyChannelHandler: ChannelDuplexHandler, RemovableChannelHandler {
     func handlerAdded(context: ChannelHandlerContext) {
         self.context = context
         pool = route.pools.pool(for: context.eventLoop)
+        let peer = context.channel.remoteAddress
+        peerAddress = peer?.ipAddress
+        peerTrusted = route.resolver.isTrusted(peer)
     }
 
     // MARK: Client side
@@ -248,9 +257,9 @@ final class ProxyChannelHandler: ChannelDuplexHandler, RemovableChannelHandler {
         upstreamRequestEnded = false
         closeAfterResponse = head.headerFields[.connection].map { $0.lowercased().contains("close") } ?? false
         expectsContinue = head.headerFields[.expect]?.lowercased() == "100-continue"
-        let incomingID = head.headerFields[RequestIDMiddleware<LatchkeyRequestContext>.headerName]
+        let incomingID = head.headerFields[RequestIDs.headerName]
         requestID = incomingID.flatMap { RequestIDMiddleware<LatchkeyRequestContext>.isAcceptable($0) ? $0 : nil }
-            ?? UUID().uuidString.lowercased()
+            ?? requestIDs.next()
         framing = .init(head.headerFields)
         phase = .discarding  // until decided
 
@@ -260,10 +269,8 @@ final class ProxyChannelHandler: ChannelDuplexHandler, RemovableChannelHandler {
             return
         }
         self.target = target
-        let peer = context.channel.remoteAddress
-        let trusted = route.resolver.isTrusted(peer)
-        let origin = route.resolver.origin(authority: head.authority, headers: head.headerFields, peerTrusted: trusted)
-        view = .init(origin: origin, peer: peer, peerTrusted: trusted)
+        let origin = route.resolver.origin(authority: head.authority, headers: head.headerFields, peerTrusted: peerTrusted)
+        view = .init(origin: origin, peerAddress: peerAddress, peerTrusted: peerTrusted)
         do {
             if let decision = try route.gate.decideNow(method: head.method.rawValue, target: target, origin: origin,
                                                       headers: head.headerFields) {
@@ -307,20 +314,17 @@ final class ProxyChannelHandler: ChannelDuplexHandler, RemovableChannelHandler {
         if expectsContinue, !requestEnded {
             context.writeAndFlush(wrapOutboundOut(.head(HTTPResponse(status: .continue))), promise: nil)
         }
-        let generation = self.generation
-        totalTimer = context.eventLoop.assumeIsolated().scheduleTask(
-            in: .milliseconds(Int64(route.proxy.settings.timeoutMilliseconds))
-        ) {
-            guard self.generation == generation, !self.responseStarted else { return }
-            self.upstreamGaveUp(timedOut: true)
-        }
+        let now = NIODeadline.now()
+        totalDeadline = now + .milliseconds(Int64(route.proxy.settings.timeoutMilliseconds))
+        lastUpstreamActivity = now
+        armWatchdog(at: min(totalDeadline, now + idleTimeout))
         pool.lease(for: self)
     }
 
     private func respond(_ error: OAuthError) {
         let (response, body) = error.jsonParts
         var head = response
-        head.headerFields[RequestIDMiddleware<LatchkeyRequestContext>.headerName] = requestID
+        head.headerFields[RequestIDs.headerName] = requestID
         responseStatus = head.status.code
         guard let context else { return }
         context.write(wrapOutboundOut(.head(head)), promise: nil)
@@ -393,10 +397,8 @@ final class ProxyChannelHandler: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     private func cancelTimers() {
-        totalTimer?.cancel()
-        totalTimer = nil
-        idleTimer?.cancel()
-        idleTimer = nil
+        watchdog?.cancel()
+        watchdog = nil
     }
 
     /// One line per proxied request at `info` (off in production and benchmarks: warning).
@@ -410,19 +412,38 @@ final class ProxyChannelHandler: ChannelDuplexHandler, RemovableChannelHandler {
         ])
     }
 
-    /// Re-arms the idle check for the time left until `lastUpstreamActivity + idle`.
-    private func armIdleTimer(after delay: TimeAmount) {
+    private var idleTimeout: TimeAmount { .milliseconds(Int64(route.proxy.settings.idleTimeoutMilliseconds)) }
+
+    /// Checks both timeouts at `deadline`: the total one until the response head, the idle one (upstream
+    /// silence) while forwarding; re-arms for whichever comes next.
+    private func armWatchdog(at deadline: NIODeadline) {
         guard let context else { return }
         let generation = self.generation
-        idleTimer = context.eventLoop.assumeIsolated().scheduleTask(in: delay) {
-            guard self.generation == generation, case .forwarding = self.phase else { return }
-            let idle = TimeAmount.milliseconds(Int64(self.route.proxy.settings.idleTimeoutMilliseconds))
-            let silent = NIODeadline.now() - self.lastUpstreamActivity
-            if silent >= idle {
-                self.upstreamGaveUp(timedOut: true)
-            } else {
-                self.armIdleTimer(after: idle - silent)
-            }
+        watchdog = context.eventLoop.assumeIsolated().scheduleTask(deadline: deadline) {
+            guard self.generation == generation else { return }
+            self.watchdog = nil
+            self.watchdogFired()
+        }
+    }
+
+    private func watchdogFired() {
+        let now = NIODeadline.now()
+        let forwarding: Bool
+        switch phase {
+        case .leasing: forwarding = false
+        case .forwarding: forwarding = true
+        default: return
+        }
+        let waitsForHead = !responseStarted
+        let idleDeadline = lastUpstreamActivity + idleTimeout
+        if (waitsForHead && now >= totalDeadline) || (forwarding && now >= idleDeadline) {
+            upstreamGaveUp(timedOut: true)
+            return
+        }
+        switch (waitsForHead, forwarding) {
+        case (true, true): armWatchdog(at: min(totalDeadline, idleDeadline))
+        case (true, false): armWatchdog(at: totalDeadline)
+        case (false, _): armWatchdog(at: idleDeadline)
         }
     }
 }
@@ -438,7 +459,6 @@ extension ProxyChannelHandler: UpstreamLeaseHolder {
         connection.delegate = self
         phase = .forwarding
         lastUpstreamActivity = .now()
-        armIdleTimer(after: .milliseconds(Int64(route.proxy.settings.idleTimeoutMilliseconds)))
         connection.write(.head(route.proxy.requestHead(request, target: target, identity: identity, view: view, framing: framing)))
         for buffer in body { connection.write(.body(.byteBuffer(buffer))) }
         body.removeAll()
@@ -467,13 +487,11 @@ extension ProxyChannelHandler: UpstreamConnectionDelegate {
     func upstreamHead(_ head: HTTPResponseHead) {
         guard let context else { return }
         lastUpstreamActivity = .now()
-        totalTimer?.cancel()
-        totalTimer = nil
         upstreamKeepAlive = head.isKeepAlive
         var response = UpstreamProxy.responseHead(head)
         if let decision { route.gate.countAllowed(decision) }
         route.gate.stampNonce(response.status, &response.headerFields)
-        response.headerFields[RequestIDMiddleware<LatchkeyRequestContext>.headerName] = requestID
+        response.headerFields[RequestIDs.headerName] = requestID
         responseStatus = response.status.code
         responseStarted = true
         context.write(wrapOutboundOut(.head(response)), promise: nil)

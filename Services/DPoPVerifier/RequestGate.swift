@@ -46,8 +46,8 @@ struct RequestGate: Sendable {
     /// Counts a request that got through (after the upstream answered, in proxy mode).
     func countAllowed(_ decision: RequestAuthenticator.Decision) {
         switch decision {
-        case .allowed(let identity): metrics.countRequest(outcome: "allowed", reason: identity.jkt == nil ? "bearer" : "dpop")
-        case .publicPath: metrics.countRequest(outcome: "allowed", reason: "public_path")
+        case .allowed(let identity): (identity.jkt == nil ? metrics.allowedBearer : metrics.allowedDPoP).increment()
+        case .publicPath: metrics.allowedPublicPath.increment()
         }
     }
 

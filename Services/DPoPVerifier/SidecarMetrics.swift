@@ -24,6 +24,10 @@ final class SidecarMetrics: Sendable {
     let revocationLag: Gauge
     let revocationEventsApplied: Counter
     let revocationEventsMalformed: Counter
+    /// The counters of allowed requests, made once: they count every proxied request (no lookup by label).
+    let allowedDPoP: Counter
+    let allowedBearer: Counter
+    let allowedPublicPath: Counter
 
     init(registry: PrometheusCollectorRegistry) {
         self.registry = registry
@@ -43,6 +47,9 @@ final class SidecarMetrics: Sendable {
         let events = Self.name("revocation_events", "total", "ClientRevoked records read, by outcome")
         revocationEventsApplied = registry.makeCounter(descriptor: events, labels: [("outcome", "applied")])
         revocationEventsMalformed = registry.makeCounter(descriptor: events, labels: [("outcome", "malformed")])
+        allowedDPoP = Self.requestCounter(registry, outcome: "allowed", reason: "dpop")
+        allowedBearer = Self.requestCounter(registry, outcome: "allowed", reason: "bearer")
+        allowedPublicPath = Self.requestCounter(registry, outcome: "allowed", reason: "public_path")
     }
 
     private static func name(_ metric: String, _ unit: String, _ help: String) -> MetricNameDescriptor {
@@ -51,16 +58,22 @@ final class SidecarMetrics: Sendable {
 
     /// Counts one request; `outcome` is allowed / rejected / upstream_error, `reason` a fixed label.
     func countRequest(outcome: String, reason: String) {
+        counter(outcome: outcome, reason: reason).increment()
+    }
+
+    private func counter(outcome: String, reason: String) -> Counter {
         let key = outcome + "/" + reason
-        let counter = requestCounters.withLock { counters in
+        return requestCounters.withLock { counters in
             if let counter = counters[key] { return counter }
-            let counter = registry.makeCounter(
-                descriptor: Self.name("requests", "total", "Requests seen by the sidecar, by outcome and reason"),
-                labels: [("outcome", outcome), ("reason", reason)])
+            let counter = Self.requestCounter(registry, outcome: outcome, reason: reason)
             counters[key] = counter
             return counter
         }
-        counter.increment()
+    }
+
+    private static func requestCounter(_ registry: PrometheusCollectorRegistry, outcome: String, reason: String) -> Counter {
+        registry.makeCounter(descriptor: name("requests", "total", "Requests seen by the sidecar, by outcome and reason"),
+                             labels: [("outcome", outcome), ("reason", reason)])
     }
 
     /// Counts one JWKS fetch attempt of a configured tenant.

@@ -23,7 +23,8 @@ struct UpstreamProxy: Sendable {
     /// What the client side of the request looked like, for `X-Forwarded-*`.
     struct ClientView {
         let origin: String
-        let peer: SocketAddress?
+        /// The peer's IP address (`X-Forwarded-For`), nil for a Unix socket.
+        let peerAddress: String?
         let peerTrusted: Bool
     }
 
@@ -61,6 +62,7 @@ struct UpstreamProxy: Sendable {
     /// The response head sent to the client: the upstream's status and end-to-end headers.
     static func responseHead(_ upstream: HTTPResponseHead) -> HTTPResponse {
         var headers = HTTPFields()
+        headers.reserveCapacity(upstream.headers.count + 2)
         let dropped = connectionListed(upstream.headers[canonicalForm: "connection"].map(String.init))
         for header in upstream.headers where !isHopByHop(header.name, dropped: dropped) {
             guard let name = HTTPField.Name(header.name) else { continue }
@@ -74,12 +76,15 @@ struct UpstreamProxy: Sendable {
     /// by configuration) and, from an untrusted peer, forwarding headers; plus our forwarding
     /// headers and the identity.
     func upstreamHeaders(_ incoming: HTTPFields, identity: VerifiedIdentity?, view: ClientView) -> HTTPHeaders {
-        let dropped = Self.connectionListed(incoming[values: .connection])
+        // Canonical names are lower-case already: no per-field lower-casing on this path.
+        let dropped = incoming[.connection] == nil ? [] : Self.connectionListed(incoming[values: .connection])
         var forwardedFor: [String] = []
         var headers = HTTPHeaders()
+        headers.reserveCapacity(incoming.count + 10)
         for field in incoming {
             let name = field.name.canonicalName
-            if Self.isHopByHop(name, dropped: dropped) || Self.setByProxy.contains(name) || name.hasPrefix(IdentityHeaders.prefix) {
+            if Self.hopByHop.contains(name) || dropped.contains(name) || Self.setByProxy.contains(name)
+                || name.hasPrefix(IdentityHeaders.prefix) {
                 continue
             }
             if !forwardCredentials, name == "authorization" || name == "dpop" { continue }
@@ -90,18 +95,23 @@ struct UpstreamProxy: Sendable {
             }
             headers.add(name: field.name.rawName, value: field.value)
         }
-        if let peer = view.peer?.ipAddress { forwardedFor.append(peer) }
-        if !forwardedFor.isEmpty { headers.add(name: "X-Forwarded-For", value: forwardedFor.joined(separator: ", ")) }
-        if let schemeEnd = view.origin.range(of: "://") {
-            headers.add(name: "X-Forwarded-Proto", value: String(view.origin[..<schemeEnd.lowerBound]))
-            headers.add(name: "X-Forwarded-Host", value: String(view.origin[schemeEnd.upperBound...]))
+        if let peer = view.peerAddress { forwardedFor.append(peer) }
+        if !forwardedFor.isEmpty {
+            headers.add(name: "X-Forwarded-For", value: forwardedFor.count == 1 ? forwardedFor[0] : forwardedFor.joined(separator: ", "))
         }
-        if let identity {
-            var fields = HTTPFields()
-            IdentityHeaders.add(identity, to: &fields)
-            for field in fields { headers.add(name: field.name.rawName, value: field.value) }
-        }
+        let (scheme, authority) = Self.split(origin: view.origin)
+        headers.add(name: "X-Forwarded-Proto", value: scheme)
+        headers.add(name: "X-Forwarded-Host", value: authority)
+        if let identity { IdentityHeaders.add(identity, to: &headers) }
         return headers
+    }
+
+    /// `scheme` and `host[:port]` of a configured origin (`scheme://host[:port]`, see ``ExternalOrigins``).
+    static func split(origin: String) -> (scheme: String, authority: String) {
+        let bytes = origin.utf8
+        guard let colon = bytes.firstIndex(of: UInt8(ascii: ":")) else { return ("", origin) }
+        let authorityStart = bytes.index(colon, offsetBy: 3, limitedBy: bytes.endIndex) ?? bytes.endIndex
+        return (String(origin[..<colon]), String(origin[authorityStart...]))
     }
 
     /// RFC 9110 §7.6.1 connection-specific fields: never forwarded in either direction.
@@ -117,9 +127,20 @@ struct UpstreamProxy: Sendable {
     /// Replaced by the sidecar's own values; kept (and extended) only from trusted proxies.
     static let forwardingHeaders: Set<String> = ["forwarded", "x-forwarded-for", "x-forwarded-host", "x-forwarded-proto"]
 
+    /// For names as received (any case); compares without allocating a lower-cased copy.
     static func isHopByHop(_ name: String, dropped: Set<String>) -> Bool {
-        let lowered = name.lowercased()
-        return hopByHop.contains(lowered) || dropped.contains(lowered)
+        for candidate in hopByHopList where asciiCaseInsensitiveEquals(name, candidate) { return true }
+        return !dropped.isEmpty && dropped.contains(name.lowercased())
+    }
+
+    private static let hopByHopList = Array(hopByHop)
+
+    private static func asciiCaseInsensitiveEquals(_ value: String, _ lowercase: String) -> Bool {
+        guard value.utf8.count == lowercase.utf8.count else { return false }
+        return zip(value.utf8, lowercase.utf8).allSatisfy { pair in
+            let byte = pair.0
+            return (byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") ? byte | 0x20 : byte) == pair.1
+        }
     }
 
     /// Field names listed in `Connection` (RFC 9110 §7.6.1).

@@ -44,6 +44,12 @@ public final class InMemoryDPoPReplayCache: DPoPReplayCache {
         precondition(maxEntries > 0, "maxEntries must be positive")
         self.maxEntries = maxEntries
         self.clock = clock
+        // Room for the bound up front: growing a hash table of tens of thousands of entries rehashes
+        // them all at once, a pause of milliseconds on the request that happens to trigger it.
+        state.withLock { state in
+            state.expiries.reserveCapacity(maxEntries)
+            state.heap.reserveCapacity(maxEntries)
+        }
     }
 
     /// Live entries (for metrics).

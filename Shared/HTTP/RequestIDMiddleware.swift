@@ -5,7 +5,7 @@ import Logging
 
 /// Propagates a sane incoming `X-Request-Id` or makes one, and echoes it on the response.
 public struct RequestIDMiddleware<Context: RequestContext>: RouterMiddleware {
-    public static var headerName: HTTPField.Name { HTTPField.Name("X-Request-Id")! }
+    public static var headerName: HTTPField.Name { RequestIDs.headerName }
 
     public init() {}
 

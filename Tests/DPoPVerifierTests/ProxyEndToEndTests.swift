@@ -106,6 +106,45 @@ import Testing
         }
     }
 
+    /// The idle timeout is the longest upstream silence, before the response head (504) and after it
+    /// (the client connection is closed, as the answer cannot be completed); the total timeout still
+    /// bounds the wait for the head. One timer per exchange checks both.
+    @Test func upstreamSilenceHitsTheIdleTimeoutBeforeAndAfterTheResponseHead() async throws {
+        try await ProxyStack.run(configure: { settings, _ in
+            settings.upstream?.timeoutMilliseconds = 10_000
+            settings.upstream?.idleTimeoutMilliseconds = 300
+        }) { stack in
+            var start = ContinuousClock.now
+            let silentBeforeHead = try await stack.send(.GET, "/slow/3000")
+            #expect(silentBeforeHead.status == 504)
+            #expect(silentBeforeHead.errorCode == "upstream_timeout")
+            #expect(ContinuousClock.now - start < .milliseconds(2_500))
+
+            start = ContinuousClock.now
+            await #expect(throws: (any Error).self) { _ = try await stack.send(.GET, "/stall/3000") }
+            #expect(ContinuousClock.now - start < .milliseconds(2_500))
+
+            // A pause shorter than the idle timeout is fine, and the connection pool still works afterwards.
+            let brief = try await stack.send(.GET, "/stall/50")
+            #expect(brief.status == 200)
+            #expect(String(buffer: brief.body) == "first;second")
+        }
+        // Idle longer than total: the total timeout decides while no head has come.
+        try await ProxyStack.run(configure: { settings, _ in
+            settings.upstream?.timeoutMilliseconds = 300
+            settings.upstream?.idleTimeoutMilliseconds = 10_000
+        }) { stack in
+            let start = ContinuousClock.now
+            let reply = try await stack.send(.GET, "/slow/3000")
+            #expect(reply.status == 504)
+            #expect(ContinuousClock.now - start < .milliseconds(2_500))
+            // Once the head is in, only the idle timeout applies: a 1 s pause after it is not cut at 300 ms.
+            let late = try await stack.send(.GET, "/stall/1000")
+            #expect(late.status == 200)
+            #expect(String(buffer: late.body) == "first;second")
+        }
+    }
+
     @Test func spoofedIdentityHeadersAreRemovedBeforeTheRealOnesAreAdded() async throws {
         try await ProxyStack.run(configure: { settings, _ in settings.publicPaths = try PublicPaths(["/health"]) }) { stack in
             let spoofed = [

@@ -1,5 +1,7 @@
 import Foundation
+import NIOCore
 import NIOHTTP1
+import NIOPosix
 import Shared
 
 /// `SidecarLoad crypto-speed` — in-process baselines on this core.
@@ -9,6 +11,13 @@ import Shared
 @main
 struct SidecarLoad {
     static func main() async {
+        // Pinned to one CPU, NIO would still start one event loop per CPU of the machine; two loops
+        // taking turns on one CPU delay each other's connections by whole scheduler slices, which
+        // would show up as latency of whatever is being measured.
+        if ProcessInfo.processInfo.environment["NIO_SINGLETON_GROUP_LOOP_COUNT"] == nil,
+           let allowed = CPUAffinity.allowedCPUCount(), allowed < System.coreCount {
+            NIOSingletons.groupLoopCountSuggestion = allowed
+        }
         let arguments = Array(CommandLine.arguments.dropFirst())
         do {
             switch arguments.first {
@@ -60,6 +69,20 @@ struct LoadBenchmark {
         _ = try await LoadGenerator.run(port: sidecarPort, connections: connections, seconds: 2, mode: .closed, next: pool.next)
         log("peak through the sidecar")
         let peak = try await LoadGenerator.run(port: sidecarPort, connections: connections, seconds: seconds, mode: .closed, next: pool.next)
+        // The same request bytes to a public path (DPOP_PUBLIC_PATHS=/public/*): the sidecar forwards it
+        // without verifying anything, which measures what the proxying alone costs.
+        let publicRequest = RequestPool.head(path: "/public/items", host: "api.example.com", token: token,
+                                             proof: fixed.headers["DPoP"].first ?? "")
+        log("peak through the sidecar, public path (proxying only)")
+        let proxyOnly = try await LoadGenerator.run(port: sidecarPort, connections: connections, seconds: seconds, mode: .closed) {
+            publicRequest
+        }
+        if options.string("phases", "all") == "peak" {
+            // Quick look while tuning (`BENCH_PHASES=peak`): no report is written.
+            print("peak through the sidecar: \(format(peak.rate, 0)) req/s, p50 \(format(peak.percentile(0.5), 0)) µs, "
+                + "p99 \(format(peak.percentile(0.99), 0)) µs, non-200 \(peak.failures); proxying only: \(format(proxyOnly.rate, 0)) req/s")
+            return
+        }
         log("peak of the upstream alone")
         let directPeak = try await LoadGenerator.run(port: upstreamPort, connections: connections, seconds: seconds, mode: .closed) { fixed }
         let half = peak.rate / 2
@@ -86,7 +109,7 @@ struct LoadBenchmark {
         let report = Report(
             opensslVerify: try options.double("openssl-verify", 0), swiftVerify: try options.double("swift-verify", 0),
             libraryChecks: try options.double("library-checks", 0), connections: connections, seconds: seconds,
-            proofsUsed: pool.used, peak: peak, directPeak: directPeak, halfSidecar: halfSidecar, halfDirect: halfDirect,
+            proofsUsed: pool.used, peak: peak, proxyOnly: proxyOnly, directPeak: directPeak, halfSidecar: halfSidecar, halfDirect: halfDirect,
             replayEntries: SimpleHTTP.metric(metrics, "latchkey_dpop_replay_cache_entries") ?? -1,
             replayEvictions: SimpleHTTP.metric(metrics, "latchkey_dpop_replay_cache_evictions_total") ?? -1,
             rssKiB: memory.rss, peakRssKiB: memory.peak, machine: options.string("machine", ""))

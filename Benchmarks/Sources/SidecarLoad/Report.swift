@@ -9,6 +9,7 @@ struct Report {
     let seconds: Double
     let proofsUsed: Int
     let peak: PhaseResult
+    let proxyOnly: PhaseResult
     let directPeak: PhaseResult
     let halfSidecar: PhaseResult
     let halfDirect: PhaseResult
@@ -22,6 +23,11 @@ struct Report {
         let ratio = opensslVerify > 0 ? peak.rate / opensslVerify * 100 : .nan
         let addedP50 = halfSidecar.percentile(0.50) - halfDirect.percentile(0.50)
         let addedP99 = halfSidecar.percentile(0.99) - halfDirect.percentile(0.99)
+        // CPU-0 time per request at peak (the sidecar saturates its core in both phases), split into the
+        // proxying every request costs and what verification adds on top.
+        let perVerified = peak.rate > 0 ? 1e6 / peak.rate : .nan
+        let perProxied = proxyOnly.rate > 0 ? 1e6 / proxyOnly.rate : .nan
+        let perOpenSSLVerify = opensslVerify > 0 ? 1e6 / opensslVerify : .nan
         func failures(_ result: PhaseResult) -> String {
             result.failures.isEmpty ? "0" : result.failures.sorted { $0.key < $1.key }.map { "\($0.value)×\($0.key)" }.joined(separator: ", ")
         }
@@ -52,6 +58,7 @@ struct Report {
             | phase | req/s | p50 µs | p99 µs | p99.9 µs | non-200 |
             |---|---|---|---|---|---|
             \(row("peak through the sidecar (closed loop)", peak))
+            \(row("peak through the sidecar, public path: proxying only, no verification (closed loop)", proxyOnly))
             \(row("peak of the upstream alone (closed loop)", directPeak))
             \(row("sidecar at half of peak (open loop)", halfSidecar))
             \(row("upstream alone at the same rate (open loop)", halfDirect))
@@ -60,6 +67,10 @@ struct Report {
               same core's `openssl speed ecdsap256` verify rate (target ≥ 50 %).
             - Added latency at half of peak (sidecar − direct): p50 **\(format(addedP50, 0)) µs**, p99 **\(format(addedP99, 0)) µs**
               (target p99 ≤ 1000 µs).
+            - Where a verified request's \(format(perVerified, 0)) µs of CPU 0 go: \(format(perProxied, 0)) µs of proxying (receive, parse,
+              forward, relay the answer: the public-path phase) and \(format(perVerified - perProxied, 0)) µs of verification
+              (token cache, proof checks, replay cache, identity headers); one `openssl speed` verify is \(format(perOpenSSLVerify, 0)) µs.
+              At ≥ 50 % of the verify rate a request may cost at most \(format(2 * perOpenSSLVerify, 0)) µs in all.
 
             ## Memory with a full replay cache
 

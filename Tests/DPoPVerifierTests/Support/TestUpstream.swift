@@ -38,6 +38,16 @@ enum TestUpstream {
             try await Task.sleep(for: .milliseconds(try context.parameters.require("ms", as: Int.self)))
             return "slow"
         }
+        router.get("/stall/:ms") { _, context -> Response in
+            // Head and a first chunk at once, then silence for `ms`, then the rest.
+            let pause = try context.parameters.require("ms", as: Int.self)
+            return Response(status: .ok, headers: [.contentType: "text/plain"], body: ResponseBody { writer in
+                try await writer.write(ByteBuffer(string: "first;"))
+                try await Task.sleep(for: .milliseconds(pause))
+                try await writer.write(ByteBuffer(string: "second"))
+                try await writer.finish(nil)
+            })
+        }
         router.add(middleware: EchoMiddleware())
         return router
     }
