@@ -32,17 +32,28 @@ struct PublicPaths: Sendable {
 
     /// True when `path` (without query) is on the list.
     func contains(_ path: Substring) -> Bool {
-        guard !isEmpty, Self.isCanonical(path) else { return false }
-        if exact.contains(String(path)) { return true }
-        return prefixes.contains { path.hasPrefix($0) }
+        guard !isEmpty else { return false }
+        guard exact.contains(String(path)) || prefixes.contains(where: { path.hasPrefix($0) }) else { return false }
+        return Self.isCanonical(path)
     }
 
-    /// No dot segments, empty segments, backslashes, or percent-encoded dots and slashes.
+    /// No dot segments, empty segments, backslashes, or percent-encoded dots, slashes and backslashes.
     static func isCanonical<S: StringProtocol>(_ path: S) -> Bool {
-        let lowered = path.lowercased()
-        if lowered.contains("%2e") || lowered.contains("%2f") || lowered.contains("%5c") || lowered.contains("\\") { return false }
-        let segments = lowered.split(separator: "/", omittingEmptySubsequences: false).dropFirst()
-        return !segments.dropLast().contains { $0.isEmpty || $0 == "." || $0 == ".." }
-            && segments.last.map { $0 != "." && $0 != ".." } ?? true
+        let bytes = Array(path.utf8)
+        for (index, byte) in bytes.enumerated() {
+            if byte == UInt8(ascii: "\\") { return false }
+            if byte == UInt8(ascii: "%"), index + 2 < bytes.count {
+                let escaped = (bytes[index + 1], bytes[index + 2] | 0x20)  // hex digits in either case
+                if escaped == (UInt8(ascii: "2"), UInt8(ascii: "e")) || escaped == (UInt8(ascii: "2"), UInt8(ascii: "f"))
+                    || escaped == (UInt8(ascii: "5"), UInt8(ascii: "c")) {
+                    return false
+                }
+            }
+        }
+        let segments = bytes.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false).dropFirst()
+        func isDotSegment(_ segment: ArraySlice<UInt8>) -> Bool {
+            segment.elementsEqual([UInt8(ascii: ".")]) || segment.elementsEqual([UInt8(ascii: "."), UInt8(ascii: ".")])
+        }
+        return !segments.dropLast().contains { $0.isEmpty || isDotSegment($0) } && !(segments.last.map(isDotSegment) ?? false)
     }
 }

@@ -167,6 +167,8 @@ public struct StrictJSONParser {
     }
 
     private func decodeUTF8(_ slice: ArraySlice<UInt8>, at offset: Int) throws(Failure) -> String {
+        // ASCII is valid UTF-8 as it is; the generic validating initialiser costs a metadata lookup per call.
+        if slice.allSatisfy({ $0 < 0x80 }) { return String(decoding: slice, as: UTF8.self) }
         guard let text = String(validating: slice, as: UTF8.self) else {
             throw Failure(offset: offset, reason: "string is not valid UTF-8")
         }

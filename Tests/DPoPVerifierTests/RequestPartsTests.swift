@@ -43,10 +43,12 @@ import Testing
         #expect(paths.contains("/public/a/b.png"))
         #expect(!paths.contains("/public"))
         #expect(!paths.contains("/healthy"))
-        for sneaky in ["/public/../x", "/public/./x", "/public//x", "/public/%2E%2E/x", "/public%2fx", "/public/a\\b", "/public/.."] {
+        for sneaky in ["/public/../x", "/public/./x", "/public//x", "/public/%2E%2E/x", "/public%2fx", "/public/a\\b", "/public/..",
+                      "/public/%5C", "/public/a%5cb", "/public/%2e", "/public/a/%2F", "/public/a/.", "/public/a//"] {
             #expect(!paths.contains(sneaky[...]), "\(sneaky)")
         }
         #expect(!PublicPaths.none.contains("/health"))
+        #expect(paths.contains("/public/a%20b/%41.png"))  // other escapes are ordinary path bytes
     }
 
     @Test func authorizationCredentialsFollowRFC7235() throws {
