@@ -42,8 +42,13 @@ struct AuthorizationCredentials: Sendable {
 
     /// RFC 7235 token68: `1*( ALPHA / DIGIT / "-" / "." / "_" / "~" / "+" / "/" ) *"="`.
     static func isToken68(_ token: Substring) -> Bool {
+        // Access tokens are long: scan contiguous bytes rather than step a Substring's UTF-8 view.
+        token.utf8.withContiguousStorageIfAvailable(isToken68) ?? isToken68(Array(token.utf8))
+    }
+
+    private static func isToken68<Bytes: Collection<UInt8>>(_ bytes: Bytes) -> Bool {
         var sawPadding = false
-        for byte in token.utf8 {
+        for byte in bytes {
             switch byte {
             case UInt8(ascii: "="):
                 sawPadding = true
@@ -54,6 +59,6 @@ struct AuthorizationCredentials: Sendable {
                 return false
             }
         }
-        return token.first != "="
+        return bytes.first != UInt8(ascii: "=")
     }
 }

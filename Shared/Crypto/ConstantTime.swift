@@ -15,6 +15,11 @@ public enum ConstantTime {
 
     /// Compares the UTF-8 bytes of two strings (e.g. base64url-encoded hashes or thumbprints).
     public static func equals(_ lhs: String, _ rhs: String) -> Bool {
-        equals(Array(lhs.utf8), Array(rhs.utf8))
+        guard lhs.utf8.count == rhs.utf8.count else { return false }
+        var difference: UInt8 = 0
+        for (left, right) in zip(lhs.utf8, rhs.utf8) {
+            difference |= left ^ right
+        }
+        return difference == 0
     }
 }

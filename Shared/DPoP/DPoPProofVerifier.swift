@@ -183,7 +183,7 @@ public struct DPoPProofVerifier: Sendable {
 
         if let accessToken {
             guard let ath = claims.ath else { throw .invalidProof("ath is required with an access token") }
-            let expected = Base64URL.encode(SHA256.hash(data: Data(accessToken.utf8)))
+            let expected = Self.accessTokenHash(accessToken)
             guard ConstantTime.equals(expected, ath) else { throw .invalidProof("ath does not match the access token") }
         }
 
@@ -214,6 +214,12 @@ public struct DPoPProofVerifier: Sendable {
         } catch {
             throw .invalidProof(error.reason)
         }
+    }
+
+    /// RFC 9449 §4.2 `ath`: base64url SHA-256 of the token's ASCII bytes (hashed in place, no copy).
+    static func accessTokenHash(_ token: String) -> String {
+        var token = token
+        return token.withUTF8 { Base64URL.encode(SHA256.hash(data: UnsafeRawBufferPointer($0))) }
     }
 
     private func checkNonce(_ nonce: String?) throws(DPoPError) {

@@ -1,5 +1,6 @@
 import HTTPTypes
 import NIOCore
+import NIOHTTP1
 import Shared
 import Testing
 @testable import DPoPVerifier
@@ -49,6 +50,23 @@ import Testing
         }
         #expect(!PublicPaths.none.contains("/health"))
         #expect(paths.contains("/public/a%20b/%41.png"))  // other escapes are ordinary path bytes
+    }
+
+    /// The upstream connection does not re-validate header bytes, so identity values that could break
+    /// out of their field (CR, LF, other controls) must never be added.
+    @Test func identityValuesWithControlCharactersAreLeftOut() throws {
+        let token = VerifiedAccessToken(issuer: "https://id.example.com/t/acme", tenant: try #require(TenantSlug(rawValue: "acme")),
+                                        subject: "user\r\nX-Injected: 1", clientID: "client\u{7F}", scope: "a b",
+                                        jkt: "thumb\nprint", expiresAt: 0)
+        var headers = HTTPHeaders()
+        IdentityHeaders.add(VerifiedIdentity(token: token), to: &headers)
+        #expect(headers.map(\.name) == ["X-Latchkey-Tenant", "X-Latchkey-Scope"])
+        #expect(headers["X-Latchkey-Scope"] == ["a b"])
+        #expect(!headers.contains { $0.value.utf8.contains { $0 < 0x20 || $0 == 0x7F } })
+
+        var fields = HTTPFields()
+        IdentityHeaders.add(VerifiedIdentity(token: token), to: &fields)
+        #expect(fields.map(\.name.canonicalName) == ["x-latchkey-tenant", "x-latchkey-scope"])
     }
 
     @Test func authorizationCredentialsFollowRFC7235() throws {
