@@ -20,8 +20,8 @@ struct AuthorizationCredentials: Sendable {
     let scheme: Scheme
     let token: String
 
-    init(headers: HTTPFields) throws(Problem) {
-        let values = headers[values: .authorization]
+    init(headers: some RequestHeaderFields) throws(Problem) {
+        let values = headers.values(.authorization)
         guard !values.isEmpty else { throw .missing }
         guard values.count == 1 else { throw .malformed("more than one Authorization header") }
         let value = values[0]

@@ -18,14 +18,14 @@ struct OriginResolver: Sendable {
     }
 
     /// - Parameter authority: the request's `Host` (HTTP/1.1) or `:authority` (HTTP/2).
-    func origin(authority: String?, headers: HTTPFields, peerTrusted: Bool) -> String {
+    func origin(authority: String?, headers: some RequestHeaderFields, peerTrusted: Bool) -> String {
         if peerTrusted {
-            if let forwarded = headers[Self.forwarded].flatMap(Self.lastForwardedElement),
+            if let forwarded = headers.combined(Self.forwarded).flatMap(Self.lastForwardedElement),
                let host = forwarded["host"] {
                 return origins.select(host: host, scheme: forwarded["proto"])
             }
-            if let host = headers[Self.forwardedHost].flatMap(Self.lastListValue) {
-                return origins.select(host: host, scheme: headers[Self.forwardedProto].flatMap(Self.lastListValue))
+            if let host = headers.combined(Self.forwardedHost).flatMap(Self.lastListValue) {
+                return origins.select(host: host, scheme: headers.combined(Self.forwardedProto).flatMap(Self.lastListValue))
             }
         }
         return origins.select(host: authority, scheme: nil)

@@ -32,10 +32,10 @@ struct ProxyRoute: Sendable {
 /// head; idle, the longest upstream silence. Before the response head they answer 502
 /// `upstream_unavailable` or 504 `upstream_timeout`; after it the client connection is closed.
 final class ProxyChannelHandler: ChannelDuplexHandler, RemovableChannelHandler {
-    typealias InboundIn = HTTPRequestPart
-    typealias InboundOut = HTTPRequestPart
-    typealias OutboundIn = HTTPResponsePart
-    typealias OutboundOut = HTTPResponsePart
+    typealias InboundIn = HTTPServerRequestPart
+    typealias InboundOut = HTTPServerRequestPart
+    typealias OutboundIn = HTTPServerResponsePart
+    typealias OutboundOut = HTTPServerResponsePart
 
     private enum Phase {
         case idle
@@ -61,14 +61,14 @@ final class ProxyChannelHandler: ChannelDuplexHandler, RemovableChannelHandler {
     private var pool: UpstreamPool?
     private var phase = Phase.idle
     /// Parts of pipelined requests that arrived before the current answer ended.
-    private var queued = CircularBuffer<HTTPRequestPart>()
+    private var queued = CircularBuffer<HTTPServerRequestPart>()
     private var readHeld = false
     /// Distinguishes exchanges, so a late asynchronous decision for a finished one is ignored.
     private var generation = 0
     private var requestIDs = RequestIDGenerator()
 
     // The current exchange.
-    private var request: HTTPRequest?
+    private var request: HTTPRequestHead?
     private var target: RequestTarget?
     private var view: UpstreamProxy.ClientView?
     private var decision: RequestAuthenticator.Decision?
@@ -130,7 +130,7 @@ final class ProxyChannelHandler: ChannelDuplexHandler, RemovableChannelHandler {
         }
     }
 
-    private func handle(_ part: HTTPRequestPart, context: ChannelHandlerContext) {
+    private func handle(_ part: HTTPServerRequestPart, context: ChannelHandlerContext) {
         switch phase {
         case .idle:
             guard case .head(let head) = part else { return }  // stray parts of a refused request
@@ -148,7 +148,7 @@ final class ProxyChannelHandler: ChannelDuplexHandler, RemovableChannelHandler {
         }
     }
 
-    private func requestBody(_ part: HTTPRequestPart) {
+    private func requestBody(_ part: HTTPServerRequestPart) {
         switch part {
         case .head:
             return  // not possible before .end (the decoder frames requests)
@@ -220,6 +220,25 @@ final class ProxyChannelHandler: ChannelDuplexHandler, RemovableChannelHandler {
         context.fireChannelWritabilityChanged()
     }
 
+    /// Graceful shutdown: the connection-state handler behind us only sees the router's exchanges, so
+    /// a proxied exchange in progress finishes first and the connection closes after it.
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        guard event is ChannelShouldQuiesceEvent else {
+            context.fireUserInboundEventTriggered(event)
+            return
+        }
+        switch phase {
+        case .idle, .passThrough:
+            queued.removeAll()
+            context.fireUserInboundEventTriggered(event)
+        case .closed:
+            return
+        case .deciding, .leasing, .forwarding, .discarding:
+            queued.removeAll()
+            closeAfterResponse = true
+        }
+    }
+
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
         switch phase {
         case .idle, .passThrough:
@@ -240,8 +259,13 @@ final class ProxyChannelHandler: ChannelDuplexHandler, RemovableChannelHandler {
 
     // MARK: One exchange
 
-    private func start(_ head: HTTPRequest, context: ChannelHandlerContext) {
-        let rawTarget = head.path ?? ""
+    private func start(_ head: HTTPRequestHead, context: ChannelHandlerContext) {
+        var rawTarget = head.uri
+        var authority = head.headers.first(name: "host")
+        if !rawTarget.hasPrefix("/"), let absolute = RequestTarget.absoluteForm(rawTarget) {
+            rawTarget = absolute.target
+            authority = absolute.authority
+        }
         let path = rawTarget.firstIndex(of: "?").map { rawTarget[..<$0] } ?? rawTarget[...]
         if route.ownPaths.contains(path) {
             phase = .passThrough(requestEnded: false, responseEnded: false)
@@ -255,12 +279,13 @@ final class ProxyChannelHandler: ChannelDuplexHandler, RemovableChannelHandler {
         responseStarted = false
         responseEnded = false
         upstreamRequestEnded = false
-        closeAfterResponse = head.headerFields[.connection].map { $0.lowercased().contains("close") } ?? false
-        expectsContinue = head.headerFields[.expect]?.lowercased() == "100-continue"
-        let incomingID = head.headerFields[RequestIDs.headerName]
+        // HTTP/1.0 without keep-alive, or `Connection: close`.
+        closeAfterResponse = !head.isKeepAlive
+        expectsContinue = head.headers.combined(.expect)?.lowercased() == "100-continue"
+        let incomingID = head.headers.combined(RequestIDs.headerName)
         requestID = incomingID.flatMap { RequestIDMiddleware<LatchkeyRequestContext>.isAcceptable($0) ? $0 : nil }
             ?? requestIDs.next()
-        framing = .init(head.headerFields)
+        framing = .init(head.headers)
         phase = .discarding  // until decided
 
         guard let target = RequestTarget(rawTarget) else {
@@ -269,14 +294,14 @@ final class ProxyChannelHandler: ChannelDuplexHandler, RemovableChannelHandler {
             return
         }
         self.target = target
-        let origin = route.resolver.origin(authority: head.authority, headers: head.headerFields, peerTrusted: peerTrusted)
+        let origin = route.resolver.origin(authority: authority, headers: head.headers, peerTrusted: peerTrusted)
         view = .init(origin: origin, peerAddress: peerAddress, peerTrusted: peerTrusted)
         do {
             if let decision = try route.gate.decideNow(method: head.method.rawValue, target: target, origin: origin,
-                                                      headers: head.headerFields) {
+                                                      headers: head.headers) {
                 decided(decision)
             } else {
-                decideLater(method: head.method.rawValue, target: target, origin: origin, headers: head.headerFields,
+                decideLater(method: head.method.rawValue, target: target, origin: origin, headers: head.headers,
                             context: context)
             }
         } catch {
@@ -285,7 +310,7 @@ final class ProxyChannelHandler: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     /// The token is not cached: verify it off the event loop, then continue here.
-    private func decideLater(method: String, target: RequestTarget, origin: String, headers: HTTPFields,
+    private func decideLater(method: String, target: RequestTarget, origin: String, headers: HTTPHeaders,
                              context: ChannelHandlerContext) {
         phase = .deciding
         let gate = route.gate
@@ -312,7 +337,7 @@ final class ProxyChannelHandler: ChannelDuplexHandler, RemovableChannelHandler {
         // `Expect` is not relayed (RFC 9110 §10.1.1 lets a proxy answer it): the body is welcome once the
         // request is allowed. A refused request gets its final answer instead, without reading a body.
         if expectsContinue, !requestEnded {
-            context.writeAndFlush(wrapOutboundOut(.head(HTTPResponse(status: .continue))), promise: nil)
+            context.writeAndFlush(wrapOutboundOut(.head(HTTPResponseHead(version: .http1_1, status: .continue))), promise: nil)
         }
         let now = NIODeadline.now()
         totalDeadline = now + .milliseconds(Int64(route.proxy.settings.timeoutMilliseconds))
@@ -323,12 +348,18 @@ final class ProxyChannelHandler: ChannelDuplexHandler, RemovableChannelHandler {
 
     private func respond(_ error: OAuthError) {
         let (response, body) = error.jsonParts
-        var head = response
-        head.headerFields[RequestIDs.headerName] = requestID
-        responseStatus = head.status.code
+        var headers = HTTPHeaders()
+        for field in response.headerFields where field.name != RequestIDs.headerName {
+            headers.add(name: field.name.rawName, value: field.value)
+        }
+        headers.add(name: RequestIDs.headerName.rawName, value: requestID)
+        headers.add(name: "Content-Length", value: String(body.readableBytes))
+        if closeAfterResponse { headers.add(name: "Connection", value: "close") }
+        responseStatus = response.status.code
         guard let context else { return }
+        let head = HTTPResponseHead(version: .http1_1, status: .init(statusCode: response.status.code), headers: headers)
         context.write(wrapOutboundOut(.head(head)), promise: nil)
-        context.write(wrapOutboundOut(.body(body)), promise: nil)
+        context.write(wrapOutboundOut(.body(.byteBuffer(body))), promise: nil)
         context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
         responseStarted = true
         responseEnded = true
@@ -490,16 +521,19 @@ extension ProxyChannelHandler: UpstreamConnectionDelegate {
         upstreamKeepAlive = head.isKeepAlive
         var response = UpstreamProxy.responseHead(head)
         if let decision { route.gate.countAllowed(decision) }
-        route.gate.stampNonce(response.status, &response.headerFields)
-        response.headerFields[RequestIDs.headerName] = requestID
-        responseStatus = response.status.code
+        if let nonce = route.gate.nonce(forStatus: Int(head.status.code)) {
+            response.headers.replaceOrAdd(name: Challenges.dpopNonce.rawName, value: nonce)
+        }
+        response.headers.replaceOrAdd(name: RequestIDs.headerName.rawName, value: requestID)
+        if closeAfterResponse { response.headers.add(name: "Connection", value: "close") }
+        responseStatus = Int(head.status.code)
         responseStarted = true
         context.write(wrapOutboundOut(.head(response)), promise: nil)
     }
 
     func upstreamBody(_ body: ByteBuffer) {
         lastUpstreamActivity = .now()
-        context?.write(wrapOutboundOut(.body(body)), promise: nil)
+        context?.write(wrapOutboundOut(.body(.byteBuffer(body))), promise: nil)
     }
 
     func upstreamEnd() {

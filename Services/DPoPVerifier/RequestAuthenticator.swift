@@ -25,7 +25,7 @@ struct RequestAuthenticator: Sendable {
     ///   - method: the method the client used (the original one in check mode).
     ///   - target: the origin-form target the client requested.
     ///   - origin: the external origin the client addressed; `htu` must equal `origin + path`.
-    func authenticate(method: String, target: RequestTarget, origin: String, headers: HTTPFields)
+    func authenticate(method: String, target: RequestTarget, origin: String, headers: some RequestHeaderFields)
         async throws(SidecarRejection) -> Decision {
         guard let credentials = try credentials(target: target, headers: headers) else { return .publicPath }
         let token: VerifiedAccessToken
@@ -48,7 +48,7 @@ struct RequestAuthenticator: Sendable {
 
     /// `authenticate` without suspending: the decision, or nil when the token is not cached and
     /// must be verified first (the caller then uses the async `authenticate`).
-    func authenticateNow(method: String, target: RequestTarget, origin: String, headers: HTTPFields)
+    func authenticateNow(method: String, target: RequestTarget, origin: String, headers: some RequestHeaderFields)
         throws(SidecarRejection) -> Decision? {
         guard let credentials = try credentials(target: target, headers: headers) else { return .publicPath }
         guard let token = tokens.validateNow(credentials.token) else { return nil }
@@ -57,7 +57,7 @@ struct RequestAuthenticator: Sendable {
     }
 
     /// The request's credentials; nil for a public path.
-    private func credentials(target: RequestTarget, headers: HTTPFields) throws(SidecarRejection) -> AuthorizationCredentials? {
+    private func credentials(target: RequestTarget, headers: some RequestHeaderFields) throws(SidecarRejection) -> AuthorizationCredentials? {
         if publicPaths.contains(target.path) { return nil }
         guard revocations.isLoaded else {
             throw SidecarRejection(kind: .unavailable, description: "the revocation list is still loading", reason: "not_ready")
@@ -78,7 +78,7 @@ struct RequestAuthenticator: Sendable {
     /// Everything after the token's signature: revocation, the Bearer policy, then the DPoP proof
     /// (synchronously: the replay cache is in-process).
     private func authenticate(token: VerifiedAccessToken, credentials: AuthorizationCredentials, method: String,
-                              target: RequestTarget, origin: String, headers: HTTPFields) throws(SidecarRejection) -> Decision {
+                              target: RequestTarget, origin: String, headers: some RequestHeaderFields) throws(SidecarRejection) -> Decision {
         let scheme = credentials.scheme
         if revocations.contains(tenant: token.tenant, clientID: token.clientID) {
             throw SidecarRejection(kind: .invalidToken, description: "the client has been revoked", reason: "client_revoked",
@@ -103,7 +103,7 @@ struct RequestAuthenticator: Sendable {
                                        reason: "token_not_dpop_bound")
             }
             do {
-                _ = try proofs.verifySynchronously(headerValues: headers[values: .dpop], method: method,
+                _ = try proofs.verifySynchronously(headerValues: headers.values(.dpop), method: method,
                                                    url: origin + target.path, accessToken: credentials.token, expectedJKT: jkt)
             } catch {
                 switch error {

@@ -12,7 +12,7 @@ struct RequestGate: Sendable {
     let nonces: (any DPoPNonceSource)?
     let metrics: SidecarMetrics
 
-    func decide(method: String, target: RequestTarget, origin: String, headers: HTTPFields) async throws(OAuthError)
+    func decide(method: String, target: RequestTarget, origin: String, headers: some RequestHeaderFields) async throws(OAuthError)
         -> RequestAuthenticator.Decision {
         let start = ContinuousClock.now
         defer { metrics.verificationDuration.record(ContinuousClock.now - start) }
@@ -24,7 +24,7 @@ struct RequestGate: Sendable {
     }
 
     /// `decide` without suspending; nil when the token must be verified first (then call `decide`).
-    func decideNow(method: String, target: RequestTarget, origin: String, headers: HTTPFields) throws(OAuthError)
+    func decideNow(method: String, target: RequestTarget, origin: String, headers: some RequestHeaderFields) throws(OAuthError)
         -> RequestAuthenticator.Decision? {
         let start = ContinuousClock.now
         do {
@@ -53,7 +53,12 @@ struct RequestGate: Sendable {
 
     /// RFC 9449 §9: a fresh nonce on every successful response while nonces are on.
     func stampNonce(_ status: HTTPResponse.Status, _ headers: inout HTTPFields) {
-        guard let nonces, (200..<300).contains(status.code) else { return }
-        headers[Challenges.dpopNonce] = nonces.currentNonce()
+        if let nonce = nonce(forStatus: status.code) { headers[Challenges.dpopNonce] = nonce }
+    }
+
+    /// The nonce a response with status `code` must carry, if any.
+    func nonce(forStatus code: Int) -> String? {
+        guard let nonces, (200..<300).contains(code) else { return nil }
+        return nonces.currentNonce()
     }
 }

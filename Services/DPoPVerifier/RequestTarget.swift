@@ -15,6 +15,22 @@ struct RequestTarget: Sendable, Equatable {
         self.raw = raw
     }
 
+    /// RFC 9112 §3.2.2: a server must accept the absolute form (`http://host/path?query`). Its
+    /// authority only selects among the configured origins, as `Host` would (§3.2.2 says it replaces
+    /// `Host`); the rest is the origin-form target. Nil when `raw` is not an http(s) absolute form.
+    static func absoluteForm(_ raw: String) -> (authority: String, target: String)? {
+        let lowered = raw.prefix(8).lowercased()
+        let schemeLength = lowered.hasPrefix("http://") ? 7 : lowered.hasPrefix("https://") ? 8 : 0
+        guard schemeLength > 0 else { return nil }
+        let rest = raw.dropFirst(schemeLength)
+        let end = rest.firstIndex { $0 == "/" || $0 == "?" || $0 == "#" } ?? rest.endIndex
+        let authority = rest[..<end]
+        guard !authority.isEmpty else { return nil }
+        let remainder = rest[end...]
+        let target = remainder.first == "/" ? String(remainder) : "/" + remainder
+        return (String(authority), target)
+    }
+
     /// The path, without query.
     var path: Substring {
         raw.firstIndex(of: "?").map { raw[..<$0] } ?? raw[...]

@@ -7,8 +7,8 @@ import NIOHTTP1
 import NIOHTTPTypes
 import NIOHTTPTypesHTTP1
 
-/// Proxy mode's HTTP/1.1 server: Hummingbird's HTTP1 channel (same codec, limits and
-/// connection-state handling) with a ``ProxyChannelHandler`` in front of the router, so proxied
+/// Proxy mode's HTTP/1.1 server: Hummingbird's HTTP1 channel (same parser limits, codec and
+/// connection-state handling) with a ``ProxyChannelHandler`` right after the parser, so proxied
 /// requests are verified and forwarded inside the channel pipeline and only the sidecar's own
 /// endpoints reach the router.
 struct SidecarHTTPServer: ServerChildChannel, HTTPChannelHandler {
@@ -31,9 +31,11 @@ struct SidecarHTTPServer: ServerChildChannel, HTTPChannelHandler {
             try channel.pipeline.syncOperations.configureHTTPServerPipeline(
                 withPipeliningAssistance: false, withErrorHandling: false, withOutboundHeaderValidation: false,
                 withEncoderConfiguration: .init(), withDecoderLimitConfiguration: limits)
+            // The proxy handler reads NIO's request parts straight from the parser: only the sidecar's own
+            // endpoints are converted to HTTP types and handed to Hummingbird's connection handling and router.
+            try channel.pipeline.syncOperations.addHandler(ProxyChannelHandler(route: route))
             try channel.pipeline.syncOperations.addHandler(HTTP1ToHTTPServerCodec(secure: false))
             try channel.pipeline.syncOperations.addHandler(HTTPConnectionStateHandler(idleTimeout: nil, logger: logger))
-            try channel.pipeline.syncOperations.addHandler(ProxyChannelHandler(route: route))
             return try NIOAsyncChannel(wrappingChannelSynchronously: channel, configuration: .init(isOutboundHalfClosureEnabled: true))
         }
     }

@@ -34,10 +34,10 @@ struct UpstreamProxy: Sendable {
         case length(Int)
         case chunked
 
-        init(_ headers: HTTPFields) {
-            if let length = headers[.contentLength].flatMap(Int.init) {
+        init(_ headers: some RequestHeaderFields) {
+            if let length = headers.combined(.contentLength).flatMap(Int.init) {
                 self = length > 0 ? .length(length) : .none
-            } else if headers[.transferEncoding] != nil {
+            } else if headers.combined(.transferEncoding) != nil {
                 self = .chunked
             } else {
                 self = .none
@@ -46,43 +46,40 @@ struct UpstreamProxy: Sendable {
     }
 
     /// The request head sent upstream.
-    func requestHead(_ request: HTTPRequest, target: RequestTarget, identity: VerifiedIdentity?, view: ClientView,
+    func requestHead(_ request: HTTPRequestHead, target: RequestTarget, identity: VerifiedIdentity?, view: ClientView,
                      framing: BodyFraming) -> HTTPRequestHead {
-        var headers = upstreamHeaders(request.headerFields, identity: identity, view: view)
+        var headers = upstreamHeaders(request.headers, identity: identity, view: view)
         headers.add(name: "Host", value: hostHeader)
         switch framing {
         case .none: break
         case .length(let length): headers.add(name: "Content-Length", value: String(length))
         case .chunked: headers.add(name: "Transfer-Encoding", value: "chunked")
         }
-        return HTTPRequestHead(version: .http1_1, method: HTTPMethod(rawValue: request.method.rawValue),
-                               uri: settings.basePath + target.raw, headers: headers)
+        return HTTPRequestHead(version: .http1_1, method: request.method, uri: settings.basePath + target.raw, headers: headers)
     }
 
     /// The response head sent to the client: the upstream's status and end-to-end headers.
-    static func responseHead(_ upstream: HTTPResponseHead) -> HTTPResponse {
-        var headers = HTTPFields()
-        headers.reserveCapacity(upstream.headers.count + 2)
-        let dropped = connectionListed(upstream.headers[canonicalForm: "connection"].map(String.init))
+    static func responseHead(_ upstream: HTTPResponseHead) -> HTTPResponseHead {
+        let dropped = connectionListed(upstream.headers["connection"])
+        var headers = HTTPHeaders()
+        headers.reserveCapacity(upstream.headers.count + 3)
         for header in upstream.headers where !isHopByHop(header.name, dropped: dropped) {
-            guard let name = HTTPField.Name(header.name) else { continue }
-            headers.append(HTTPField(name: name, value: header.value))
+            headers.add(name: header.name, value: header.value)
         }
-        return HTTPResponse(status: .init(code: Int(upstream.status.code), reasonPhrase: upstream.status.reasonPhrase),
-                            headerFields: headers)
+        return HTTPResponseHead(version: .http1_1, status: upstream.status, headers: headers)
     }
 
     /// The client's headers minus hop-by-hop fields, `X-Latchkey-*`, credentials (unless forwarded
     /// by configuration) and, from an untrusted peer, forwarding headers; plus our forwarding
     /// headers and the identity.
-    func upstreamHeaders(_ incoming: HTTPFields, identity: VerifiedIdentity?, view: ClientView) -> HTTPHeaders {
-        // Canonical names are lower-case already: no per-field lower-casing on this path.
-        let dropped = incoming[.connection] == nil ? [] : Self.connectionListed(incoming[values: .connection])
+    func upstreamHeaders(_ incoming: HTTPHeaders, identity: VerifiedIdentity?, view: ClientView) -> HTTPHeaders {
+        let listed = incoming["connection"]
+        let dropped = listed.isEmpty ? [] : Self.connectionListed(listed)
         var forwardedFor: [String] = []
         var headers = HTTPHeaders()
         headers.reserveCapacity(incoming.count + 10)
         for field in incoming {
-            let name = field.name.canonicalName
+            let name = Self.lowercased(field.name)
             if Self.hopByHop.contains(name) || dropped.contains(name) || Self.setByProxy.contains(name)
                 || name.hasPrefix(IdentityHeaders.prefix) {
                 continue
@@ -90,10 +87,10 @@ struct UpstreamProxy: Sendable {
             if !forwardCredentials, name == "authorization" || name == "dpop" { continue }
             if Self.forwardingHeaders.contains(name) {
                 if view.peerTrusted, name == "x-forwarded-for" { forwardedFor.append(field.value) }
-                if view.peerTrusted, name == "forwarded" { headers.add(name: field.name.rawName, value: field.value) }
+                if view.peerTrusted, name == "forwarded" { headers.add(name: field.name, value: field.value) }
                 continue
             }
-            headers.add(name: field.name.rawName, value: field.value)
+            headers.add(name: field.name, value: field.value)
         }
         if let peer = view.peerAddress { forwardedFor.append(peer) }
         if !forwardedFor.isEmpty {
@@ -104,6 +101,11 @@ struct UpstreamProxy: Sendable {
         headers.add(name: "X-Forwarded-Host", value: authority)
         if let identity { IdentityHeaders.add(identity, to: &headers) }
         return headers
+    }
+
+    /// ASCII lower case, copying only when there is an upper-case letter.
+    static func lowercased(_ name: String) -> String {
+        name.utf8.contains { $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z") } ? name.lowercased() : name
     }
 
     /// `scheme` and `host[:port]` of a configured origin (`scheme://host[:port]`, see ``ExternalOrigins``).

@@ -119,6 +119,21 @@ import Testing
         }
     }
 
+    /// HTTP/1.0 without keep-alive, and `Connection: close`: one answer, marked, then the connection closes.
+    @Test func nonPersistentConnectionsAreAnsweredOnceAndClosed() async throws {
+        try await ProxyStack.run { stack in
+            for (version, extra) in [("HTTP/1.0", ""), ("HTTP/1.1", "Connection: close\r\n")] {
+                let proof = try stack.signer.proof(method: "GET", url: SidecarFixtures.origin + "/v1/orders", accessToken: stack.token)
+                let answer = try await rawHTTP(port: stack.sidecar.port, """
+                    GET /v1/orders \(version)\r\nHost: x\r\nAuthorization: DPoP \(stack.token)\r\nDPoP: \(proof)\r\n\(extra)\r\n
+                    """, untilClosed: true)
+                #expect(answer.hasPrefix("HTTP/1.1 200"), "\(version): \(answer.prefix(200))")
+                #expect(answer.lowercased().contains("\r\nconnection: close\r\n"), "\(version)")
+                #expect(answer.components(separatedBy: "HTTP/1.1 ").count == 2, "exactly one answer")
+            }
+        }
+    }
+
     @Test func absoluteFormTargetsCannotChooseTheOriginAndOddBytesAreRefused() async throws {
         try await ProxyStack.run { stack in
             // Absolute form names another authority; htu is still computed from the configured origin.

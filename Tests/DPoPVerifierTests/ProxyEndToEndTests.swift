@@ -6,6 +6,7 @@ import NIOCore
 import NIOFoundationCompat
 import NIOHTTP1
 import NIOPosix
+import ServiceLifecycle
 import Shared
 import Testing
 @testable import DPoPVerifier
@@ -110,19 +111,21 @@ import Testing
     /// (the client connection is closed, as the answer cannot be completed); the total timeout still
     /// bounds the wait for the head. One timer per exchange checks both.
     @Test func upstreamSilenceHitsTheIdleTimeoutBeforeAndAfterTheResponseHead() async throws {
+        // Timeouts of a second or more: the suite runs many stacks at once, and the upstream's head must
+        // reliably arrive before the idle timeout for the after-the-head case.
         try await ProxyStack.run(configure: { settings, _ in
-            settings.upstream?.timeoutMilliseconds = 10_000
-            settings.upstream?.idleTimeoutMilliseconds = 300
+            settings.upstream?.timeoutMilliseconds = 20_000
+            settings.upstream?.idleTimeoutMilliseconds = 1_000
         }) { stack in
             var start = ContinuousClock.now
-            let silentBeforeHead = try await stack.send(.GET, "/slow/3000")
+            let silentBeforeHead = try await stack.send(.GET, "/slow/6000")
             #expect(silentBeforeHead.status == 504)
             #expect(silentBeforeHead.errorCode == "upstream_timeout")
-            #expect(ContinuousClock.now - start < .milliseconds(2_500))
+            #expect(ContinuousClock.now - start < .milliseconds(4_500))
 
             start = ContinuousClock.now
-            await #expect(throws: (any Error).self) { _ = try await stack.send(.GET, "/stall/3000") }
-            #expect(ContinuousClock.now - start < .milliseconds(2_500))
+            await #expect(throws: (any Error).self) { _ = try await stack.send(.GET, "/stall/6000") }
+            #expect(ContinuousClock.now - start < .milliseconds(4_500))
 
             // A pause shorter than the idle timeout is fine, and the connection pool still works afterwards.
             let brief = try await stack.send(.GET, "/stall/50")
@@ -131,17 +134,46 @@ import Testing
         }
         // Idle longer than total: the total timeout decides while no head has come.
         try await ProxyStack.run(configure: { settings, _ in
-            settings.upstream?.timeoutMilliseconds = 300
-            settings.upstream?.idleTimeoutMilliseconds = 10_000
+            settings.upstream?.timeoutMilliseconds = 1_000
+            settings.upstream?.idleTimeoutMilliseconds = 20_000
         }) { stack in
             let start = ContinuousClock.now
-            let reply = try await stack.send(.GET, "/slow/3000")
+            let reply = try await stack.send(.GET, "/slow/6000")
             #expect(reply.status == 504)
-            #expect(ContinuousClock.now - start < .milliseconds(2_500))
-            // Once the head is in, only the idle timeout applies: a 1 s pause after it is not cut at 300 ms.
-            let late = try await stack.send(.GET, "/stall/1000")
+            #expect(ContinuousClock.now - start < .milliseconds(4_500))
+            // Once the head is in, only the idle timeout applies: a 2 s pause after it is not cut at 1 s.
+            let late = try await stack.send(.GET, "/stall/2000")
             #expect(late.status == 200)
             #expect(String(buffer: late.body) == "first;second")
+        }
+    }
+
+    /// Graceful shutdown quiesces connections: a proxied exchange in flight finishes (the proxy handler,
+    /// not Hummingbird's connection handler, knows about it), then its connection closes and the server stops.
+    @Test func gracefulShutdownLetsAProxiedRequestFinish() async throws {
+        let issuer = try TestIssuer()
+        try await withLoopbackServer(TestUpstream.router(issuer: issuer)) { port in
+            let cluster = try SidecarFixtures.makeCluster()
+            defer { cluster.shutdown() }
+            var service = try await TestServiceSettings.make(.dpopVerifier, kafkaBrokers: cluster.bootstrapServers)
+            service.port = try await unusedLoopbackPort()
+            let settings = try SidecarFixtures.settings(upstreamPort: port, issuer: issuer.issuer(port: port))
+            let app = try buildApplication(settings: service, sidecar: settings, logger: TestServiceSettings.logger)
+            let group = ServiceGroup(configuration: .init(services: [app], logger: TestServiceSettings.logger))
+            let sidecar = LiveSidecar(port: service.port)
+            let signer = DPoPProofSigner(key: try SigningKey.generate(.es256))
+            let token = try issuer.token(port: port, boundTo: signer)
+            try await withThrowingTaskGroup(of: Void.self) { tasks in
+                tasks.addTask { try await group.run() }
+                try await sidecar.waitUntilReady()
+                async let slow = sidecar.sendDPoP(.GET, "/slow/1500", token: token, signer: signer)
+                try await Task.sleep(for: .milliseconds(500))
+                await group.triggerGracefulShutdown()
+                let reply = try await slow
+                #expect(reply.status == 200)
+                #expect(reply.text == "slow")
+                try await tasks.next()
+            }
         }
     }
 

@@ -95,6 +95,15 @@ import Testing
         }
     }
 
+    @Test func absoluteFormTargetsSplitIntoAuthorityAndOriginForm() {
+        #expect(RequestTarget.absoluteForm("http://evil.example.com/v1/orders?x=1")! == ("evil.example.com", "/v1/orders?x=1"))
+        #expect(RequestTarget.absoluteForm("HTTPS://API.example.com:8443")! == ("API.example.com:8443", "/"))
+        #expect(RequestTarget.absoluteForm("https://api.example.com?q=1")! == ("api.example.com", "/?q=1"))
+        for bad in ["/v1", "*", "ftp://x/y", "http:///y", "https://", "httpx://a/b"] {
+            #expect(RequestTarget.absoluteForm(bad) == nil, "\(bad)")
+        }
+    }
+
     @Test func challengesAreRFC9449Shaped() {
         let challenges = Challenges(algorithms: [.es256, .edDSA], allowBearer: true)
         let rejection = SidecarRejection(kind: .useNonce, description: "a DPoP nonce is required", reason: "use_dpop_nonce")
