@@ -15,10 +15,15 @@ public enum ConstantTime {
 
     /// Compares the UTF-8 bytes of two strings (e.g. base64url-encoded hashes or thumbprints).
     public static func equals(_ lhs: String, _ rhs: String) -> Bool {
-        guard lhs.utf8.count == rhs.utf8.count else { return false }
+        var lhs = lhs, rhs = rhs
+        return lhs.withUTF8 { left in rhs.withUTF8 { right in equals(left, right) } }
+    }
+
+    private static func equals(_ lhs: UnsafeBufferPointer<UInt8>, _ rhs: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard lhs.count == rhs.count else { return false }
         var difference: UInt8 = 0
-        for (left, right) in zip(lhs.utf8, rhs.utf8) {
-            difference |= left ^ right
+        for index in 0..<lhs.count {
+            difference |= lhs[index] ^ rhs[index]
         }
         return difference == 0
     }
