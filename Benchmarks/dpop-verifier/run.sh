@@ -62,7 +62,18 @@ if [ "$(id -u)" = 0 ] && [ "${BENCH_ISOLATE:-1}" != 0 ]; then
     done
     ((${#MOVED_THREADS[@]} == 0)) || ISOLATION="${#MOVED_THREADS[@]} kdamond kernel thread(s) moved off CPU 0 for the run"
 fi
+# Optional: guest halt polling (BENCH_HALTPOLL_NS, e.g. 200000). This VM boots with
+# haltpoll.guest_halt_poll_ns=0, so an idle vCPU halts at once and each wake-up is a VM exit and entry;
+# with polling it spins that long first. Off by default; the report says when it was on.
+HALTPOLL_FILE=/sys/module/haltpoll/parameters/guest_halt_poll_ns
+HALTPOLL_SAVED=""
+if [ -n "${BENCH_HALTPOLL_NS:-}" ] && [ -w "$HALTPOLL_FILE" ]; then
+    HALTPOLL_SAVED="$(cat "$HALTPOLL_FILE")"
+    echo "$BENCH_HALTPOLL_NS" >"$HALTPOLL_FILE"
+    ISOLATION="$ISOLATION; guest halt polling ${BENCH_HALTPOLL_NS} ns (boot value ${HALTPOLL_SAVED})"
+fi
 restore_kernel_threads() {
+    [ -z "$HALTPOLL_SAVED" ] || echo "$HALTPOLL_SAVED" >"$HALTPOLL_FILE" 2>/dev/null || true
     local entry
     for entry in "${MOVED_THREADS[@]}"; do taskset -p "${entry#*:}" "${entry%%:*}" >/dev/null 2>&1 || true; done
 }
@@ -113,12 +124,12 @@ MACHINE="Machine: $(nproc) CPUs, $(lscpu | sed -n 's/^Model name:[[:space:]]*//p
 sidecar log level warning (no per-request access log); proof iat window 300 s so pre-generated proofs stay valid. \
 Load average when the load started: $(cut -d' ' -f1-3 /proc/loadavg) (the machine is shared: other processes compete for both CPUs); \
 measured processes ${NICE[*]:-at normal priority}; $ISOLATION."
-REPORT="$ROOT/Benchmarks/results/dpop-verifier.md"
+REPORT="$ROOT/Benchmarks/results/dpop-verifier${BENCH_HALTPOLL_NS:+-haltpoll}.md"
 [ "${BENCH_PHASES:-all}" = all ] || REPORT=""  # a partial run (BENCH_PHASES=peak) prints and writes no report
 "${NICE[@]}" taskset -c 1 "$BIN/SidecarLoad" load --sidecar-port "$SIDECAR_PORT" --upstream-port "$UPSTREAM_PORT" --sidecar-pid "$SIDECAR_PID" \
     --openssl-verify "$OPENSSL_VERIFY" --swift-verify "$SWIFT_VERIFY" --library-checks "$LIBRARY_CHECKS" \
     --connections "${BENCH_CONNECTIONS:-32}" --seconds "${BENCH_SECONDS:-10}" --proofs "${BENCH_PROOFS:-300000}" \
-    --phases "${BENCH_PHASES:-all}" --machine "$MACHINE" --report "$REPORT" || { tail -20 "$WORK/sidecar.log"; die "load generator failed"; }
+    --phases "${BENCH_PHASES:-all}" --timeline "${BENCH_TIMELINE:-}" --machine "$MACHINE" --report "$REPORT" || { tail -20 "$WORK/sidecar.log"; die "load generator failed"; }
 [ -z "$REPORT" ] || printf 'Load average when the load ended: %s.\n' "$(cut -d' ' -f1-3 /proc/loadavg)" >>"$REPORT"
 if [ -n "${PERF_STAT_PID:-}" ]; then kill -INT "$PERF_STAT_PID"; wait "$PERF_STAT_PID" 2>/dev/null || true; fi
 [ -z "$REPORT" ] || log "report written to $REPORT"

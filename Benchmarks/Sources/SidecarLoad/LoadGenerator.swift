@@ -1,3 +1,4 @@
+import Foundation
 import NIOCore
 import NIOHTTP1
 import NIOPosix
@@ -10,6 +11,8 @@ struct PhaseResult: Sendable {
     var seconds: Double = 0
     /// Latency of each completed request in the measurement window, nanoseconds.
     var latencies: [Int64] = []
+    /// When each latency's request was scheduled (ns since the phase start), for `--timeline`.
+    var startedAt: [Int64] = []
     var exhausted = false
 
     var rate: Double { seconds > 0 ? Double(completed) / seconds : 0 }
@@ -24,6 +27,7 @@ struct PhaseResult: Sendable {
         completed += other.completed
         for (status, count) in other.failures { failures[status, default: 0] += count }
         latencies += other.latencies
+        startedAt += other.startedAt
         exhausted = exhausted || other.exhausted
     }
 }
@@ -73,6 +77,13 @@ enum LoadGenerator {
         var total = results
         total.seconds = seconds
         return total
+    }
+
+    /// `scheduled_ms latency_us` per request, in schedule order: shows whether slow requests cluster.
+    static func writeTimeline(_ result: PhaseResult, to path: String) throws {
+        let lines = zip(result.startedAt, result.latencies).sorted { $0.0 < $1.0 }
+            .map { "\(String(format: "%.3f", Double($0.0) / 1e6)) \($0.1 / 1_000)" }
+        try (lines.joined(separator: "\n") + "\n").write(toFile: path, atomically: true, encoding: .utf8)
     }
 }
 
@@ -151,6 +162,7 @@ final class ConnectionDriver: ChannelInboundHandler, @unchecked Sendable {
                 if status == 200 {
                     result.completed += 1
                     result.latencies.append((now - since).nanoseconds)
+                    result.startedAt.append((since - start).nanoseconds)
                 } else {
                     result.failures[status, default: 0] += 1
                 }

@@ -87,8 +87,12 @@ struct LoadBenchmark {
         let directPeak = try await LoadGenerator.run(port: upstreamPort, connections: connections, seconds: seconds, mode: .closed) { fixed }
         let half = peak.rate / 2
         log("half of peak (\(Int(half)) req/s) through the sidecar")
+        let stealBefore = Self.stealMilliseconds()
         let halfSidecar = try await LoadGenerator.run(port: sidecarPort, connections: connections, seconds: seconds,
                                                       mode: .open(perSecond: half), next: pool.next)
+        let stealDuringHalf = zip(Self.stealMilliseconds(), stealBefore).map { $0 - $1 }
+        let timeline = options.string("timeline", "")
+        if !timeline.isEmpty { try LoadGenerator.writeTimeline(halfSidecar, to: timeline) }
         log("same rate to the upstream alone")
         let halfDirect = try await LoadGenerator.run(port: upstreamPort, connections: connections, seconds: seconds,
                                                      mode: .open(perSecond: half)) { fixed }
@@ -112,11 +116,22 @@ struct LoadBenchmark {
             proofsUsed: pool.used, peak: peak, proxyOnly: proxyOnly, directPeak: directPeak, halfSidecar: halfSidecar, halfDirect: halfDirect,
             replayEntries: SimpleHTTP.metric(metrics, "latchkey_dpop_replay_cache_entries") ?? -1,
             replayEvictions: SimpleHTTP.metric(metrics, "latchkey_dpop_replay_cache_evictions_total") ?? -1,
-            rssKiB: memory.rss, peakRssKiB: memory.peak, machine: options.string("machine", ""))
+            rssKiB: memory.rss, peakRssKiB: memory.peak, stealDuringHalf: stealDuringHalf, machine: options.string("machine", ""))
         let markdown = report.markdown()
         print(markdown)
         let output = options.string("report", "")
         if !output.isEmpty { try markdown.write(toFile: output, atomically: true, encoding: .utf8) }
+    }
+
+    /// Time the hypervisor ran something else instead of each of this VM's CPUs (`steal` in
+    /// /proc/stat), milliseconds since boot: a vCPU that is not running stalls whatever was on it.
+    static func stealMilliseconds() -> [Double] {
+        guard let stat = try? String(contentsOfFile: "/proc/stat", encoding: .utf8) else { return [] }
+        let ticksPerSecond = Double(sysconf(Int32(_SC_CLK_TCK)))
+        return stat.split(separator: "\n").filter { $0.hasPrefix("cpu") && !$0.hasPrefix("cpu ") }.map { line in
+            let fields = line.split(separator: " ")
+            return fields.count > 8 ? (Double(fields[8]) ?? 0) * 1_000 / ticksPerSecond : 0
+        }
     }
 
     /// VmRSS and VmHWM of a process, KiB.

@@ -17,6 +17,8 @@ struct Report {
     let replayEvictions: Double
     let rssKiB: Int
     let peakRssKiB: Int
+    /// Steal time per CPU during the half-of-peak phase through the sidecar, ms.
+    let stealDuringHalf: [Double]
     let machine: String
 
     func markdown() -> String {
@@ -67,6 +69,9 @@ struct Report {
               same core's `openssl speed ecdsap256` verify rate (target ≥ 50 %).
             - Added latency at half of peak (sidecar − direct): p50 **\(format(addedP50, 0)) µs**, p99 **\(format(addedP99, 0)) µs**
               (target p99 ≤ 1000 µs).
+            - Hypervisor steal time during that phase (10 s): \(stealDuringHalf.enumerated().map { "CPU \($0.offset) \(format($0.element, 0)) ms" }.joined(separator: ", ")).
+              Steal comes in bursts of milliseconds; a stalled vCPU delays every request in flight on it, so it sets
+              a floor under p99 that no change to the sidecar can lower.
             - Where a verified request's \(format(perVerified, 0)) µs of CPU 0 go: \(format(perProxied, 0)) µs of proxying (receive, parse,
               forward, relay the answer: the public-path phase) and \(format(perVerified - perProxied, 0)) µs of verification
               (token cache, proof checks, replay cache, identity headers); one `openssl speed` verify is \(format(perOpenSSLVerify, 0)) µs.
