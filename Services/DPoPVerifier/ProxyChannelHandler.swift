@@ -92,6 +92,7 @@ final class ProxyChannelHandler: ChannelDuplexHandler, RemovableChannelHandler {
     private var totalDeadline = NIODeadline.now()
     /// One timer per exchange for both timeouts (scheduling and cancelling a NIO task is not free).
     private var watchdog: Scheduled<Void>?
+    private var watchdogDeadline = NIODeadline.distantFuture
     /// The client's address as `X-Forwarded-For` shows it, and whether it is a trusted proxy: fixed per connection.
     private var peerAddress: String?
     private var peerTrusted = false
@@ -430,6 +431,7 @@ final class ProxyChannelHandler: ChannelDuplexHandler, RemovableChannelHandler {
     private func cancelTimers() {
         watchdog?.cancel()
         watchdog = nil
+        watchdogDeadline = .distantFuture
     }
 
     /// One line per proxied request at `info` (off in production and benchmarks: warning).
@@ -450,9 +452,11 @@ final class ProxyChannelHandler: ChannelDuplexHandler, RemovableChannelHandler {
     private func armWatchdog(at deadline: NIODeadline) {
         guard let context else { return }
         let generation = self.generation
+        watchdogDeadline = deadline
         watchdog = context.eventLoop.assumeIsolated().scheduleTask(deadline: deadline) {
             guard self.generation == generation else { return }
             self.watchdog = nil
+            self.watchdogDeadline = .distantFuture
             self.watchdogFired()
         }
     }
@@ -490,6 +494,13 @@ extension ProxyChannelHandler: UpstreamLeaseHolder {
         connection.delegate = self
         phase = .forwarding
         lastUpstreamActivity = .now()
+        // Normally the watchdog armed at the decision already fires within the idle timeout; after a long
+        // wait for a connection it is set for the total timeout only, and the idle check must come sooner.
+        let idleDeadline = lastUpstreamActivity + idleTimeout
+        if watchdogDeadline > idleDeadline {
+            watchdog?.cancel()
+            armWatchdog(at: min(totalDeadline, idleDeadline))
+        }
         connection.write(.head(route.proxy.requestHead(request, target: target, identity: identity, view: view, framing: framing)))
         for buffer in body { connection.write(.body(.byteBuffer(buffer))) }
         body.removeAll()
