@@ -48,6 +48,17 @@ enum TestUpstream {
                 try await writer.finish(nil)
             })
         }
+        router.get("/trickle/:ms") { _, context -> Response in
+            // A chunk every 200 ms for `ms`: a slow answer that is never silent for long.
+            let total = try context.parameters.require("ms", as: Int.self)
+            return Response(status: .ok, headers: [.contentType: "text/plain"], body: ResponseBody { writer in
+                for _ in 0..<max(1, total / 200) {
+                    try await writer.write(ByteBuffer(string: "."))
+                    try await Task.sleep(for: .milliseconds(200))
+                }
+                try await writer.finish(nil)
+            })
+        }
         router.add(middleware: EchoMiddleware())
         return router
     }
