@@ -133,16 +133,17 @@ import Testing
     /// A request that waits for an upstream connection longer than the idle timeout still gets the idle
     /// check once it is forwarded (only the total timeout was left armed then).
     @Test func idleTimeoutAppliesAfterALongWaitForAConnection() async throws {
-        try await withUpstreamTimeouts(total: 120_000, idle: 1_500, maxConnections: 1) { stack in
+        try await withUpstreamTimeouts(total: 120_000, idle: 3_000, maxConnections: 1) { stack in
             // One upstream connection per event loop, each kept busy by answers that are never silent for
-            // long; eight of them over the loops leave the last request waiting for a connection.
-            try await withThrowingTaskGroup(of: Int.self) { busy in
-                for _ in 0..<8 { busy.addTask { try await stack.send(.GET, "/trickle/1600").status } }
+            // long; eight of them over the loops leave the last request waiting for a connection. They are
+            // only load: on a loaded machine one may still be cut, which is not what this test is about.
+            try await withThrowingTaskGroup(of: Void.self) { busy in
+                for _ in 0..<8 { busy.addTask { _ = try? await stack.send(.GET, "/trickle/2000") } }
                 try await Task.sleep(for: .milliseconds(300))
                 let start = ContinuousClock.now
-                await #expect(throws: (any Error).self) { _ = try await stack.send(.GET, "/stall/12000") }
-                #expect(ContinuousClock.now - start < .seconds(30))
-                for try await status in busy { #expect(status == 200) }
+                await #expect(throws: (any Error).self) { _ = try await stack.send(.GET, "/stall/15000") }
+                #expect(ContinuousClock.now - start < .seconds(40))
+                try await busy.waitForAll()
             }
         }
     }
