@@ -73,8 +73,7 @@ struct UpstreamProxy: Sendable {
     /// by configuration) and, from an untrusted peer, forwarding headers; plus our forwarding
     /// headers and the identity.
     func upstreamHeaders(_ incoming: HTTPHeaders, identity: VerifiedIdentity?, view: ClientView) -> HTTPHeaders {
-        let listed = incoming["connection"]
-        let dropped = listed.isEmpty ? [] : Self.connectionListed(listed)
+        let dropped = Self.connectionListed(incoming["connection"])
         var forwardedFor: [String] = []
         var headers = HTTPHeaders()
         headers.reserveCapacity(incoming.count + 10)
@@ -129,20 +128,10 @@ struct UpstreamProxy: Sendable {
     /// Replaced by the sidecar's own values; kept (and extended) only from trusted proxies.
     static let forwardingHeaders: Set<String> = ["forwarded", "x-forwarded-for", "x-forwarded-host", "x-forwarded-proto"]
 
-    /// For names as received (any case); compares without allocating a lower-cased copy.
+    /// For names as received (any case).
     static func isHopByHop(_ name: String, dropped: Set<String>) -> Bool {
-        for candidate in hopByHopList where asciiCaseInsensitiveEquals(name, candidate) { return true }
-        return !dropped.isEmpty && dropped.contains(name.lowercased())
-    }
-
-    private static let hopByHopList = Array(hopByHop)
-
-    private static func asciiCaseInsensitiveEquals(_ value: String, _ lowercase: String) -> Bool {
-        guard value.utf8.count == lowercase.utf8.count else { return false }
-        return zip(value.utf8, lowercase.utf8).allSatisfy { pair in
-            let byte = pair.0
-            return (byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") ? byte | 0x20 : byte) == pair.1
-        }
+        let lowered = lowercased(name)
+        return hopByHop.contains(lowered) || dropped.contains(lowered)
     }
 
     /// Field names listed in `Connection` (RFC 9110 §7.6.1).

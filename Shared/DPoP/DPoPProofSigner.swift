@@ -22,7 +22,7 @@ public struct DPoPProofSigner: Sendable {
         let htu = Self.stripQueryAndFragment(url)
         let claims = DPoPProofClaims(jti: jti, htm: method, htu: htu,
                             iat: iat ?? Int64(clock.now().timeIntervalSince1970.rounded(.down)),
-                            ath: accessToken.map { Base64URL.encode(SHA256.hash(data: Data($0.utf8))) },
+                            ath: accessToken.map(DPoPProofVerifier.accessTokenHash),
                             nonce: nonce)
         return try CompactJWS.sign(claims: claims, using: key,
                                    header: JWSHeaderParameters(typ: DPoPProofVerifier.proofType, jwk: key.bareJWK))

@@ -217,7 +217,7 @@ public struct DPoPProofVerifier: Sendable {
     }
 
     /// RFC 9449 §4.2 `ath`: base64url SHA-256 of the token's ASCII bytes (hashed in place, no copy).
-    static func accessTokenHash(_ token: String) -> String {
+    public static func accessTokenHash(_ token: String) -> String {
         var token = token
         return token.withUTF8 { Base64URL.encode(SHA256.hash(data: UnsafeRawBufferPointer($0))) }
     }
