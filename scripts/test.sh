@@ -7,7 +7,8 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 cd "$ROOT"
 
 # The browser tests drive a real headless Chromium through chromedriver.
-ensure_packages chromium chromium-driver
+# gdb: the test watchdog prints the threads of a hung test process.
+ensure_packages chromium chromium-driver gdb
 [ -d "$ROOT/../shared/vectors" ] || die "../shared/vectors is missing next to the repository: the vector tests need it"
 "$ROOT/scripts/postgres.sh" start
 eval "$("$ROOT/scripts/postgres.sh" env "${LATCHKEY_TEST_DB:-latchkey_test}")"
@@ -19,9 +20,11 @@ export LATCHKEY_VECTORS_DIR="$ROOT/../shared/vectors"
 log "building"
 swift build --build-tests "$@"
 log "running tests"
-# A watchdog: a hung test must fail the run, not eat the CI time limit.
+# A watchdog: a hung test must fail the run, not eat the CI time limit, and say where it hung.
 status=0
-timeout --signal=INT --kill-after=30 "${LATCHKEY_TEST_TIMEOUT:-1200}" swift test --skip-build "$@" || status=$?
+watchdog_dir="$ROOT/.build/test-watchdog"
+rm -rf "$watchdog_dir"
+python3 "$ROOT/scripts/test-watchdog.py" "${LATCHKEY_TEST_TIMEOUT:-1200}" "$watchdog_dir" -- swift test --skip-build "$@" || status=$?
 
 log "fuzzing every service with schemathesis (scripts/fuzz-api.sh)"
 fuzz_status=0
@@ -33,4 +36,6 @@ log "validating the deployment files (Dockerfile, docker-compose, Kubernetes, Op
 deploy_status=0
 "$ROOT/scripts/validate-deploy.sh" || deploy_status=$?
 ((status != 0)) || status=$deploy_status
+# Repeated last, where a truncated CI log still shows it.
+[ -f "$watchdog_dir/hang-summary.txt" ] && cat "$watchdog_dir/hang-summary.txt"
 exit "$status"

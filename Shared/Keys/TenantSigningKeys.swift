@@ -167,8 +167,19 @@ public struct TenantSigningKeys: Sendable {
             guard let algorithm = JWSAlgorithm(rawValue: algorithmName) else {
                 throw JOSEError.unsupportedAlgorithm("stored key \(kid) has unknown algorithm \(algorithmName)")
             }
-            let der = try envelope.open(
-                Data(sealed.readableBytesView), associatedData: KeyEnvelope.associatedData(tenant: tenant, kid: kid))
+            let der: Data
+            do {
+                der = try envelope.open(
+                    Data(sealed.readableBytesView), associatedData: KeyEnvelope.associatedData(tenant: tenant, kid: kid))
+            } catch {
+                // Almost always configuration: a replica (or the job that created the key) with another
+                // KEY_ENCRYPTION_KEY. Said here, as the token endpoint can only answer server_error.
+                logger.error("the active signing key cannot be opened with this process's key-encryption keys", metadata: [
+                    "tenant": "\(tenant)", "kid": "\(kid)", "reason": "\(error)",
+                    "hint": "every replica needs the same KEY_ENCRYPTION_KEY (and KEY_ENCRYPTION_KEY_PREVIOUS during a KEK rotation)",
+                ])
+                throw error
+            }
             return (kid, try SigningKey(algorithm: algorithm, pkcs8DER: der))
         }
         return nil

@@ -45,6 +45,11 @@ public enum TestEnvironment {
         return logger
     }()
 
+    /// `KEY_ENCRYPTION_KEY` of every in-process application of the run. They share one database, and each
+    /// token-service's lifecycle job serves every tenant in it: a key one app stages for another test's
+    /// tenant (a policy's algorithm change) must be one that test's app can decrypt.
+    public static let keyEncryptionKey = KeyMaterial.generateConfigurationValue()
+
     /// A tenant slug no other test uses.
     public static func uniqueTenant(_ prefix: String = "t") -> String {
         "\(prefix)-\(UUID().uuidString.lowercased().prefix(18))"

@@ -16,7 +16,7 @@ struct GatewayTestHarness {
     static let tokenServiceURL = "https://login.latchkey.test"
     /// `SECRET_HASH_KEY` and `KEY_ENCRYPTION_KEY` of the apps (and token-service processes) of this test run.
     static let secretHashKey = KeyMaterial.generateConfigurationValue()
-    static let keyEncryptionKey = KeyMaterial.generateConfigurationValue()
+    static let keyEncryptionKey = TestEnvironment.keyEncryptionKey
     static let hasher = try! KeyedHasher(configuration: secretHashKey)
     static let signingKeys = TenantSigningKeys(envelope: try! KeyEnvelope(configuration: keyEncryptionKey))
 

@@ -32,7 +32,7 @@ struct TokenServiceFixture: Sendable {
     static func makeSettings(publicURL: String = publicURL) throws -> TokenServiceSettings {
         try TokenServiceSettings(
             publicURL: publicURL + "/", registrationGatewayPublicURL: gatewayURL,
-            keyEnvelope: KeyEnvelope(configuration: KeyMaterial.generateConfigurationValue()),
+            keyEnvelope: KeyEnvelope(configuration: TestEnvironment.keyEncryptionKey),
             secretHasher: KeyedHasher(configuration: KeyMaterial.generateConfigurationValue()),
             dpopNonces: HMACDPoPNonceSource(configuration: KeyMaterial.generateConfigurationValue()),
             passwordHasher: PasswordHasher(parameters: .testing))

@@ -24,7 +24,7 @@ struct EchoedRequest: Codable, Sendable {
 }
 
 /// The API behind the sidecar in tests: echoes every request (streaming the body through SHA-256),
-/// serves large streamed downloads, answers slowly on demand, and hosts a ``TestIssuer``.
+/// serves large streamed downloads, answers slowly on demand (``TimedUpstream`` does the timing-sensitive cases), and hosts a ``TestIssuer``.
 enum TestUpstream {
     static func router(issuer: TestIssuer? = nil) -> Router<BasicRequestContext> {
         let router = Router()
@@ -37,27 +37,6 @@ enum TestUpstream {
         router.get("/slow/:ms") { _, context -> String in
             try await Task.sleep(for: .milliseconds(try context.parameters.require("ms", as: Int.self)))
             return "slow"
-        }
-        router.get("/stall/:ms") { _, context -> Response in
-            // Head and a first chunk at once, then silence for `ms`, then the rest.
-            let pause = try context.parameters.require("ms", as: Int.self)
-            return Response(status: .ok, headers: [.contentType: "text/plain"], body: ResponseBody { writer in
-                try await writer.write(ByteBuffer(string: "first;"))
-                try await Task.sleep(for: .milliseconds(pause))
-                try await writer.write(ByteBuffer(string: "second"))
-                try await writer.finish(nil)
-            })
-        }
-        router.get("/trickle/:ms") { _, context -> Response in
-            // A chunk every 200 ms for `ms`: a slow answer that is never silent for long.
-            let total = try context.parameters.require("ms", as: Int.self)
-            return Response(status: .ok, headers: [.contentType: "text/plain"], body: ResponseBody { writer in
-                for _ in 0..<max(1, total / 200) {
-                    try await writer.write(ByteBuffer(string: "."))
-                    try await Task.sleep(for: .milliseconds(200))
-                }
-                try await writer.finish(nil)
-            })
         }
         router.add(middleware: EchoMiddleware())
         return router

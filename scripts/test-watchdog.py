@@ -1,0 +1,135 @@
+#!/usr/bin/env python3
+"""Runs `swift test` with a time limit, and explains a hang instead of only killing it.
+
+Usage: test-watchdog.py SECONDS REPORT_DIR -- swift test ARGS...
+
+The output is passed through unchanged. When the limit is reached, the report names the tests that
+started but never finished (from swift-testing's event lines) and holds every thread's backtrace of
+the test process (gdb); then the run is interrupted, killed 30 s later, and
+the exit status is 124 like coreutils' `timeout`. A summary is printed again last, where a truncated
+CI log still shows it.
+"""
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+
+ANSI = re.compile(r"\x1b\[[0-9;]*m")  # colours, when the bundle runs without `swift test`
+STARTED = re.compile(r"^◇ Test (.+) started\.$")
+# A parameterized test ends with "… with N test cases passed after …"; its cases print no end line.
+FINISHED = re.compile(r"^[✔✘➜] Test (.+?)(?: with \d+ test cases?)? (?:passed|failed|skipped)\b")
+
+
+def unfinished(lines):
+    """Tests with more 'started' than 'passed/failed/skipped' lines, in start order."""
+    open_counts, order = {}, []
+    for line in lines:
+        if (match := STARTED.match(line)) and match.group(1) != "run" and not match.group(1).startswith("case passing"):
+            name = match.group(1)
+            open_counts[name] = open_counts.get(name, 0) + 1
+            order.append(name)
+        elif match := FINISHED.match(line):
+            name = match.group(1)
+            if open_counts.get(name, 0) > 0:
+                open_counts[name] -= 1
+    result = []
+    for name in order:
+        if open_counts.get(name, 0) > 0 and name not in result:
+            result.append(name)
+    return result
+
+
+def test_processes(root_pid):
+    """The test bundle processes under `swift test` (it runs the bundle as a child)."""
+    found = []
+    try:
+        output = subprocess.run(["ps", "-eo", "pid=,ppid=,args="], capture_output=True, text=True).stdout
+    except OSError:
+        return found
+    children = {}
+    for row in output.splitlines():
+        parts = row.split(None, 2)
+        if len(parts) == 3:
+            children.setdefault(int(parts[1]), []).append((int(parts[0]), parts[2]))
+    stack = [root_pid]
+    while stack:
+        for pid, args in children.get(stack.pop(), []):
+            stack.append(pid)
+            if ".xctest" in args or "PackageTests" in args:
+                found.append(pid)
+    return found
+
+
+def backtraces(pid, path):
+    """Every thread's backtrace of `pid` (gdb, Swift names demangled) into `path`; for the summary, the
+    threads that run our code. (The toolchain's lldb needs libpython3.10, which Debian 12 lacks; Swift's
+    own backtracer could not suspend threads on this VM.)"""
+    demangler = os.path.join(os.path.dirname(os.path.realpath(shutil.which("swift") or "swift")), "swift-demangle")
+    try:
+        trace = subprocess.run(["gdb", "-p", str(pid), "-batch", "-ex", "set pagination off",
+                                "-ex", "thread apply all bt 40"], capture_output=True, text=True, timeout=240).stdout
+        if os.path.exists(demangler):
+            trace = subprocess.run([demangler], input=trace, capture_output=True, text=True, timeout=120).stdout
+    except (OSError, subprocess.TimeoutExpired) as error:
+        return [f"(no backtrace: {error})"]
+    with open(path, "w") as out:
+        out.write(trace)
+    ours = re.compile(r"\b(DPoPVerifier|TokenService|RegistrationGateway|AuditConsumer|Shared|LatchkeyTestSupport|\w+Tests)\.")
+    interesting = []
+    for thread in re.split(r"\n(?=Thread \d+ )", trace):
+        if ours.search(thread):
+            interesting.extend(line[:240] for line in thread.splitlines()[:16])
+    return interesting[:600]
+
+
+def main():
+    limit, report_dir = float(sys.argv[1]), sys.argv[2]
+    command = sys.argv[sys.argv.index("--") + 1:]
+    os.makedirs(report_dir, exist_ok=True)
+    lines = []
+    # Line-buffered: through a pipe the test bundle's stdout is block-buffered, and the lines that say
+    # which tests started would only arrive after the hang is over.
+    process = subprocess.Popen(["stdbuf", "-oL"] + command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                               start_new_session=True)
+
+    def pump():
+        for raw in process.stdout:
+            sys.stdout.buffer.write(raw)
+            sys.stdout.buffer.flush()
+            lines.append(ANSI.sub("", raw.decode("utf-8", "replace").rstrip("\n")))
+
+    reader = threading.Thread(target=pump, daemon=True)
+    reader.start()
+    try:
+        status = process.wait(timeout=limit)
+        reader.join(timeout=60)  # the last lines may still be in the pipe
+        return status
+    except subprocess.TimeoutExpired:
+        pass
+
+    hung = unfinished(list(lines))
+    summary = [f"swift test did not finish within {int(limit)} s; tests started but not finished:"]
+    summary += [f"  {name}" for name in hung] or ["  (none: the hang is outside any test)"]
+    for pid in test_processes(process.pid):
+        path = os.path.join(report_dir, f"backtrace-{pid}.txt")
+        summary.append(f"threads of test process {pid} that run our code (all threads: {path}):")
+        summary += ["  " + line for line in backtraces(pid, path)]
+    with open(os.path.join(report_dir, "hang-summary.txt"), "w") as out:
+        out.write("\n".join(summary) + "\n")
+    print("\n".join(summary), flush=True)
+
+    os.killpg(process.pid, signal.SIGINT)
+    try:
+        process.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        process.wait()
+    reader.join(timeout=5)
+    return 124
+
+
+if __name__ == "__main__":
+    sys.exit(main())
