@@ -4,7 +4,9 @@ set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 RUN_DIR="${LATCHKEY_RUN_DIR:-$ROOT/.run}"
-PG_PORT="${LATCHKEY_PG_PORT:-55432}"
+# Below Linux's ephemeral range (32768–60999): a port in it can be held by any outgoing connection at the
+# moment PostgreSQL starts (it once was, on 55490).
+PG_PORT="${LATCHKEY_PG_PORT:-25432}"
 PG_DIR="$RUN_DIR/postgres"
 # PostgreSQL runs as the `postgres` OS user, which may not reach a checkout under a private home
 # folder; then the cluster lives under /tmp instead (one per checkout).

@@ -27,6 +27,17 @@ fsync = on
 log_min_messages = warning
 CONF
     fi
+    # A cluster made for another port (the default was 55432, or LATCHKEY_PG_PORT changed) moves: the last
+    # `port` line of postgresql.conf wins, and a running server is restarted on it.
+    local configured
+    configured="$(sed -n 's/^port = \([0-9]*\).*/\1/p' "$PG_DIR/data/postgresql.conf" | tail -n 1)"
+    if [ "$configured" != "$PG_PORT" ]; then
+        log "moving PostgreSQL from port ${configured:-5432} to $PG_PORT"
+        echo "port = $PG_PORT" | as_postgres tee -a "$PG_DIR/data/postgresql.conf" >/dev/null
+        if as_postgres "$PG_BIN/pg_ctl" -D "$PG_DIR/data" status >/dev/null 2>&1; then
+            as_postgres "$PG_BIN/pg_ctl" -D "$PG_DIR/data" -l "$PG_DIR/postgres.log" -w -t 60 restart >/dev/null
+        fi
+    fi
     if ! as_postgres "$PG_BIN/pg_ctl" -D "$PG_DIR/data" status >/dev/null 2>&1; then
         log "starting PostgreSQL on 127.0.0.1:$PG_PORT"
         as_postgres "$PG_BIN/pg_ctl" -D "$PG_DIR/data" -l "$PG_DIR/postgres.log" -w -t 60 start >/dev/null
