@@ -16,30 +16,24 @@ import signal
 import subprocess
 import sys
 import threading
+from collections import Counter
 
 ANSI = re.compile(r"\x1b\[[0-9;]*m")  # colours, when the bundle runs without `swift test`
 STARTED = re.compile(r"^◇ Test (.+) started\.$")
 # A parameterized test ends with "… with N test cases passed after …"; its cases print no end line.
-FINISHED = re.compile(r"^[✔✘➜] Test (.+?)(?: with \d+ test cases?)? (?:passed|failed|skipped)\b")
+# Anchored on what follows the verb: a display name may itself contain "skipped" or "passed".
+FINISHED = re.compile(r"^[✔✘➜] Test (.+?)(?: with \d+ test cases?)? (?:(?:passed|failed) after |skipped(?:[.:]|$))")
 
 
 def unfinished(lines):
     """Tests with more 'started' than 'passed/failed/skipped' lines, in start order."""
-    open_counts, order = {}, []
+    still_open = Counter()
     for line in lines:
         if (match := STARTED.match(line)) and match.group(1) != "run" and not match.group(1).startswith("case passing"):
-            name = match.group(1)
-            open_counts[name] = open_counts.get(name, 0) + 1
-            order.append(name)
-        elif match := FINISHED.match(line):
-            name = match.group(1)
-            if open_counts.get(name, 0) > 0:
-                open_counts[name] -= 1
-    result = []
-    for name in order:
-        if open_counts.get(name, 0) > 0 and name not in result:
-            result.append(name)
-    return result
+            still_open[match.group(1)] += 1
+        elif (match := FINISHED.match(line)) and still_open[match.group(1)] > 0:
+            still_open[match.group(1)] -= 1
+    return [name for name, count in still_open.items() if count > 0]  # a Counter keeps insertion order
 
 
 def test_processes(root_pid):

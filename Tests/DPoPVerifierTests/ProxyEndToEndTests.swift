@@ -111,55 +111,53 @@ import Testing
     /// (the client connection is closed, as the answer cannot be completed); the total timeout still
     /// bounds the wait for the head. One timer per exchange checks both.
     @Test func upstreamSilenceHitsTheIdleTimeoutBeforeAndAfterTheResponseHead() async throws {
-        // The upstream answers from its event loop, so its head is never late however loaded the suite is;
-        // its pauses are 30 s, so a cut is told from the upstream's own answer by the outcome, not by timing.
-        try await TimedUpstream.run { upstream in
-            try await withUpstreamTimeouts(total: 60_000, idle: 2_000, upstreamPort: upstream) { stack in
-                try await Self.expectTimeout(stack, "/slow/30000")
-                let start = ContinuousClock.now
-                await #expect(throws: (any Error).self) { _ = try await stack.send(.GET, "/stall/30000") }
-                #expect(ContinuousClock.now - start < .seconds(20))
-                // A pause shorter than the idle timeout is fine, and the connection pool still works afterwards.
-                try await Self.expectStalledAnswer(stack, "/stall/50")
-            }
-            // Idle longer than total: the total timeout decides while no head has come; once the head is in,
-            // only the idle timeout applies, so a pause after it longer than the total timeout is not cut.
-            try await withUpstreamTimeouts(total: 2_000, idle: 60_000, upstreamPort: upstream) { stack in
-                try await Self.expectTimeout(stack, "/slow/30000")
-                try await Self.expectStalledAnswer(stack, "/stall/4000")
-            }
+        try await withUpstreamTimeouts(total: 60_000, idle: 2_000) { stack in
+            try await Self.expectTimeout(stack, "/slow/30000")
+            let start = ContinuousClock.now
+            await #expect(throws: (any Error).self) { _ = try await stack.send(.GET, "/stall/30000") }
+            #expect(ContinuousClock.now - start < .seconds(20))
+            // A pause shorter than the idle timeout is fine, and the connection pool still works afterwards.
+            try await Self.expectStalledAnswer(stack, "/stall/50")
+        }
+        // Idle longer than total: the total timeout decides while no head has come; once the head is in,
+        // only the idle timeout applies, so a pause after it longer than the total timeout is not cut.
+        try await withUpstreamTimeouts(total: 2_000, idle: 60_000) { stack in
+            try await Self.expectTimeout(stack, "/slow/30000")
+            try await Self.expectStalledAnswer(stack, "/stall/4000")
         }
     }
 
     /// A request that waits for an upstream connection longer than the idle timeout still gets the idle
     /// check once it is forwarded (only the total timeout was left armed then).
     @Test func idleTimeoutAppliesAfterALongWaitForAConnection() async throws {
-        try await TimedUpstream.run { upstream in
-            try await withUpstreamTimeouts(total: 120_000, idle: 3_000, maxConnections: 1, upstreamPort: upstream) { stack in
-                // One upstream connection per event loop, each kept busy by answers that are never silent for
-                // long; eight of them over the loops leave the last request waiting for a connection. They are
-                // only load: on a loaded machine one may still be cut, which is not what this test is about.
-                try await withThrowingTaskGroup(of: Void.self) { busy in
-                    for _ in 0..<8 { busy.addTask { _ = try? await stack.send(.GET, "/trickle/2000") } }
-                    try await Task.sleep(for: .milliseconds(300))
-                    let start = ContinuousClock.now
-                    await #expect(throws: (any Error).self) { _ = try await stack.send(.GET, "/stall/30000") }
-                    #expect(ContinuousClock.now - start < .seconds(25))
-                    try await busy.waitForAll()
-                }
+        try await withUpstreamTimeouts(total: 120_000, idle: 3_000, maxConnections: 1) { stack in
+            // One upstream connection per event loop, each kept busy by answers that are never silent for
+            // long; eight of them over the loops leave the last request waiting for a connection. They are
+            // only load: on a loaded machine one may still be cut, which is not what this test is about.
+            try await withThrowingTaskGroup(of: Void.self) { busy in
+                for _ in 0..<8 { busy.addTask { _ = try? await stack.send(.GET, "/trickle/2000") } }
+                try await Task.sleep(for: .milliseconds(300))
+                let start = ContinuousClock.now
+                await #expect(throws: (any Error).self) { _ = try await stack.send(.GET, "/stall/30000") }
+                #expect(ContinuousClock.now - start < .seconds(25))
+                try await busy.waitForAll()
             }
         }
     }
 
-    /// A stack whose upstream has these timeouts; `upstreamPort` replaces its upstream (the issuer stays).
-    private func withUpstreamTimeouts(total: Int, idle: Int, maxConnections: Int? = nil, upstreamPort: Int? = nil,
+    /// A stack with these upstream timeouts in front of a ``TimedUpstream`` (the issuer stays on the usual
+    /// upstream). It answers from its event loop, so its head is never late however loaded the suite is;
+    /// its pauses are 30 s, so a cut is told from its own answer by the outcome, not by timing.
+    private func withUpstreamTimeouts(total: Int, idle: Int, maxConnections: Int? = nil,
                                       _ body: @Sendable (ProxyStack) async throws -> Void) async throws {
-        try await ProxyStack.run(configure: { settings, _ in
-            if let upstreamPort { settings.upstream = try UpstreamSettings(url: "http://127.0.0.1:\(upstreamPort)") }
-            settings.upstream?.timeoutMilliseconds = total
-            settings.upstream?.idleTimeoutMilliseconds = idle
-            if let maxConnections { settings.upstream?.maxConnections = maxConnections }
-        }, body)
+        try await TimedUpstream.run { upstreamPort in
+            try await ProxyStack.run(configure: { settings, _ in
+                settings.upstream = try UpstreamSettings(url: "http://127.0.0.1:\(upstreamPort)")
+                settings.upstream?.timeoutMilliseconds = total
+                settings.upstream?.idleTimeoutMilliseconds = idle
+                if let maxConnections { settings.upstream?.maxConnections = maxConnections }
+            }, body)
+        }
     }
 
     private static func expectTimeout(_ stack: ProxyStack, _ target: String) async throws {

@@ -14,11 +14,10 @@ import Testing
 struct GatewayTestHarness {
     static let publicURL = "https://register.latchkey.test"
     static let tokenServiceURL = "https://login.latchkey.test"
-    /// `SECRET_HASH_KEY` and `KEY_ENCRYPTION_KEY` of the apps (and token-service processes) of this test run.
+    /// `SECRET_HASH_KEY` of the apps (and token-service processes) of this test run.
     static let secretHashKey = KeyMaterial.generateConfigurationValue()
-    static let keyEncryptionKey = TestEnvironment.keyEncryptionKey
     static let hasher = try! KeyedHasher(configuration: secretHashKey)
-    static let signingKeys = TenantSigningKeys(envelope: try! KeyEnvelope(configuration: keyEncryptionKey))
+    static let signingKeys = TenantSigningKeys(envelope: try! KeyEnvelope(configuration: TestEnvironment.keyEncryptionKey))
 
     let tenant: String
     let user: UUID

@@ -181,7 +181,7 @@ import Testing
             "DATABASE_SYSTEM_URL": try TestEnvironment.value("LATCHKEY_TEST_SYSTEM_DATABASE_URL"),
             "KAFKA_BROKERS": GatewayTestHarness.sharedCluster.bootstrapServers, "LOG_LEVEL": "warning",
             "TOKEN_SERVICE_PUBLIC_URL": GatewayTestHarness.tokenServiceURL, "REGISTRATION_GATEWAY_PUBLIC_URL": GatewayTestHarness.publicURL,
-            "KEY_ENCRYPTION_KEY": GatewayTestHarness.keyEncryptionKey, "SECRET_HASH_KEY": GatewayTestHarness.secretHashKey,
+            "KEY_ENCRYPTION_KEY": TestEnvironment.keyEncryptionKey, "SECRET_HASH_KEY": GatewayTestHarness.secretHashKey,
             "DPOP_NONCE_SECRET": KeyMaterial.generateConfigurationValue(),
         ])
         defer { Task { [tokenService] in _ = await tokenService.stop() } }
