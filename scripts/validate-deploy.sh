@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
 # Validates the deployment files offline (CI runs it from scripts/test.sh):
-#   Dockerfile             exec-form CMD/ENTRYPOINT, every product built and copied with its resources
+#   Dockerfile             exec-form CMD/ENTRYPOINT, every product built and copied with its resources,
+#                          librdkafka from a checksum-pinned tarball; the build stage's context (its COPY
+#                          lines minus .dockerignore) reproduced in a temporary folder loads the package
+#                          with `swift package describe` (scripts/docker-context.py)
 #   docker-compose.yml     `docker-compose config` (Debian's docker-compose) with .env.example;
 #                          every variable it uses is in .env.example; its helper scripts parse
 #   infra/k8s              every overlay rendered with kustomize, core resources against the Kubernetes
@@ -60,7 +63,7 @@ for line in text.splitlines():
 for product in ("registration-gateway", "token-service", "dpop-verifier", "audit-consumer", "latchkey"):
     if product not in text:
         errors.append(f"product {product} is not built")
-for needed in ("--static-swift-stdlib", "Latchkey_Shared.resources", "librdkafka1", "USER 10001", "debian:"):
+for needed in ("--static-swift-stdlib", "Latchkey_Shared.resources", "LIBRDKAFKA_SHA256", "sha256sum -c", "USER 10001", "debian:"):
     if needed not in text:
         errors.append(f"missing: {needed}")
 for error in errors:
@@ -78,6 +81,7 @@ compose_env_complete() {
 }
 
 check "Dockerfile (exec form, products, runtime)" dockerfile_rules
+check "image build context loads the package (COPY lines + .dockerignore)" python3 scripts/docker-context.py
 check "docker-compose config (.env.example)" docker-compose -f docker-compose.yml --env-file .env.example config -q
 check ".env.example declares every compose variable" compose_env_complete
 check "compose helper scripts parse" bash -n infra/compose/postgres/10-latchkey-roles.sh infra/compose/kafka/create-topics.sh
