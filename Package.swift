@@ -208,6 +208,21 @@ let package = Package(
             ]),
         serviceTests("AuditConsumer"),
         .testTarget(
+            name: "SecurityTests",
+            dependencies: [
+                "Shared",
+                "LatchkeyCLI",
+                "LatchkeyTestSupport",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ],
+            path: "Tests/SecurityTests",
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
             name: "EndToEndTests",
             dependencies: [
                 "Shared",

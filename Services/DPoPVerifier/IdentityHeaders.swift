@@ -29,10 +29,23 @@ enum IdentityHeaders {
     static let jkt = HTTPField.Name("X-Latchkey-Jkt")!
     static let prefix = "x-latchkey-"
 
-    /// Removes every `X-Latchkey-*` field (not only the five we set), whatever its case.
+    /// Whether a header name is in the identity namespace, whatever its case and whether it is spelled
+    /// with `-` or `_`: CGI, WSGI and Rack upstreams read `X_Latchkey_Subject` as `X-Latchkey-Subject`.
+    static func isInNamespace(_ name: String) -> Bool {
+        var prefixBytes = prefix.utf8.makeIterator()
+        for byte in name.utf8 {
+            guard let expected = prefixBytes.next() else { return true }
+            var folded = byte | (byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") ? 0x20 : 0)
+            if folded == UInt8(ascii: "_") { folded = UInt8(ascii: "-") }
+            guard folded == expected else { return false }
+        }
+        return prefixBytes.next() == nil
+    }
+
+    /// Removes every field of the identity namespace (not only the five we set), in any spelling.
     static func strip(_ headers: inout HTTPFields) {
-        guard headers.contains(where: { $0.name.canonicalName.hasPrefix(prefix) }) else { return }
-        headers = HTTPFields(headers.filter { !$0.name.canonicalName.hasPrefix(prefix) })
+        guard headers.contains(where: { isInNamespace($0.name.rawName) }) else { return }
+        headers = HTTPFields(headers.filter { !isInNamespace($0.name.rawName) })
     }
 
     /// Adds the identity; values that could not travel in a header (control characters) are left out.

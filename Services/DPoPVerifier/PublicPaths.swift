@@ -37,11 +37,13 @@ struct PublicPaths: Sendable {
         return Self.isCanonical(path)
     }
 
-    /// No dot segments, empty segments, backslashes, or percent-encoded dots, slashes and backslashes.
+    /// No dot segments, empty segments, backslashes, or percent-encoded dots, slashes and backslashes; no
+    /// `;` (Java servers treat `/public/..;/admin` as `/admin`) and no `%u` escapes (IIS reads `%u002e` as `.`).
     static func isCanonical<S: StringProtocol>(_ path: S) -> Bool {
         let bytes = Array(path.utf8)
         for (index, byte) in bytes.enumerated() {
-            if byte == UInt8(ascii: "\\") { return false }
+            if byte == UInt8(ascii: "\\") || byte == UInt8(ascii: ";") { return false }
+            if byte == UInt8(ascii: "%"), index + 1 < bytes.count, bytes[index + 1] | 0x20 == UInt8(ascii: "u") { return false }
             if byte == UInt8(ascii: "%"), index + 2 < bytes.count {
                 let escaped = (bytes[index + 1], bytes[index + 2] | 0x20)  // hex digits in either case
                 if escaped == (UInt8(ascii: "2"), UInt8(ascii: "e")) || escaped == (UInt8(ascii: "2"), UInt8(ascii: "f"))

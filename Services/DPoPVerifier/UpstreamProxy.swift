@@ -80,7 +80,7 @@ struct UpstreamProxy: Sendable {
         for field in incoming {
             let name = Self.lowercased(field.name)
             if Self.hopByHop.contains(name) || dropped.contains(name) || Self.setByProxy.contains(name)
-                || name.hasPrefix(IdentityHeaders.prefix) {
+                || IdentityHeaders.isInNamespace(name) {
                 continue
             }
             if !forwardCredentials, name == "authorization" || name == "dpop" { continue }

@@ -33,7 +33,9 @@ func buildApplication(
     let router = runtime.makeRouter()
     let outbox = OutboxWriter(topicPrefix: settings.topicPrefix)
     let keys = try TenantKeyCache(database: runtime.database, ttl: gateway.signingKeyCacheTTL)
-    let userTokens = UserTokenVerifier(settings: gateway, keys: keys)
+    let userTokens = UserTokenVerifier(
+        settings: gateway, keys: keys,
+        proofs: DPoPProofVerifier(configuration: .init(nonceMode: .disabled), replayCache: InMemoryDPoPReplayCache()))
     let directory = TenantDirectory(database: runtime.database)
     let tenants = router.group("t/:tenant").add(middleware: TenantResolverMiddleware(directory: directory))
     RegistrationController(

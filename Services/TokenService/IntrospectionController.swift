@@ -24,9 +24,13 @@ struct IntrospectionController: Sendable {
         let caller = try await authentication.authenticate(request: request, form: form, endpoints: endpoints)
         guard caller.clientType == .confidential else { throw TokenEndpointAuthentication.invalidClient(tenant: tenant.id) }
         let claims = try await lookup.accessTokenClaims(token, endpoints: endpoints)
+        // RFC 7662 §2.2: a client learns about other clients' tokens only when an administrator gave it the
+        // `introspect` capability; for anyone else such a token is simply inactive.
+        let mayIntrospectOthers = caller.registeredScopes.contains(TenantPolicy.introspectionScope)
         let logger = database.logger
         let answer: IntrospectionResponse = try await database.withTenantTransaction(tenant.id) { connection in
             if let claims {
+                guard mayIntrospectOthers || claims.clientID == caller.clientID else { return .inactive }
                 guard try await lookup.liveAccessToken(claims, on: connection, logger: logger) != nil else { return .inactive }
                 return IntrospectionResponse(
                     active: true, scope: claims.scope, clientID: claims.clientID, sub: claims.sub, aud: claims.aud.values,
@@ -34,6 +38,7 @@ struct IntrospectionController: Sendable {
                     tokenType: claims.cnf == nil ? "Bearer" : "DPoP", cnf: claims.cnf)
             }
             guard let stored = try await lookup.refreshToken(token, on: connection, logger: logger), stored.isActive,
+                mayIntrospectOthers || stored.clientID == caller.clientID,
                 try await ClientRepository.isActive(stored.clientID, on: connection, logger: logger)
             else { return .inactive }
             return IntrospectionResponse(

@@ -65,15 +65,27 @@ struct TokenIssuer: Sendable {
         _ request: IssuanceRequest, tenant: ResolvedTenant, endpoints: TenantEndpoints,
         signer: (kid: String, key: SigningKey), on connection: PostgresConnection, logger: Logger
     ) async throws -> TokenResponse {
+        // Every grant issues the intersection of what was asked (or stored in a code or refresh family),
+        // the client's current registered scope and the tenant's current policy: removing a scope from
+        // either stops it at the very next grant, refresh families included.
+        let registered = Set(request.client.registeredScopes)
+        // `admin` is issued by client credentials only, so it always names a client, never a user.
+        let scopes = request.scopes.filter {
+            registered.contains($0) && tenant.policy.permitsIssuing(scope: $0)
+                && ($0 != AdminTokenVerifier.requiredScope || request.grantType == .clientCredentials)
+        }
+        guard !scopes.isEmpty else {
+            throw OAuthError.invalidScope("the client or the tenant policy no longer allows the requested scope")
+        }
         let now = Date()
         let lifetimes = tenant.policy.tokenLifetimes
-        let isDCR = request.scopes.contains("dcr")
+        let isDCR = scopes.contains("dcr")
         let lifetime = isDCR ? lifetimes.dcrAccessToken : lifetimes.accessToken
         let audience = isDCR ? endpoints.registration : endpoints.defaultAudience
         let jti = UUID().uuidString.lowercased()
         let issuedAt = Int64(now.timeIntervalSince1970)
         let expiresAt = now.addingTimeInterval(TimeInterval(lifetime))
-        let scope = request.scopes.joined(separator: " ")
+        let scope = scopes.joined(separator: " ")
         let claims = AccessTokenClaims(
             iss: endpoints.issuer, sub: request.userID.map { $0.uuidString.lowercased() } ?? request.client.clientID,
             aud: Audience(audience), clientID: request.client.clientID, scope: scope, jti: jti,
@@ -107,7 +119,7 @@ struct TokenIssuer: Sendable {
         }
 
         var idToken: String?
-        if let plan = request.idToken, let userID = request.userID {
+        if let plan = request.idToken, let userID = request.userID, scopes.contains("openid") {
             let claims = IDTokenClaims(
                 iss: endpoints.issuer, sub: userID.uuidString.lowercased(), aud: request.client.clientID,
                 azp: request.client.clientID, iat: issuedAt, exp: issuedAt + Int64(lifetimes.idToken),

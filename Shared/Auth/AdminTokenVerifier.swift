@@ -106,6 +106,11 @@ public struct AdminTokenVerifier: Sendable {
                 .forbidden, "insufficient_scope", "the token lacks the admin scope",
                 headers: [.wwwAuthenticate: "Bearer realm=\"\(realm)\", error=\"insufficient_scope\", scope=\"admin\""])
         }
+        // Administration is done by clients for themselves (client_credentials: `sub` = `client_id`);
+        // a token issued to a user never administers, whatever scope it carries.
+        guard let clientID = claims.clientID, ConstantTime.equals(clientID, subject) else {
+            throw invalid("admin tokens are issued to a client for itself (client_credentials), never to a user")
+        }
         return AdminPrincipal(
             issuerTenant: issuerTenant, subject: subject, clientID: claims.clientID,
             isPlatformAdmin: issuerTenant == platformTenant)

@@ -27,6 +27,13 @@ extension TenantPolicy {
         }
     }
 
+    /// Whether a token may carry `scope` under this policy: a scope the policy allows, or a reserved one
+    /// (`dcr`, `admin`), whose issuance the token service restricts by client and grant instead;
+    /// `introspect` is a client capability and never goes into a token.
+    public func permitsIssuing(scope: String) -> Bool {
+        scope != Self.introspectionScope && (Self.reservedScopes.contains(scope) || allowedScopes.contains(scope))
+    }
+
     /// Applies `allowedScopes` and `disallowedScopeBehavior` to a requested scope string.
     /// Reserved scopes (`dcr`, `admin`) are never granted, whatever the allowed list says.
     public func decideScopes(requested scope: String) -> ScopeDecision {

@@ -6,8 +6,12 @@ import Foundation
 /// read a policy written by a newer gateway; the admin API uses `parse(_:)`, which refuses unknown
 /// members (typos) and runs `validate()`. Unknown enum strings always fail to decode.
 public struct TenantPolicy: Codable, Sendable, Hashable {
-    /// Scopes only the platform grants (registration, administration); never registrable.
-    public static let reservedScopes: Set<String> = ["dcr", "admin"]
+    /// Scopes only the platform grants (registration, administration) or an administrator gives a client
+    /// (`introspect`); never registrable through dynamic registration.
+    public static let reservedScopes: Set<String> = ["dcr", "admin", introspectionScope]
+    /// A client capability, set by an administrator: introspect tokens issued to other clients. Never
+    /// carried by a token.
+    public static let introspectionScope = "introspect"
 
     /// What to do when a registration asks for scopes outside `allowedScopes`.
     public enum DisallowedScopeBehavior: String, ProtocolStringEnum {

@@ -50,6 +50,12 @@ struct GatewayTestHarness {
         return GatewayTestHarness(tenant: tenant, user: user)
     }
 
+    /// Admin tokens are a client's own (client credentials: `sub` = `client_id`); DCR tokens come from the
+    /// tenant's DCR client on behalf of a user.
+    static func clientID(subject: String?, scope: String) -> String {
+        scope.split(separator: " ").contains("admin") ? (subject ?? "admin-client") : "mobile-dcr-client"
+    }
+
     /// A DCR token of this tenant; every claim can be bent to test a refusal.
     func dcrToken(
         sub: String? = nil, scope: String = "dcr", audience: String? = nil, issuer: String? = nil,
@@ -71,7 +77,7 @@ struct GatewayTestHarness {
         let now = Int64(Date().timeIntervalSince1970)
         let claims = AccessTokenClaims(
             iss: issuer ?? "\(Self.tokenServiceURL)/t/\(tenant)", sub: sub ?? user.uuidString,
-            aud: Audience(audience ?? "\(Self.publicURL)/t/\(tenant)/register"), clientID: "mobile-dcr-client",
+            aud: Audience(audience ?? "\(Self.publicURL)/t/\(tenant)/register"), clientID: Self.clientID(subject: sub, scope: scope),
             scope: scope, jti: UUID().uuidString, iat: now, exp: now + expiresIn)
         return try CompactJWS.sign(claims: claims, using: active.key, header: JWSHeaderParameters(typ: "at+jwt", kid: active.kid))
     }

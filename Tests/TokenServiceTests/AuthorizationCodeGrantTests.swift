@@ -44,7 +44,8 @@ struct NativeApp {
 @Suite struct AuthorizationCodeGrantTests {
     static func publicApp(_ fixture: TokenServiceFixture, id: String = "app") async throws -> NativeApp {
         try await fixture.insertClient(
-            id, authMethod: .noAuthentication, grantTypes: [.authorizationCode, .refreshToken], dpopBound: true)
+            id, authMethod: .noAuthentication, grantTypes: [.authorizationCode, .refreshToken], scope: "openid profile email",
+            dpopBound: true)
         return try NativeApp(clientID: id)
     }
 

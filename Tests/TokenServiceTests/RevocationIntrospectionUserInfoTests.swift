@@ -30,7 +30,7 @@ import Testing
 
     /// A signed-in public DPoP app's tokens plus a confidential resource server allowed to introspect.
     func setUp(_ client: any TestClientProtocol, _ fixture: TokenServiceFixture) async throws -> (NativeApp, [String: Any], (String, String)) {
-        let rsSecret = try #require(try await fixture.insertClient("resource-server", scope: "api"))
+        let rsSecret = try #require(try await fixture.insertClient("resource-server", scope: "api introspect"))
         let app = try await AuthorizationCodeGrantTests.publicApp(fixture)
         let user = try await fixture.insertUser()
         let verifier = PKCE.generateVerifier()

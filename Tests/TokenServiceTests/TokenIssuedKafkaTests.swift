@@ -25,7 +25,7 @@ import Testing
                 let fixture = TokenServiceFixture(
                     tenant: TestEnvironment.uniqueTenant("tok"), settings: settings, database: database,
                     databaseName: owner.database)
-                try await TestDatabase.createTenant(fixture.tenant, in: database)
+                try await TestDatabase.createTenant(fixture.tenant, in: database, policy: TokenServiceFixture.withTestScopes("{}"))
                 let secret = try #require(try await fixture.insertClient("svc", scope: "api"))
                 // Built right before it runs (an application released unrun traps in AsyncHTTPClient).
                 let app = try buildApplication(settings: serviceSettings, tokenSettings: settings, logger: TestServiceSettings.logger)

@@ -57,6 +57,18 @@ struct TokenServiceFixture: Sendable {
         try await runApplication(policy: policy, setup: .live, origin: "http://127.0.0.1:\(port)", replicaPort: port, body)
     }
 
+    /// Scopes the tests' clients use; grants issue only scopes the tenant policy allows, so a policy that
+    /// does not list its own gets these.
+    static let testScopes = ["openid", "profile", "email", "offline_access", "api", "read", "write", "a", "b", "orders:read"]
+
+    static func withTestScopes(_ policy: String) -> String {
+        guard var object = (try? JSONSerialization.jsonObject(with: Data(policy.utf8))) as? [String: Any],
+              object["allowed_scopes"] == nil
+        else { return policy }
+        object["allowed_scopes"] = testScopes
+        return (try? JSONSerialization.data(withJSONObject: object)).map { String(decoding: $0, as: UTF8.self) } ?? policy
+    }
+
     private static func runApplication(
         policy: (String) -> String, setup: TestingSetup, origin: String, replicaPort: Int?,
         _ body: @Sendable (any TestClientProtocol, TokenServiceFixture) async throws -> Void
@@ -73,7 +85,7 @@ struct TokenServiceFixture: Sendable {
             let fixture = TokenServiceFixture(
                 tenant: TestEnvironment.uniqueTenant("tok"), origin: origin, settings: settings, database: database,
                 databaseName: databaseName)
-            try await TestDatabase.createTenant(fixture.tenant, in: database, policy: policy(origin))
+            try await TestDatabase.createTenant(fixture.tenant, in: database, policy: Self.withTestScopes(policy(origin)))
             // Built right before it runs: an application released unrun leaves its HTTP client without the
             // shutdown AsyncHTTPClient insists on (it traps), e.g. when the tenant setup above fails.
             let app = try buildApplication(settings: serviceSettings, tokenSettings: settings, logger: TestServiceSettings.logger)

@@ -7,23 +7,36 @@ enum BearerToken {
     /// Longest token accepted; anything longer is refused before any parsing or hashing.
     static let maximumLength = 16 * 1024
 
+    /// An access token and the scheme it came with (RFC 6750 `Bearer` or RFC 9449 `DPoP`).
+    struct Credential: Sendable {
+        var token: String
+        var isDPoP: Bool
+    }
+
     /// The token, nil when no Authorization header was sent; a malformed header is a 401.
     static func extract(from request: Request) throws -> String? {
+        guard let credential = try credential(from: request, acceptingDPoP: false) else { return nil }
+        return credential.token
+    }
+
+    /// The token with its scheme; `DPoP` is accepted only where the endpoint verifies proofs.
+    static func credential(from request: Request, acceptingDPoP: Bool) throws -> Credential? {
         let values = request.headers[values: .authorization]
         guard !values.isEmpty else { return nil }
         guard values.count == 1 else { throw invalidToken("exactly one Authorization header is allowed") }
         let value = values[0]
         guard value.utf8.count <= maximumLength + 7 else { throw invalidToken("token is too long") }
         let parts = value.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: true)
-        guard parts.count == 2, parts[0].lowercased() == "bearer" else {
-            throw invalidToken("Authorization must use the Bearer scheme")
+        let scheme = parts.first?.lowercased()
+        guard parts.count == 2, scheme == "bearer" || (acceptingDPoP && scheme == "dpop") else {
+            throw invalidToken(acceptingDPoP ? "Authorization must use the Bearer or DPoP scheme" : "Authorization must use the Bearer scheme")
         }
         let token = parts[1].trimmingCharacters(in: .whitespaces)
         // RFC 6750 b64token characters only: rules out header injection and unicode look-alikes.
         guard !token.isEmpty, token.utf8.allSatisfy(isB64TokenByte) else {
             throw invalidToken("malformed bearer token")
         }
-        return token
+        return Credential(token: token, isDPoP: scheme == "dpop")
     }
 
     /// 401 `invalid_token` with an RFC 6750 §3 challenge. The description never echoes the token.

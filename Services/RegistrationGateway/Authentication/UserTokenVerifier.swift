@@ -1,4 +1,6 @@
 import Foundation
+import HTTPTypes
+import Hummingbird
 import Shared
 
 /// Verifies DCR access tokens (scope `dcr`, audience = the tenant's registration endpoint) against
@@ -7,8 +9,12 @@ struct UserTokenVerifier: Sendable {
     static let dcrScope = "dcr"
     static let adminScope = "admin"
 
+    static let dpopHeader = HTTPField.Name("DPoP")!
+
     let settings: GatewaySettings
     let keys: TenantKeyCache
+    /// Proofs for DPoP-bound DCR tokens: `iat` window and `jti` replay per key, no nonce.
+    let proofs: DPoPProofVerifier
 
     /// The verified claims of a token of `tenant` carrying `scope` and addressed to `audience`.
     func verify(_ token: String, tenant: String, scope: String, audience: String) async throws -> AccessTokenClaims {
@@ -29,10 +35,28 @@ struct UserTokenVerifier: Sendable {
         return claims
     }
 
-    /// The user a DCR token speaks for.
-    func verifyDCRToken(_ token: String, tenant: String) async throws -> UUID {
-        let claims = try await verify(
-            token, tenant: tenant, scope: Self.dcrScope, audience: settings.registrationEndpoint(tenant: tenant))
+    /// The user a DCR token speaks for. A DPoP-bound token (`cnf.jkt`) counts only with the DPoP scheme and
+    /// a proof of its key for this request (`ath`, `htm`, `htu` from the configured public URL): a bound token
+    /// presented as Bearer is a downgrade, and an unbound one presented as DPoP is refused too.
+    func verifyDCRToken(_ credential: BearerToken.Credential, request: Request, tenant: String) async throws -> UUID {
+        let endpoint = settings.registrationEndpoint(tenant: tenant)
+        let claims = try await verify(credential.token, tenant: tenant, scope: Self.dcrScope, audience: endpoint)
+        if let jkt = claims.cnf?.jkt {
+            guard credential.isDPoP else {
+                throw BearerToken.invalidToken("a DPoP-bound token must be presented with the DPoP scheme and a proof")
+            }
+            do throws(DPoPError) {
+                _ = try await proofs.verify(
+                    headerValues: request.headers[values: Self.dpopHeader], method: request.method.rawValue, url: endpoint,
+                    accessToken: credential.token, expectedJKT: jkt)
+            } catch {
+                throw OAuthError(
+                    .unauthorized, error.errorCode, error.reason,
+                    headers: [.wwwAuthenticate: "DPoP error=\"\(error.errorCode)\", algs=\"\(JWSAlgorithm.allCases.map(\.rawValue).joined(separator: " "))\""])
+            }
+        } else if credential.isDPoP {
+            throw BearerToken.invalidToken("the token is not DPoP-bound")
+        }
         guard let user = UUID(uuidString: claims.sub) else {
             throw BearerToken.invalidToken("token subject is not a user")
         }

@@ -15,6 +15,8 @@ struct StoredClient: Sendable {
     var record: ClientRecord
     var registrationTokenHash: String?
     var clientSecretHash: String?
+    /// `dynamic` for clients registered through RFC 7591, `static` for clients an administrator created.
+    var kind: String = "dynamic"
 }
 
 /// SQL for `clients` (and the rows that die with a client); every call runs inside the caller's
@@ -67,12 +69,12 @@ struct ClientRepository: Sendable {
         var query: PostgresQuery = """
             SELECT client_id, status, client_type, application_type, authenticated_user, software_id,
                    registration_mechanism, metadata::text, client_secret_expires_at, created_at, updated_at,
-                   last_used_at, registration_token_hash, client_secret_hash
+                   last_used_at, registration_token_hash, client_secret_hash, client_kind
             FROM clients WHERE tenant_id = \(tenant) AND client_id = \(clientID)
             """
         query.sql += lock
         let rows = try await connection.query(query, logger: logger)
-        typealias Row = (String, String, String, String, UUID?, String?, String, String, Date?, Date, Date, Date?, String?, String?)
+        typealias Row = (String, String, String, String, UUID?, String?, String, String, Date?, Date, Date, Date?, String?, String?, String)
         for try await row in rows.decode(Row.self) {
             let metadata = try LatchkeyJSON.decode(ClientMetadata.self, from: Data(row.7.utf8))
             guard let slug = TenantSlug(rawValue: tenant), let status = ClientStatus(rawValue: row.1),
@@ -83,7 +85,7 @@ struct ClientRepository: Sendable {
                 clientID: row.0, tenant: slug, status: status, clientType: clientType, applicationType: applicationType,
                 authenticatedUser: row.4, templateID: row.5, metadata: metadata, secretExpiresAt: row.8,
                 createdAt: row.9, updatedAt: row.10, lastUsedAt: row.11, registrationMechanism: mechanism)
-            return StoredClient(record: record, registrationTokenHash: row.12, clientSecretHash: row.13)
+            return StoredClient(record: record, registrationTokenHash: row.12, clientSecretHash: row.13, kind: row.14)
         }
         return nil
     }

@@ -14,6 +14,9 @@ struct ClientConfigurationService: Sendable {
     private var clients: ClientRepository { ClientRepository(logger: database.logger) }
     private var credentials: RegistrationCredentialStore { RegistrationCredentialStore(logger: database.logger) }
 
+    /// Never sent by anyone: 256 random bits drawn when the process starts.
+    private static let decoyToken = SecretTokens.generate()
+
     /// The active client `clientID` of `tenant` whose registration token is `token`; any mismatch is the same 401.
     private func authorize(
         _ clientID: String, token: String?, tenant: String, forUpdate: Bool, on connection: PostgresConnection
@@ -21,9 +24,14 @@ struct ClientConfigurationService: Sendable {
         guard let token else { throw BearerToken.invalidToken("a registration access token is required") }
         let presented = settings.secretHasher.hash(token)
         let stored = try await clients.find(clientID, tenant: tenant, forUpdate: forUpdate, on: connection)
-        // Compare against a dummy hash when the client is unknown, so timing does not reveal client ids.
-        let expected = stored?.registrationTokenHash ?? settings.secretHasher.hash("no-such-client")
-        guard ConstantTime.equals(presented, expected), let stored, stored.record.status.isActive else {
+        // RFC 7592 manages dynamically registered clients only: a client an administrator created has no
+        // registration access token, and no string may stand in for the missing one. Unknown and
+        // unmanageable clients compare against a decoy hash (same work, same timing as a wrong token);
+        // the decoy is random per process, so no request can produce it.
+        let decoy = settings.secretHasher.hash(Self.decoyToken)
+        let manageable = stored.flatMap { $0.kind == "dynamic" ? $0.registrationTokenHash : nil }
+        let matches = ConstantTime.equals(presented, manageable ?? decoy)
+        guard matches, manageable != nil, let stored, stored.record.status.isActive else {
             throw BearerToken.invalidToken("the registration access token is not valid for this client")
         }
         return stored

@@ -30,7 +30,7 @@ struct RegistrationController: Sendable {
         try await rateLimiter.enforce(
             tenant: tenant, source: context.remoteAddress?.ipAddress ?? "unknown",
             open: request.headers[.authorization] == nil)
-        let caller = try await registration.authenticate(token: BearerToken.extract(from: request), tenant: tenant)
+        let caller = try await registration.authenticate(request, tenant: tenant)
         let body = try await RegistrationRequestBody.read(request)
         return try await registration.register(body.metadata, caller: caller, tenant: tenant).response(status: .created)
     }

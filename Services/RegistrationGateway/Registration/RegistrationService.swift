@@ -1,4 +1,5 @@
 import HTTPTypes
+import Hummingbird
 import Foundation
 import Logging
 import PostgresNIO
@@ -24,23 +25,26 @@ struct RegistrationService: Sendable {
     }
 
     /// Maps the bearer token (or its absence) to a mechanism the tenant's policy allows.
-    func authenticate(token: String?, tenant: ResolvedTenant) async throws -> Caller {
+    func authenticate(_ request: Request, tenant: ResolvedTenant) async throws -> Caller {
         let policy = tenant.policy
-        guard let token else {
+        let credential = try BearerToken.credential(from: request, acceptingDPoP: true)
+        guard let credential else {
             guard policy.allows(.open) else { throw BearerToken.invalidToken("a bearer token is required to register") }
             return .open
         }
         // A JWT has exactly two dots; opaque initial access tokens (base64url) have none.
+        let token = credential.token
         if token.utf8.filter({ $0 == UInt8(ascii: ".") }).count == 2 {
             guard policy.allows(.userToken) else {
                 throw BearerToken.invalidToken("this tenant does not accept user tokens for registration")
             }
-            return .user(try await userTokens.verifyDCRToken(token, tenant: tenant.id))
+            return .user(try await userTokens.verifyDCRToken(credential, request: request, tenant: tenant.id))
         }
+        guard !credential.isDPoP else { throw BearerToken.invalidToken("an initial access token is a Bearer token") }
         guard policy.allows(.initialAccessToken) else {
             throw BearerToken.invalidToken("this tenant does not accept initial access tokens")
         }
-        return .initialAccessToken(token)
+        return .initialAccessToken(credential.token)
     }
 
     func register(_ request: ClientMetadata, caller: Caller, tenant: ResolvedTenant) async throws -> RegistrationResponse {

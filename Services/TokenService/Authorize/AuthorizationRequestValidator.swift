@@ -76,7 +76,9 @@ struct AuthorizationRequestValidator: Sendable {
     private func checkScope(_ requested: String?, client: StoredClient, fail: (String, String) -> AuthorizeFailure)
         throws(AuthorizeFailure) -> String
     {
-        let registered = client.registeredScopes
+        // `admin` never goes through a user's authorization: admin tokens come from client credentials only.
+        let admin = AdminTokenVerifier.requiredScope
+        let registered = client.registeredScopes.filter { $0 != admin }
         guard let requested else {
             guard !registered.isEmpty else { throw fail("invalid_scope", "scope is required") }
             return registered.joined(separator: " ")
@@ -85,6 +87,9 @@ struct AuthorizationRequestValidator: Sendable {
         let tokens = TenantPolicy.scopeTokens(requested)
         guard !tokens.isEmpty, tokens.allSatisfy(TenantPolicy.isScopeToken) else {
             throw fail("invalid_scope", "scope is malformed")
+        }
+        guard !tokens.contains(admin) else {
+            throw fail("invalid_scope", "the admin scope is issued by the client_credentials grant only")
         }
         guard Set(tokens).isSubset(of: registered) else {
             throw fail("invalid_scope", "the client may not request this scope")

@@ -1,20 +1,36 @@
 import Foundation
-import LatchkeyTestSupport
+import PostgresNIO
 import Shared
-@testable import LatchkeyCLI
+
+/// Where the services of a `PlatformProcesses` listen, and the tenant the tests use.
+public struct PlatformURLs: Sendable {
+    public let gateway: String
+    public let tokenService: String
+    public let sidecar: String
+    public let audit: String
+    public let tenant: String
+    public var issuer: String { "\(tokenService)/t/\(tenant)" }
+}
+
+/// The platform did not come up.
+public struct PlatformStartFailure: Error, CustomStringConvertible {
+    public let description: String
+    init(_ description: String) { self.description = description }
+}
 
 /// The whole platform as separate processes: the embedded Kafka cluster, the four services and the demo
 /// API behind `dpop-verifier`, on a migrated scratch database of the test PostgreSQL.
-final class PlatformProcesses: @unchecked Sendable {
-    let endpoints: DemoEndpoints
-    let environment: [String: String]
-    let ports: [String: Int]
-    private(set) var processes: [String: ServiceProcess] = [:]
+public final class PlatformProcesses: @unchecked Sendable {
+    public let urls: PlatformURLs
+    public let environment: [String: String]
+    public let ports: [String: Int]
+    public private(set) var processes: [String: ServiceProcess] = [:]
     let kafka: ServiceProcess
-    static let bootstrapKey = "e2e-bootstrap-" + UUID().uuidString
+    public static let bootstrapKey = "e2e-bootstrap-" + UUID().uuidString
 
-    /// Starts the cluster and every service; returns once each answers `/healthz`.
-    init(database: DatabaseConfiguration) async throws {
+    /// Starts the cluster and every service; returns once each answers `/healthz`. `settings` are added to
+    /// (or replace) the environment every service gets.
+    public init(database: DatabaseConfiguration, settings: [String: String] = [:]) async throws {
         let bootstrapFile = FileManager.default.temporaryDirectory.appendingPathComponent("e2e-kafka-\(UUID().uuidString)").path
         kafka = try ServiceProcess("latchkey", arguments: ["kafka-cluster", "--brokers", "1", "--bootstrap-file", bootstrapFile], environment: [:])
         var brokers = ""
@@ -22,36 +38,39 @@ final class PlatformProcesses: @unchecked Sendable {
             if let text = try? String(contentsOfFile: bootstrapFile, encoding: .utf8), !text.isEmpty { brokers = text; break }
             try await Task.sleep(for: .milliseconds(100))
         }
-        guard !brokers.isEmpty else { throw DemoFailure("the Kafka cluster process did not start: \(kafka.capturedOutput())") }
+        guard !brokers.isEmpty else { throw PlatformStartFailure("the Kafka cluster process did not start: \(kafka.capturedOutput())") }
 
         var ports: [String: Int] = [:]
         for name in ["registration-gateway", "token-service", "dpop-verifier", "audit-consumer", "demo-api"] { ports[name] = ServiceProcess.freePort() }
         self.ports = ports
         func url(_ name: String) -> String { "http://127.0.0.1:\(ports[name]!)" }
-        endpoints = DemoEndpoints(
+        let urls = PlatformURLs(
             gateway: url("registration-gateway"), tokenService: url("token-service"), sidecar: url("dpop-verifier"),
             audit: url("audit-consumer"), tenant: "demo")
+        self.urls = urls
         var app = try TestEnvironment.appDatabase(), system = try TestEnvironment.systemDatabase()
         app.database = database.database
         system.database = database.database
         func postgres(_ c: DatabaseConfiguration) -> String { "postgres://\(c.username):\(c.password ?? "")@\(c.host):\(c.port)/\(c.database)" }
         let key = KeyMaterial.generateConfigurationValue
-        environment = [
+        var environment = [
             "DATABASE_URL": postgres(app), "DATABASE_SYSTEM_URL": postgres(system), "KAFKA_BROKERS": brokers, "LOG_LEVEL": "warning",
-            "TOKEN_SERVICE_PUBLIC_URL": endpoints.tokenService, "REGISTRATION_GATEWAY_PUBLIC_URL": endpoints.gateway,
+            "TOKEN_SERVICE_PUBLIC_URL": urls.tokenService, "REGISTRATION_GATEWAY_PUBLIC_URL": urls.gateway,
             "KEY_ENCRYPTION_KEY": key(), "SECRET_HASH_KEY": key(), "DPOP_NONCE_SECRET": key(),
             "ADMIN_BOOTSTRAP_KEY": Self.bootstrapKey, "PLATFORM_TENANT": "demo",
-            "DPOP_UPSTREAM_URL": url("demo-api"), "DPOP_EXTERNAL_ORIGINS": endpoints.sidecar, "DPOP_ISSUERS": endpoints.issuer,
-            "DPOP_AUDIENCES": endpoints.issuer, "DPOP_NONCE_MODE": "required", "DPOP_PUBLIC_PATHS": "/health",
+            "DPOP_UPSTREAM_URL": url("demo-api"), "DPOP_EXTERNAL_ORIGINS": urls.sidecar, "DPOP_ISSUERS": urls.issuer,
+            "DPOP_AUDIENCES": urls.issuer, "DPOP_NONCE_MODE": "required", "DPOP_PUBLIC_PATHS": "/health",
             "DEMO_API_PORT": String(ports["demo-api"]!),
         ]
+        environment.merge(settings) { _, new in new }
+        self.environment = environment
         for name in ["demo-api", "registration-gateway", "token-service", "dpop-verifier", "audit-consumer"] {
             try await start(name)
         }
     }
 
     /// (Re)starts one service and waits for its health endpoint.
-    func start(_ name: String) async throws {
+    public func start(_ name: String) async throws {
         let process = try ServiceProcess(name, environment: environment, port: ports[name])
         processes[name] = process
         if name == "demo-api" {
@@ -59,22 +78,22 @@ final class PlatformProcesses: @unchecked Sendable {
             return
         }
         guard await process.waitUntilHealthy(timeout: .seconds(60)) else {
-            throw DemoFailure("\(name) did not become healthy: \(process.capturedOutput().suffix(3_000))")
+            throw PlatformStartFailure("\(name) did not become healthy: \(process.capturedOutput().suffix(3_000))")
         }
     }
 
     /// Kills a service without letting it shut down cleanly (a crash).
-    func crash(_ name: String) async {
+    public func crash(_ name: String) async {
         _ = await processes[name]?.stop(signal: SIGKILL, timeout: .seconds(10))
     }
 
     /// Stops everything gracefully; true when every service exited with status 0.
-    func stop() async -> [String: Int32?] {
+    public func stop() async -> [String: Int32?] {
         var statuses: [String: Int32?] = [:]
         for (name, process) in processes { statuses[name] = await process.stop(signal: SIGTERM, timeout: .seconds(30)) }
         _ = await kafka.stop(signal: SIGTERM, timeout: .seconds(10))
         return statuses
     }
 
-    func output(_ name: String) -> String { processes[name]?.capturedOutput() ?? "" }
+    public func output(_ name: String) -> String { processes[name]?.capturedOutput() ?? "" }
 }
