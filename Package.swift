@@ -93,6 +93,7 @@ let package = Package(
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Configuration", package: "swift-configuration"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
             ],
             path: "Shared",
             exclude: ["CRdKafka"],

@@ -20,14 +20,12 @@ func buildApplication(
     settings: ServiceSettings, gateway: GatewaySettings, logger: Logger, fetchStatementJWKS: JWKSCache.Fetch? = nil
 ) throws -> some ApplicationProtocol {
     let runtime = try ServiceRuntime(settings: settings, logger: logger)
-    var services: [any Service] = []
     let fetch: JWKSCache.Fetch
     if let fetchStatementJWKS {
         fetch = fetchStatementJWKS
     } else {
-        let client = LazyHTTPClient()
-        services.append(client)
-        fetch = { try await client.fetch($0) }
+        let fetcher = JWKSDocumentFetcher(policy: gateway.outbound)
+        fetch = { try await fetcher.fetch($0) }
     }
     let statements = SoftwareStatementVerifier(keys: SoftwareStatementKeySource(logger: logger, fetch: fetch))
     let router = runtime.makeRouter()
@@ -58,5 +56,5 @@ func buildApplication(
     try AdminPageController(settings: gateway, database: runtime.database, outbox: outbox)
         .addRoutes(to: router.group("admin/t").add(middleware: TenantResolverMiddleware(directory: directory)))
     let expiry = ClientExpiryService(systemDatabase: systemDatabase, outbox: outbox, interval: gateway.clientExpiryInterval)
-    return runtime.makeApplication(router: router, services: try runtime.makeOutboxServices() + [expiry] + services)
+    return runtime.makeApplication(router: router, services: try runtime.makeOutboxServices() + [expiry])
 }

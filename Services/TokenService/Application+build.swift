@@ -30,17 +30,9 @@ func buildApplication(
         systemDatabase: systemDatabase, interval: tokenSettings.keyLifecycleInterval,
         publishDelay: tokenSettings.keyPublishDelay)
     let outboxServices = try runtime.makeOutboxServices()
-    // Created last: AsyncHTTPClient traps when a client is released without its shutdown, so a
-    // configuration error after this point must shut it down before rethrowing.
-    let upstream = UpstreamProviderClient(logger: logger)
-    do {
-        try TokenServiceRoutes(runtime: runtime, settings: tokenSettings, upstream: upstream).register(on: router)
-    } catch {
-        try? upstream.client.syncShutdown()
-        throw error
-    }
-    return runtime.makeApplication(
-        router: router, services: outboxServices + [UpstreamClientService(client: upstream), keyLifecycle])
+    let upstream = UpstreamProviderClient(logger: logger, policy: tokenSettings.outbound)
+    try TokenServiceRoutes(runtime: runtime, settings: tokenSettings, upstream: upstream).register(on: router)
+    return runtime.makeApplication(router: router, services: outboxServices + [keyLifecycle])
 }
 
 /// Wires the token service's controllers onto the router.

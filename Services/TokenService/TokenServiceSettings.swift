@@ -22,6 +22,10 @@ struct TokenServiceSettings: Sendable {
     var keyLifecycleInterval: Duration = .seconds(60)
     /// How long a staged key is published before it signs: at least the JWKS cache lifetime of verifiers.
     var keyPublishDelay: Duration = .seconds(600)
+    /// `env:`/`file:` references the operator allows as upstream client secrets (none by default).
+    var upstreamSecretReferences = SecretReferenceAllowList()
+    /// Where requests to upstream identity providers may go.
+    var outbound = OutboundPolicy.publicHTTPSOnly
 
     init(
         publicURL: String, registrationGatewayPublicURL: String, keyEnvelope: KeyEnvelope, secretHasher: KeyedHasher,
@@ -39,7 +43,8 @@ struct TokenServiceSettings: Sendable {
 
     /// Reads `TOKEN_SERVICE_PUBLIC_URL`, `REGISTRATION_GATEWAY_PUBLIC_URL`, `KEY_ENCRYPTION_KEY`
     /// (+ `KEY_ENCRYPTION_KEY_PREVIOUS`), `SECRET_HASH_KEY`, `DPOP_NONCE_SECRET`, `DPOP_IAT_WINDOW_SECONDS`,
-    /// `SIGNING_KEY_LIFECYCLE_INTERVAL_SECONDS`, `SIGNING_KEY_PUBLISH_DELAY_SECONDS`.
+    /// `SIGNING_KEY_LIFECYCLE_INTERVAL_SECONDS`, `SIGNING_KEY_PUBLISH_DELAY_SECONDS`, `UPSTREAM_SECRET_REFERENCES`,
+    /// `OUTBOUND_ALLOW_LOOPBACK_HTTP`, `OUTBOUND_ALLOWED_NETWORKS`.
     init(reader: ConfigReader) throws {
         func required(_ key: ConfigKey, _ name: String, secret: Bool = false) throws -> String {
             guard let value = reader.string(forKey: key, isSecret: secret), !value.isEmpty else {
@@ -82,6 +87,8 @@ struct TokenServiceSettings: Sendable {
             keyEnvelope: envelope, secretHasher: hasher, dpopNonces: nonces, dpopIatWindowSeconds: Int64(window))
         keyLifecycleInterval = .seconds(lifecycleInterval)
         keyPublishDelay = .seconds(publishDelay)
+        upstreamSecretReferences = try SecretReferenceAllowList(reader: reader)
+        outbound = try OutboundPolicy(reader: reader)
     }
 
     /// An absolute http(s) URL without query or fragment, trailing slash removed.

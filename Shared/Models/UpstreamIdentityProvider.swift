@@ -10,9 +10,13 @@ public struct UpstreamIdentityProvider: Codable, Sendable, Hashable {
     public var issuer: String
     /// Latchkey's client id at the provider.
     public var clientID: String
-    /// Where the client secret lives (`env:NAME` or `file:/path`): policies are readable by admins
-    /// and copied into audit records, so the secret itself never goes in one.
-    public var clientSecretRef: String
+    /// Where an operator keeps the client secret (`env:NAME` or `file:/path`), only among the references
+    /// the operator allows (`UPSTREAM_SECRET_REFERENCES`); nil when the secret is stored sealed.
+    public var clientSecretRef: String?
+    /// The client secret as a tenant admin gives it in a policy update. Write-only: the gateway seals it
+    /// into its own table and removes it from the policy, which is readable by admins and copied into
+    /// audit records. Never encoded.
+    public var clientSecret: String?
     public var scopes: [String]
 
     public init(
@@ -20,7 +24,8 @@ public struct UpstreamIdentityProvider: Codable, Sendable, Hashable {
         displayName: String,
         issuer: String,
         clientID: String,
-        clientSecretRef: String,
+        clientSecretRef: String? = nil,
+        clientSecret: String? = nil,
         scopes: [String] = ["openid", "profile", "email"]
     ) {
         self.id = id
@@ -28,11 +33,18 @@ public struct UpstreamIdentityProvider: Codable, Sendable, Hashable {
         self.issuer = issuer
         self.clientID = clientID
         self.clientSecretRef = clientSecretRef
+        self.clientSecret = clientSecret
         self.scopes = scopes
     }
 
-    /// `clientSecretRef` parsed; `nil` when it has neither prefix.
-    public var clientSecretReference: SecretReference? { SecretReference(clientSecretRef) }
+    /// `clientSecretRef` parsed; `nil` when absent or with neither prefix.
+    public var clientSecretReference: SecretReference? { clientSecretRef.flatMap(SecretReference.init) }
+
+    /// Associated data of this provider's sealed secret: a sealed value copied to another tenant or
+    /// provider does not open.
+    public static func sealedSecretContext(tenant: String, provider: String) -> Data {
+        Data("latchkey upstream client secret\u{0}\(tenant)\u{0}\(provider)".utf8)
+    }
 
     enum CodingKeys: String, CodingKey, CaseIterable {
         case id
@@ -40,7 +52,18 @@ public struct UpstreamIdentityProvider: Codable, Sendable, Hashable {
         case issuer
         case clientID = "client_id"
         case clientSecretRef = "client_secret_ref"
+        case clientSecret = "client_secret"
         case scopes
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(id, forKey: .id)
+        try container.encode(displayName, forKey: .displayName)
+        try container.encode(issuer, forKey: .issuer)
+        try container.encode(clientID, forKey: .clientID)
+        try container.encodeIfPresent(clientSecretRef, forKey: .clientSecretRef)
+        try container.encode(scopes, forKey: .scopes)
     }
 
     public init(from decoder: any Decoder) throws {
@@ -49,7 +72,8 @@ public struct UpstreamIdentityProvider: Codable, Sendable, Hashable {
         displayName = try container.decodeIfPresent(String.self, forKey: .displayName) ?? id
         issuer = try container.decode(String.self, forKey: .issuer)
         clientID = try container.decode(String.self, forKey: .clientID)
-        clientSecretRef = try container.decode(String.self, forKey: .clientSecretRef)
+        clientSecretRef = try container.decodeIfPresent(String.self, forKey: .clientSecretRef)
+        clientSecret = try container.decodeIfPresent(String.self, forKey: .clientSecret)
         scopes = try container.decodeIfPresent([String].self, forKey: .scopes) ?? ["openid", "profile", "email"]
     }
 }

@@ -231,18 +231,19 @@ import Testing
                         try await fetcher.fetch("http://127.0.0.1:\(port)/\(path)")
                     }
                 }
+                // Production settings: plain http and loopback addresses are refused before any connection.
+                let production = JWKSDocumentFetcher(policy: .publicHTTPSOnly)
+                for url in ["http://127.0.0.1:\(port)/html", "https://127.0.0.1:\(port)/html", "https://localhost:\(port)/html",
+                            "https://169.254.169.254/latest/meta-data", "https://[::1]:\(port)/html", "ftp://example.com/jwks"] {
+                    await #expect(throws: GuardedHTTPClient.Failure.self, "\(url)") { try await production.fetch(url) }
+                }
             }
         }
     }
 
-    /// Runs `body` with a fetcher on the gateway's HTTP client configuration, shut down afterwards.
+    /// Runs `body` with the gateway's fetcher, allowed to reach the test issuer on loopback http.
     static func withFetcher(_ body: (JWKSDocumentFetcher) async throws -> Void) async throws {
-        let http = JWKSDocumentFetcher.makeClient()
-        do { try await body(JWKSDocumentFetcher(client: http)) } catch {
-            try await http.shutdown()
-            throw error
-        }
-        try await http.shutdown()
+        try await body(JWKSDocumentFetcher(policy: OutboundPolicy(allowLoopbackHTTP: true)))
     }
 }
 

@@ -38,3 +38,50 @@ struct RawHTTPFailure: Error, CustomStringConvertible {
     let description: String
     init(_ description: String) { self.description = description }
 }
+
+/// A TCP listener on 127.0.0.1 that counts the connections made to it and closes each at once: shows
+/// whether a service tried to reach an address at all (whatever protocol it would have spoken).
+final class ConnectionCounter: @unchecked Sendable {
+    let port: Int
+    private let fd: Int32
+    private let lock = NSLock()
+    private var accepted = 0
+    private var closed = false
+
+    init() throws {
+        let listening = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listening, $0, length) == 0 && getsockname(listening, $0, &length) == 0 }
+        }
+        guard bound, listen(listening, 16) == 0 else { close(listening); throw RawHTTPFailure("could not listen") }
+        fd = listening
+        port = Int(UInt16(bigEndian: address.sin_port))
+        Thread { [self] in acceptUntilStopped() }.start()
+    }
+
+    private func acceptUntilStopped() {
+        while true {
+            let client = accept(fd, nil, nil)
+            guard client >= 0 else { return }
+            lock.withLock { accepted += 1 }
+            Glibc.close(client)
+        }
+    }
+
+    var connections: Int { lock.withLock { accepted } }
+
+    func stop() {
+        lock.withLock {
+            guard !closed else { return }
+            closed = true
+            shutdown(fd, Int32(SHUT_RDWR))
+            Glibc.close(fd)
+        }
+    }
+
+    deinit { stop() }
+}

@@ -2,6 +2,7 @@ import Foundation
 import Hummingbird
 import HummingbirdTesting
 import LatchkeyTestSupport
+import PostgresNIO
 import Shared
 import Testing
 @testable import TokenService
@@ -18,8 +19,11 @@ import Testing
     }
 
     /// Runs `body` with tenant A, the upstream tenant (confidential client + password user `alice`) and A's app.
+    /// `sealedSecret`: the provider's client secret is stored sealed (as a tenant admin's policy update
+    /// stores it) instead of read from an operator-allowed file reference.
     static func withFederation(
-        upstreamPolicy: String = "{}", _ body: @Sendable (any TestClientProtocol, Setup) async throws -> Void
+        upstreamPolicy: String = "{}", sealedSecret: Bool = false,
+        _ body: @Sendable (any TestClientProtocol, Setup) async throws -> Void
     ) async throws {
         let upstreamTenant = TestEnvironment.uniqueTenant("up")
         let secretFile = FileManager.default.temporaryDirectory.appendingPathComponent("latchkey-up-\(UUID().uuidString)")
@@ -28,7 +32,7 @@ import Testing
             """
             {"upstream_identity_providers": [{"id": "up", "display_name": "Upstream Corp",
               "issuer": "\(origin)/t/\(upstreamTenant)", "client_id": "latchkey-a",
-              "client_secret_ref": "file:\(secretFile.path)", "scopes": ["openid", "profile"]}]}
+              \(sealedSecret ? "" : #""client_secret_ref": "file:\#(secretFile.path)","#) "scopes": ["openid", "profile"]}]}
             """
         }) { client, fixture in
             try await TestDatabase.createTenant(upstreamTenant, in: fixture.database, policy: upstreamPolicy)
@@ -38,6 +42,15 @@ import Testing
                     "latchkey-a", grantTypes: [.authorizationCode], scope: "openid profile",
                     redirectURIs: ["\(fixture.issuer)/auth/up/callback"], isStatic: true, applicationType: .web))
             try Data((secret + "\n").utf8).write(to: secretFile)
+            if sealedSecret {
+                let sealed = try KeyEnvelope(configuration: TestEnvironment.keyEncryptionKey).seal(
+                    Data(secret.utf8), associatedData: UpstreamIdentityProvider.sealedSecretContext(tenant: fixture.tenant, provider: "up"))
+                try await fixture.database.withTenantTransaction(fixture.tenant) { connection in
+                    try await connection.query(
+                        "INSERT INTO upstream_client_secrets (tenant_id, provider_id, sealed) VALUES (\(fixture.tenant), 'up', \(sealed))",
+                        logger: fixture.database.logger)
+                }
+            }
             let user = try await upstream.insertUser(username: "alice", password: AuthorizeFlowTests.password)
             let app = try await fixture.insertPublicApp()
             try await body(client, Setup(fixture: fixture, upstream: upstream, app: app, upstreamUser: user))
@@ -141,7 +154,7 @@ import Testing
 
     @Test(arguments: [JWSAlgorithm.rs256, .edDSA])
     func upstreamsSigningIDTokensWithRS256OrEdDSAFederate(algorithm: JWSAlgorithm) async throws {
-        try await Self.withFederation(upstreamPolicy: #"{"signing_algorithm":"\#(algorithm.rawValue)"}"#) { client, setup in
+        try await Self.withFederation(upstreamPolicy: #"{"signing_algorithm":"\#(algorithm.rawValue)"}"#, sealedSecret: true) { client, setup in
             var flow = PageBrowser(client)
             let verifier = PKCE.generateVerifier()
             let toCallback = try await Self.toCallback(&flow, setup, verifier: verifier)

@@ -30,12 +30,18 @@ struct TokenServiceFixture: Sendable {
     var tokenPath: String { "/t/\(tenant)/token" }
 
     static func makeSettings(publicURL: String = publicURL) throws -> TokenServiceSettings {
-        try TokenServiceSettings(
+        var settings = try TokenServiceSettings(
             publicURL: publicURL + "/", registrationGatewayPublicURL: gatewayURL,
             keyEnvelope: KeyEnvelope(configuration: TestEnvironment.keyEncryptionKey),
             secretHasher: KeyedHasher(configuration: KeyMaterial.generateConfigurationValue()),
             dpopNonces: HMACDPoPNonceSource(configuration: KeyMaterial.generateConfigurationValue()),
             passwordHasher: PasswordHasher(parameters: .testing))
+        // The federation tests' upstream provider is another tenant of this service on loopback http, and
+        // its client secret a temporary file an operator would have allowed.
+        settings.outbound = OutboundPolicy(allowLoopbackHTTP: true)
+        settings.upstreamSecretReferences = SecretReferenceAllowList(
+            ["file:" + FileManager.default.temporaryDirectory.appendingPathComponent("latchkey-up-").path + "*"])
+        return settings
     }
 
     /// Creates a fresh tenant with `policy`, runs the application and hands `body` a client and the fixture.

@@ -21,6 +21,9 @@ struct AdminController: Sendable {
     private var store: AdminStore { AdminStore(logger: database.logger) }
     private var clients: ClientRepository { ClientRepository(logger: database.logger) }
     private var revocation: ClientRevocation { ClientRevocation(database: database, outbox: outbox) }
+    private var upstreamSecrets: UpstreamProviderSecrets {
+        UpstreamProviderSecrets(envelope: settings.keyEnvelope, references: settings.upstreamSecretReferences, outbound: settings.outbound)
+    }
 
     func addRoutes(to router: Router<Context>) {
         let admin = router.group("admin")
@@ -53,10 +56,15 @@ struct AdminController: Sendable {
         if bootstrap != nil, try await systemDatabase.withTransaction({ try await store.anyTenantExists(on: $0) }) {
             throw OAuthError(.forbidden, "access_denied", "the bootstrap key only creates the first tenant; use an admin token")
         }
-        let policy = try body.policy.map(Self.parsePolicy) ?? TenantPolicy()
+        let prepared = try upstreamSecrets.prepare(try body.policy.map(Self.parsePolicy) ?? TenantPolicy(), tenant: slug.rawValue)
+        let policy = prepared.policy
         let displayName = try Self.bounded(body.displayName ?? slug.rawValue, field: "display_name", maximum: 200)
+        let logger = database.logger
         let created = try await database.withTenantTransaction(slug.rawValue) { connection in
-            try await store.createTenant(slug.rawValue, displayName: displayName, policy: policy, actor: actor.id, on: connection)
+            guard try await store.createTenant(slug.rawValue, displayName: displayName, policy: policy, actor: actor.id, on: connection)
+            else { return false }
+            try await upstreamSecrets.store(prepared, tenant: slug.rawValue, on: connection, logger: logger)
+            return true
         }
         guard created else { throw OAuthError(.conflict, "invalid_request", "tenant \(slug.rawValue) already exists") }
         context.logger.info("tenant created", metadata: ["tenant": .string(slug.rawValue), "actor": .string(actor.id)])
@@ -74,9 +82,13 @@ struct AdminController: Sendable {
 
     @Sendable func updatePolicy(_ request: Request, context: Context) async throws -> Response {
         let (tenant, actor) = try await authorized(request, context)
-        let policy = try Self.parsePolicy(try await AdminBody.read(JSONValue.self, from: request))
-        guard let version = try await database.withTenantTransaction(tenant.slug.rawValue, {
-            try await store.updatePolicy(tenant.slug.rawValue, policy: policy, actor: actor.id, on: $0)
+        let slug = tenant.slug.rawValue
+        let prepared = try upstreamSecrets.prepare(try Self.parsePolicy(try await AdminBody.read(JSONValue.self, from: request)), tenant: slug)
+        let policy = prepared.policy
+        let logger = database.logger
+        guard let version = try await database.withTenantTransaction(slug, { connection in
+            try await upstreamSecrets.store(prepared, tenant: slug, on: connection, logger: logger)
+            return try await store.updatePolicy(slug, policy: policy, actor: actor.id, on: connection)
         }) else { throw OAuthError.notFound("unknown tenant") }
         tenants.invalidate(tenant.slug)
         return try AdminBody.response(["tenant_id": tenant.slug.rawValue, "policy_version": version, "policy": try AdminBody.object(policy)])

@@ -21,8 +21,13 @@ struct GatewaySettings: Sendable {
     /// Hashes passwords of users created through the admin API (scrypt, like the token service's sign-up).
     var passwordHasher = PasswordHasher()
     /// Seals keys staged by `POST /admin/tenants/{tenant}/keys/rotate` (the token service's KEK); nil
-    /// turns that action off (503), everything else works without it.
+    /// turns that action off (503), everything else works without it. Also seals the client secrets of
+    /// upstream identity providers that tenant admins give in their policies (503 without it).
     var keyEnvelope: KeyEnvelope?
+    /// `env:`/`file:` references the operator allows as upstream client secrets (none by default).
+    var upstreamSecretReferences = SecretReferenceAllowList()
+    /// Where outgoing requests (software-statement `jwks_uri`) and upstream issuers may point.
+    var outbound = OutboundPolicy.publicHTTPSOnly
 
     init(
         publicURL: String, tokenServicePublicURL: String, secretHasher: KeyedHasher,
@@ -40,7 +45,8 @@ struct GatewaySettings: Sendable {
 
     /// Reads `REGISTRATION_GATEWAY_PUBLIC_URL`, `TOKEN_SERVICE_PUBLIC_URL`, `SECRET_HASH_KEY`,
     /// `ADMIN_BOOTSTRAP_KEY`, `SIGNING_KEY_CACHE_SECONDS`, `PLATFORM_TENANT`, `CLIENT_EXPIRY_INTERVAL_SECONDS`
-    /// and the optional `KEY_ENCRYPTION_KEY` (key rotation through the admin API).
+    /// the optional `KEY_ENCRYPTION_KEY` (key rotation, sealed upstream client secrets),
+    /// `UPSTREAM_SECRET_REFERENCES`, `OUTBOUND_ALLOW_LOOPBACK_HTTP` and `OUTBOUND_ALLOWED_NETWORKS`.
     init(reader: ConfigReader) throws {
         guard let publicURL = reader.string(forKey: "registration.gateway.public.url"), !publicURL.isEmpty else {
             throw ConfigurationError("REGISTRATION_GATEWAY_PUBLIC_URL is required (e.g. https://register.example.com)")
@@ -72,6 +78,8 @@ struct GatewaySettings: Sendable {
             publicURL: publicURL, tokenServicePublicURL: tokenURL, secretHasher: hasher,
             adminBootstrapKey: bootstrap, signingKeyCacheTTL: .seconds(cacheSeconds), platformTenant: platform,
             clientExpiryInterval: .seconds(expirySeconds))
+        upstreamSecretReferences = try SecretReferenceAllowList(reader: reader)
+        outbound = try OutboundPolicy(reader: reader)
         if let kek = reader.string(forKey: "key.encryption.key", isSecret: true), !kek.isEmpty {
             do { keyEnvelope = try KeyEnvelope(configuration: kek) } catch {
                 throw ConfigurationError("KEY_ENCRYPTION_KEY must be 32 bytes, base64: \(error)")

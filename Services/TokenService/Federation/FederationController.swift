@@ -147,7 +147,9 @@ struct FederationController: Sendable {
         _ provider: UpstreamIdentityProvider, code: String, saved: FederationState, tenant: String
     ) async throws -> UpstreamIDTokenClaims {
         let metadata = try await upstream.metadata(issuer: provider.issuer)
-        let secret = try UpstreamSecrets.resolve(provider.clientSecretRef)
+        let secret = try await UpstreamSecrets(
+            envelope: settings.keyEnvelope, references: settings.upstreamSecretReferences, database: database
+        ).resolve(provider, tenant: tenant)
         let idToken = try await upstream.exchange(
             code: code, verifier: saved.verifier, redirectURI: redirectURI(tenant: tenant, provider: provider.id),
             clientID: provider.clientID, secret: secret, metadata: metadata)
@@ -158,18 +160,38 @@ struct FederationController: Sendable {
     }
 }
 
-/// Resolves a provider's `client_secret_ref` (`env:NAME` or `file:/path`) when it is needed, so a
-/// rotated secret file is picked up without a restart.
-enum UpstreamSecrets {
-    static func resolve(_ reference: String) throws -> String {
+/// A provider's client secret when it is needed: the sealed value a tenant admin gave (opened with the
+/// key-encryption key), or an operator's `env:`/`file:` reference — only one on the operator's allow-list,
+/// read at each use so a rotated secret file is picked up without a restart.
+struct UpstreamSecrets {
+    let envelope: KeyEnvelope
+    let references: SecretReferenceAllowList
+    let database: Database
+
+    func resolve(_ provider: UpstreamIdentityProvider, tenant: String) async throws -> String {
         let value: String?
-        switch SecretReference(reference) {
-        case .environment(let name): value = getenv(name).map { String(cString: $0) }
-        case .file(let path): value = try? String(contentsOfFile: path, encoding: .utf8)
-        case nil: value = nil
+        if let reference = provider.clientSecretRef {
+            guard references.allows(reference) else {
+                throw UpstreamFailure(description: "client_secret_ref is not on the operator's allow-list (UPSTREAM_SECRET_REFERENCES)")
+            }
+            switch SecretReference(reference) {
+            case .environment(let name): value = getenv(name).map { String(cString: $0) }
+            case .file(let path): value = try? String(contentsOfFile: path, encoding: .utf8)
+            case nil: value = nil
+            }
+        } else {
+            let logger = database.logger
+            let sealed: Data? = try await database.withTenantTransaction(tenant) { connection in
+                let rows = try await connection.query(
+                    "SELECT sealed FROM upstream_client_secrets WHERE provider_id = \(provider.id)", logger: logger)
+                for try await bytes in rows.decode(Data.self) { return bytes }
+                return nil
+            }
+            let context = UpstreamIdentityProvider.sealedSecretContext(tenant: tenant, provider: provider.id)
+            value = try sealed.map { String(decoding: try envelope.open($0, associatedData: context), as: UTF8.self) }
         }
         guard let secret = value?.trimmingCharacters(in: .whitespacesAndNewlines), !secret.isEmpty else {
-            throw UpstreamFailure(description: "client_secret_ref does not resolve to a secret")
+            throw UpstreamFailure(description: "the provider has no usable client secret")
         }
         return secret
     }

@@ -4,7 +4,6 @@ import Logging
 import NIOCore
 import NIOFoundationCompat
 import NIOHTTP1
-import ServiceLifecycle
 import Shared
 
 /// The parts of an upstream provider's discovery document Latchkey uses (OpenID Connect Discovery §3).
@@ -28,19 +27,16 @@ struct UpstreamFailure: Error, CustomStringConvertible {
 }
 
 /// HTTP calls to upstream OpenID Connect providers: discovery (cached, `issuer` checked), JWKS
-/// (``JWKSCache``: cached, refreshed on an unknown `kid`) and the code exchange. No redirects followed.
+/// (``JWKSCache``: cached, refreshed on an unknown `kid`) and the code exchange. Every call goes through
+/// ``GuardedHTTPClient``: the URLs come from tenant policies and discovery documents, so only https to
+/// public addresses (unless the operator allows more). No redirects followed.
 final class UpstreamProviderClient: Sendable {
-    let client: HTTPClient
+    let client: GuardedHTTPClient
     let keys: JWKSCache
     private let discovery: DiscoveryCache
-    private let timeout: TimeAmount = .seconds(5)
-    /// Largest accepted discovery, JWKS or token response.
-    private static let maximumBytes = 256 * 1024
 
-    init(logger: Logger) {
-        let client = HTTPClient(
-            eventLoopGroupProvider: .singleton,
-            configuration: HTTPClient.Configuration(redirectConfiguration: .disallow, timeout: .init(connect: .seconds(5))))
+    init(logger: Logger, policy: OutboundPolicy) {
+        let client = GuardedHTTPClient(policy: policy, timeout: .seconds(5), maximumBytes: 256 * 1024)
         let discovery = DiscoveryCache()
         self.client = client
         self.discovery = discovery
@@ -71,8 +67,8 @@ final class UpstreamProviderClient: Sendable {
             ("grant_type", "authorization_code"), ("code", code), ("redirect_uri", redirectURI), ("code_verifier", verifier),
         ]
         request.body = .bytes(ByteBuffer(string: form.map { "\($0.0)=\(AuthorizationResponseTarget.encode($0.1))" }.joined(separator: "&")))
-        let response = try await client.execute(request, timeout: timeout)
-        let body = try await response.body.collect(upTo: Self.maximumBytes)
+        let response = try await client.execute(request)
+        let body = response.body
         guard response.status == .ok else {
             throw UpstreamFailure(description: "token endpoint answered \(response.status.code)")
         }
@@ -86,25 +82,25 @@ final class UpstreamProviderClient: Sendable {
         return idToken
     }
 
-    private static func fetchMetadata(_ issuer: String, client: HTTPClient) async throws -> UpstreamProviderMetadata {
+    private static func fetchMetadata(_ issuer: String, client: GuardedHTTPClient) async throws -> UpstreamProviderMetadata {
         var trimmed = issuer
         while trimmed.hasSuffix("/") { trimmed.removeLast() }
         let metadata = try await get(UpstreamProviderMetadata.self, from: trimmed + "/.well-known/openid-configuration", client: client)
         // OpenID Connect Discovery §4.3: the document must name the issuer it was fetched for.
         guard metadata.issuer == issuer else { throw UpstreamFailure(description: "discovery document names another issuer") }
         for url in [metadata.authorizationEndpoint, metadata.tokenEndpoint, metadata.jwksURI] {
-            guard let scheme = URLComponents(string: url)?.scheme?.lowercased(), scheme == "https" || scheme == "http" else {
-                throw UpstreamFailure(description: "discovery document has a non-http(s) endpoint")
+            do throws(OutboundPolicy.Refusal) { _ = try client.policy.target(url) } catch {
+                throw UpstreamFailure(description: "discovery document endpoint \(url): \(error.description)")
             }
         }
         return metadata
     }
 
-    private static func get<T: Decodable>(_ type: T.Type, from url: String, client: HTTPClient) async throws -> T {
+    private static func get<T: Decodable>(_ type: T.Type, from url: String, client: GuardedHTTPClient) async throws -> T {
         var request = HTTPClientRequest(url: url)
         request.headers.add(name: "Accept", value: "application/json")
-        let response = try await client.execute(request, timeout: .seconds(5))
-        let body = try await response.body.collect(upTo: maximumBytes)
+        let response = try await client.execute(request)
+        let body = response.body
         guard response.status == .ok else { throw UpstreamFailure(description: "\(url) answered \(response.status.code)") }
         do { return try JSONDecoder().decode(T.self, from: Data(buffer: body)) } catch {
             throw UpstreamFailure(description: "\(url) is not a valid \(T.self) document")
@@ -131,12 +127,3 @@ private actor DiscoveryCache {
     }
 }
 
-/// Keeps the upstream HTTP client for the application's lifetime and shuts it down afterwards.
-struct UpstreamClientService: Service {
-    let client: UpstreamProviderClient
-
-    func run() async throws {
-        try? await gracefulShutdown()
-        try await client.client.shutdown()
-    }
-}

@@ -134,8 +134,8 @@ import Testing
         (#"{"signing_algorithm":"rs256"}"#, #"unknown signing algorithm "rs256""#),
         (#"{"trusted_software_statement_issuers":[{"issuer":"x"}]}"#, "exactly one of jwks or jwks_uri"),
         (
-            #"{"upstream_identity_providers":[{"id":"g","issuer":"https://g.example","client_id":"c"}]}"#,
-            "client_secret_ref: required member is missing"
+            #"{"upstream_identity_providers":[{"id":"g","issuer":"https://g.example","client_secret":"s"}]}"#,
+            "client_id: required member is missing"
         ),
     ])
     func unknownValuesFailToDecodeWithAClearMessage(json: String, message: String) throws {
