@@ -84,6 +84,10 @@ struct RequestAuthenticator: Sendable {
             throw SidecarRejection(kind: .invalidToken, description: "the client has been revoked", reason: "client_revoked",
                                    scheme: scheme)
         }
+        if revocations.containsToken(tenant: token.tenant, jti: token.jti) {
+            throw SidecarRejection(kind: .invalidToken, description: "the token has been revoked", reason: "token_revoked",
+                                   scheme: scheme)
+        }
 
         switch scheme {
         case .bearer:

@@ -5,7 +5,8 @@ import ServiceLifecycle
 import Shared
 import Synchronization
 
-/// Reads `ClientRevoked` from the beginning of its topic at start-up, then live, into ``RevokedClients``.
+/// Reads `ClientRevoked` and `TokenRevoked` from the beginning of their topics at start-up, then live,
+/// into ``RevokedClients``: revoked clients, and revoked access tokens until they expire.
 ///
 /// Every replica reads every partition itself (manual assignment under its own group id, nothing
 /// committed): the set is rebuilt from the topic at each start, so a restarted sidecar still
@@ -15,7 +16,10 @@ import Synchronization
 struct RevocationListener: Service {
     let kafka: KafkaConfiguration
     let admin: KafkaAdmin
+    /// The `ClientRevoked` topic.
     let topic: String
+    /// The `TokenRevoked` topic.
+    let tokenTopic: String
     let revocations: RevokedClients
     let metrics: SidecarMetrics
     let logger: Logger
@@ -56,7 +60,7 @@ struct RevocationListener: Service {
         let partitions = try await waitForPartitions()
         let consumer = try KafkaConsumer(
             configuration: kafka, groupID: "dpop-verifier-\(UUID().uuidString.lowercased())",
-            subscription: .allPartitions(of: [topic], startingAt: .beginning), logger: logger)
+            subscription: .allPartitions(of: [topic, tokenTopic], startingAt: .beginning), logger: logger)
         do {
             try await consume(consumer, partitions: partitions)
             await consumer.close()
@@ -85,6 +89,10 @@ struct RevocationListener: Service {
     }
 
     private func apply(_ message: KafkaConsumerMessage) {
+        if message.topicPartition.topic == tokenTopic {
+            applyTokenRevocation(message)
+            return
+        }
         do {
             let event = try CloudEvent<ClientRevoked>.decode(from: Data(message.value))
             if revocations.insert(tenant: event.data.tenant, clientID: event.data.clientID) {
@@ -98,6 +106,26 @@ struct RevocationListener: Service {
             // Not ours to dead-letter: every replica reads the same record, the producer's side owns it.
             metrics.revocationEventsMalformed.increment()
             logger.error("skipping malformed ClientRevoked record", metadata: [
+                "partition": "\(message.partition)", "offset": "\(message.offset)",
+            ])
+        }
+    }
+
+    private func applyTokenRevocation(_ message: KafkaConsumerMessage) {
+        do {
+            let event = try CloudEvent<TokenRevoked>.decode(from: Data(message.value))
+            let jtis = Set((event.data.revokedJTIs ?? []) + (event.data.jti.map { [$0] } ?? []))
+            if let expiry = event.data.accessTokensExpireAt, !jtis.isEmpty {
+                let now = Int64(Date().timeIntervalSince1970)
+                for jti in jtis {
+                    revocations.insertToken(
+                        tenant: event.data.tenant, jti: jti, expiresAt: Int64(expiry.timeIntervalSince1970.rounded(.up)), now: now)
+                }
+            }
+            metrics.revocationEventsApplied.increment()
+        } catch {
+            metrics.revocationEventsMalformed.increment()
+            logger.error("skipping malformed TokenRevoked record", metadata: [
                 "partition": "\(message.partition)", "offset": "\(message.offset)",
             ])
         }
@@ -129,17 +157,20 @@ struct RevocationListener: Service {
         }
     }
 
-    /// The topic's partitions, waiting (not ready meanwhile) until the topic exists.
+    /// Both topics' partitions, waiting (not ready meanwhile) until the topics exist.
     private func waitForPartitions() async throws -> [KafkaTopicPartition] {
         var warned = false
         while true {
             try Task.checkCancellation()
-            if let metadata = try? await admin.metadata(timeout: .seconds(1)),
-               let found = metadata.topic(named: topic), found.error == nil, !found.partitions.isEmpty {
-                return found.partitions.map { KafkaTopicPartition(topic: topic, partition: $0.id) }
+            if let metadata = try? await admin.metadata(timeout: .seconds(1)) {
+                let found = [topic, tokenTopic].compactMap { name in
+                    metadata.topic(named: name).flatMap { $0.error == nil && !$0.partitions.isEmpty ? $0 : nil }
+                        .map { $0.partitions.map { KafkaTopicPartition(topic: name, partition: $0.id) } }
+                }
+                if found.count == 2 { return found.flatMap { $0 } }
             }
             if !warned {
-                logger.warning("waiting for the revocation topic", metadata: ["topic": "\(topic)"])
+                logger.warning("waiting for the revocation topics", metadata: ["topics": "\(topic), \(tokenTopic)"])
                 warned = true
             }
             try await Task.sleep(for: .milliseconds(500))

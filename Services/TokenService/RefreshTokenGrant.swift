@@ -114,7 +114,7 @@ struct RefreshTokenGrant: Sendable {
         }
         let request = IssuanceRequest(
             client: grant.client, userID: stored.userID, scopes: TenantPolicy.scopeTokens(successorRow.scope),
-            grantType: .refreshToken, jkt: proof.jkt, refresh: nil)
+            grantType: .refreshToken, jkt: proof.jkt, refresh: nil, familyID: stored.familyID)
         var response = try await issuer.issue(
             request, tenant: grant.tenant, endpoints: grant.endpoints, signer: signer, on: connection, logger: logger)
         response.refreshToken = next

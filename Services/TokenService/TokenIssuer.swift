@@ -13,6 +13,9 @@ struct IssuanceRequest: Sendable {
     var jkt: String?
     /// Refresh token to issue, if any.
     var refresh: RefreshPlan?
+    /// The refresh family the access token belongs to when no refresh token is issued with it (a retry
+    /// inside the rotation grace window), so revoking the family revokes it too.
+    var familyID: UUID? = nil
     /// ID token inputs when `openid` was granted to a user.
     var idToken: IDTokenPlan?
 }
@@ -95,7 +98,7 @@ struct TokenIssuer: Sendable {
         try await connection.query(
             """
             INSERT INTO issued_access_tokens (tenant_id, jti, client_id, user_id, family_id, expires_at)
-            VALUES (\(tenant.id), \(jti), \(request.client.clientID), \(request.userID), \(request.refresh?.familyID), \(expiresAt))
+            VALUES (\(tenant.id), \(jti), \(request.client.clientID), \(request.userID), \(request.refresh?.familyID ?? request.familyID), \(expiresAt))
             """, logger: logger)
         // What the gateway's inactive-client expiry measures; written at most once a minute per client so a
         // busy client does not rewrite its row on every token.

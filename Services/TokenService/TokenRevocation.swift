@@ -20,16 +20,26 @@ struct TokenRevocation: Sendable {
             """, logger: logger)
         var count = 0
         for try await _ in refresh.decode(Int.self) { count += 1 }
+        // The family's live access tokens are named in the event, so sidecars refuse them at once.
         let access = try await connection.query(
             """
             UPDATE issued_access_tokens SET revoked_at = now()
-            WHERE family_id = \(familyID) AND revoked_at IS NULL RETURNING 1
+            WHERE family_id = \(familyID) AND revoked_at IS NULL RETURNING jti, expires_at
             """, logger: logger)
-        for try await _ in access.decode(Int.self) { count += 1 }
+        let now = Date()
+        var live: [String] = []
+        var lastExpiry: Date?
+        for try await (jti, expiresAt) in access.decode((String, Date).self) {
+            count += 1
+            guard expiresAt > now else { continue }
+            live.append(jti)
+            lastExpiry = max(lastExpiry ?? expiresAt, expiresAt)
+        }
         let event = TokenRevoked(
             tenant: tenant.slug, clientID: clientID, userID: userID, tokenType: .refresh,
-            refreshFamilyID: familyID.uuidString.lowercased(), revokedCount: count, reason: reason, actor: actor,
-            revokedAt: Date())
+            refreshFamilyID: familyID.uuidString.lowercased(), revokedCount: count,
+            revokedJTIs: live.isEmpty ? nil : live, accessTokensExpireAt: lastExpiry, reason: reason, actor: actor,
+            revokedAt: now)
         try await outbox.append(CloudEvent(source: EventSource.tokenService, data: event), on: connection, logger: logger)
         return count
     }
@@ -43,14 +53,14 @@ struct TokenRevocation: Sendable {
         let rows = try await connection.query(
             """
             UPDATE issued_access_tokens SET revoked_at = now()
-            WHERE jti = \(jti) AND client_id = \(clientID) AND revoked_at IS NULL RETURNING 1
+            WHERE jti = \(jti) AND client_id = \(clientID) AND revoked_at IS NULL RETURNING expires_at
             """, logger: logger)
-        var changed = false
-        for try await _ in rows.decode(Int.self) { changed = true }
-        guard changed else { return false }
+        var expiry: Date?
+        for try await expiresAt in rows.decode(Date.self) { expiry = expiresAt }
+        guard let expiry else { return false }
         let event = TokenRevoked(
             tenant: tenant.slug, clientID: clientID, userID: userID, tokenType: .access, jti: jti, revokedCount: 1,
-            reason: reason, actor: actor, revokedAt: Date())
+            revokedJTIs: [jti], accessTokensExpireAt: expiry, reason: reason, actor: actor, revokedAt: Date())
         try await outbox.append(CloudEvent(source: EventSource.tokenService, data: event), on: connection, logger: logger)
         return true
     }

@@ -87,7 +87,7 @@ public struct AccessTokenVerifier: Sendable {
             jkt = bound
         }
         return VerifiedAccessToken(issuer: claims.iss, tenant: tenant, subject: claims.sub, clientID: claims.clientID,
-                                   scope: claims.scope, jkt: jkt, expiresAt: claims.exp)
+                                   scope: claims.scope, jkt: jkt, expiresAt: claims.exp, jti: claims.jti)
     }
 
     /// A structurally valid access token whose signature has not been checked yet.

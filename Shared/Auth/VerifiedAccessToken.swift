@@ -11,9 +11,11 @@ public struct VerifiedAccessToken: Sendable, Hashable {
     public let jkt: String?
     /// `exp`, Unix seconds.
     public let expiresAt: Int64
+    /// `jti`: names the token in revocation events.
+    public let jti: String
 
     public init(issuer: String, tenant: TenantSlug, subject: String, clientID: String, scope: String?, jkt: String?,
-                expiresAt: Int64) {
+                expiresAt: Int64, jti: String = "") {
         self.issuer = issuer
         self.tenant = tenant
         self.subject = subject
@@ -21,5 +23,6 @@ public struct VerifiedAccessToken: Sendable, Hashable {
         self.scope = scope
         self.jkt = jkt
         self.expiresAt = expiresAt
+        self.jti = jti
     }
 }

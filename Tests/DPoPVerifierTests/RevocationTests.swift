@@ -18,7 +18,7 @@ import Testing
         let revocations = RevokedClients()
         var listener = RevocationListener(
             kafka: kafka, admin: try KafkaAdmin(configuration: kafka, logger: TestServiceSettings.logger),
-            topic: SidecarFixtures.revokedTopic, revocations: revocations, metrics: .shared, logger: TestServiceSettings.logger)
+            topic: SidecarFixtures.revokedTopic, tokenTopic: SidecarFixtures.tokenRevokedTopic, revocations: revocations, metrics: .shared, logger: TestServiceSettings.logger)
         listener.shutdownGrace = .seconds(1)
         listener.lagInterval = .milliseconds(100)
         let group = ServiceGroup(configuration: .init(services: [listener], logger: TestServiceSettings.logger))

@@ -31,6 +31,10 @@ public struct TokenRevoked: EventPayload, Hashable {
     public var refreshFamilyID: String?
     /// How many stored tokens the revocation ended.
     public var revokedCount: Int?
+    /// `jti`s of the access tokens ended that had not expired yet: resource servers refuse them at once.
+    public var revokedJTIs: [String]?
+    /// When the last of those access tokens expires; after it, nobody needs to remember them.
+    public var accessTokensExpireAt: Date?
     public var reason: Reason
     public var reasonDetail: String?
     public var actor: EventActor
@@ -46,6 +50,8 @@ public struct TokenRevoked: EventPayload, Hashable {
         jti: String? = nil,
         refreshFamilyID: String? = nil,
         revokedCount: Int? = nil,
+        revokedJTIs: [String]? = nil,
+        accessTokensExpireAt: Date? = nil,
         reason: Reason,
         reasonDetail: String? = nil,
         actor: EventActor,
@@ -58,6 +64,8 @@ public struct TokenRevoked: EventPayload, Hashable {
         self.jti = jti
         self.refreshFamilyID = refreshFamilyID
         self.revokedCount = revokedCount
+        self.revokedJTIs = revokedJTIs
+        self.accessTokensExpireAt = accessTokensExpireAt.map(RFC3339Timestamp.normalized)
         self.reason = reason
         self.reasonDetail = reasonDetail
         self.actor = actor
@@ -72,6 +80,8 @@ public struct TokenRevoked: EventPayload, Hashable {
         case jti
         case refreshFamilyID = "refresh_family_id"
         case revokedCount = "revoked_count"
+        case revokedJTIs = "revoked_jtis"
+        case accessTokensExpireAt = "access_tokens_expire_at"
         case reason
         case reasonDetail = "reason_detail"
         case actor

@@ -73,6 +73,7 @@ enum SidecarFixtures {
     static let origin = "https://api.example.com"
     static let audience = "https://api.example.com"
     static let revokedTopic = LatchkeyEventType.clientRevoked.topic()
+    static let tokenRevokedTopic = LatchkeyEventType.tokenRevoked.topic()
 
     static func settings(upstreamPort: Int, issuer: String, mode: SidecarSettings.Mode = .proxy) throws -> SidecarSettings {
         var upstream = try UpstreamSettings(url: "http://127.0.0.1:\(upstreamPort)")
@@ -89,6 +90,7 @@ enum SidecarFixtures {
     static func makeCluster() throws -> EmbeddedKafkaCluster {
         let cluster = try EmbeddedKafkaCluster(brokers: 1, logger: TestServiceSettings.logger)
         try cluster.createTopic(revokedTopic, partitions: 2)
+        try cluster.createTopic(tokenRevokedTopic, partitions: 2)
         return cluster
     }
 }

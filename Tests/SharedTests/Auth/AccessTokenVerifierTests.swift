@@ -20,7 +20,9 @@ import Testing
         let minter = try TokenMinter()
         let token = try await verifier(minter).verify(try minter.token(now: Self.now))
         #expect(token == VerifiedAccessToken(issuer: TokenMinter.issuer, tenant: TenantSlug(rawValue: "acme")!, subject: "user-1",
-                                             clientID: "client-1", scope: "orders:read", jkt: "thumb", expiresAt: Self.now + 300))
+                                             clientID: "client-1", scope: "orders:read", jkt: "thumb", expiresAt: Self.now + 300,
+                                             jti: token.jti))
+        #expect(!token.jti.isEmpty, "the jti names the token in revocation events")
         // aud as an array, application/at+jwt, no cnf (Bearer), fractional NumericDate.
         let other = try await verifier(minter).verify(try minter.token(
             now: Self.now, ["aud": ["x", "orders"], "exp": Double(Self.now) + 60.5], removing: ["cnf", "scope"], typ: "application/at+jwt"))

@@ -1,0 +1,86 @@
+import Foundation
+import LatchkeyTestSupport
+import NIOHTTP1
+import Shared
+import Testing
+@testable import LatchkeyCLI
+
+/// A revoked token stops working at the API within seconds: RFC 7009 revocation of an access token, and
+/// of a refresh token (its family's live access tokens with it), reach the sidecar through `TokenRevoked`.
+@Suite struct TokenRevocationAttackTests {
+    @Test func revokedTokensAreRefusedByTheSidecarWithinSeconds() async throws {
+        try await SeededPlatform.run { platform in
+            let admin = try await platform.adminToken()
+            let key = DPoPProofSigner(key: try SigningKey.generate(.es256))
+            let redirect = "https://shop.example.com/cb"
+            let web = try await platform.createClient(
+                #"{"client_name":"Shop","redirect_uris":["\#(redirect)"],"application_type":"web","token_endpoint_auth_method":"client_secret_basic","grant_types":["authorization_code","refresh_token"],"scope":"openid orders:read"}"#,
+                adminToken: admin)
+            let clientID = web.json["client_id"] as? String ?? ""
+            let basic = platform.basic(clientID, web.json["client_secret"] as? String ?? "")
+
+            // 1. An access token revoked by itself.
+            let first = try await boundTokens(platform, clientID: clientID, redirect: redirect, basic: basic, key: key)
+            let access = first.json["access_token"] as? String ?? ""
+            #expect(try await callAPI(platform, token: access, key: key) == 200, "control: the token works")
+            try expect(try await platform.http.postForm(
+                "\(platform.endpoints.issuer)/revoke", [("token", access), ("token_type_hint", "access_token")], headers: basic),
+                200, "revoke the access token")
+            let refusedAfter = try await secondsUntilRefused(platform, token: access, key: key)
+            #expect(refusedAfter != nil && refusedAfter! < 5, "a revoked access token was still accepted (\(String(describing: refusedAfter)) s)")
+
+            // 2. A refresh token revoked: its family's live access tokens die with it.
+            let second = try await boundTokens(platform, clientID: clientID, redirect: redirect, basic: basic, key: key)
+            let familyAccess = second.json["access_token"] as? String ?? ""
+            #expect(try await callAPI(platform, token: familyAccess, key: key) == 200, "control: the second token works")
+            try expect(try await platform.http.postForm(
+                "\(platform.endpoints.issuer)/revoke", [("token", second.json["refresh_token"] as? String ?? "")], headers: basic),
+                200, "revoke the refresh token")
+            let familyRefusedAfter = try await secondsUntilRefused(platform, token: familyAccess, key: key)
+            #expect(familyRefusedAfter != nil && familyRefusedAfter! < 5,
+                    "an access token of a revoked family was still accepted (\(String(describing: familyRefusedAfter)) s)")
+        }
+    }
+
+    /// Signs the demo user in for the client and redeems the code with a DPoP proof: DPoP-bound tokens.
+    func boundTokens(
+        _ platform: SeededPlatform, clientID: String, redirect: String, basic: [(String, String)], key: DPoPProofSigner
+    ) async throws -> DemoResponse {
+        let code = try await platform.authorize(clientID: clientID, redirectURI: redirect, scope: "openid orders:read")
+        let url = platform.endpoints.tokenEndpoint
+        var response = try await platform.redeem(code, clientID: clientID, redirectURI: redirect, headers: basic + [("DPoP", try key.proof(method: "POST", url: url))])
+        if response.json["error"] as? String == "use_dpop_nonce" {
+            let nonce = response.headers.first(name: "DPoP-Nonce")
+            response = try await platform.redeem(code, clientID: clientID, redirectURI: redirect, headers: basic + [("DPoP", try key.proof(method: "POST", url: url, nonce: nonce))])
+        }
+        try expect(response, 200, "DPoP-bound tokens")
+        #expect(response.json["token_type"] as? String == "DPoP")
+        return response
+    }
+
+    /// The sidecar's answer to a DPoP request with `token`; a `use_dpop_nonce` challenge is answered once.
+    func callAPI(_ platform: SeededPlatform, token: String, key: DPoPProofSigner) async throws -> Int {
+        let url = "\(platform.endpoints.sidecar)/v1/orders"
+        var response = try await platform.http.get(
+            url, headers: [("Authorization", "DPoP \(token)"), ("DPoP", try key.proof(method: "GET", url: url, accessToken: token))])
+        if response.status == 401, response.headers.first(name: "WWW-Authenticate")?.contains("use_dpop_nonce") == true {
+            let nonce = response.headers.first(name: "DPoP-Nonce")
+            response = try await platform.http.get(
+                url, headers: [("Authorization", "DPoP \(token)"), ("DPoP", try key.proof(method: "GET", url: url, accessToken: token, nonce: nonce))])
+        }
+        return response.status
+    }
+
+    /// Seconds until the sidecar refuses `token` (401), or nil when it still accepts it after 30 s.
+    func secondsUntilRefused(_ platform: SeededPlatform, token: String, key: DPoPProofSigner) async throws -> Double? {
+        let start = ContinuousClock.now
+        while ContinuousClock.now - start < .seconds(30) {
+            if try await callAPI(platform, token: token, key: key) == 401 {
+                let elapsed = ContinuousClock.now - start
+                return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+            }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        return nil
+    }
+}
