@@ -36,7 +36,8 @@ import Testing
             let secret = try #require(
                 try await upstream.insertClient(
                     "latchkey-a", grantTypes: [.authorizationCode], scope: "openid profile",
-                    redirectURIs: ["\(fixture.issuer)/auth/up/callback"], isStatic: true, applicationType: .web))
+                    redirectURIs: ["\(fixture.issuer)/auth/up/callback"], isStatic: true, applicationType: .web,
+                    firstParty: true))
             try Data((secret + "\n").utf8).write(to: secretFile)
             let user = try await upstream.insertUser(username: "alice", password: AuthorizeFlowTests.password)
             let app = try await fixture.insertPublicApp()
