@@ -13,6 +13,10 @@ struct StoredClient: Sendable {
     let metadata: ClientMetadata
     let secretHash: String?
     let secretExpiresAt: Date?
+    /// The user whose DCR token registered this instance (nil for static and other registrations).
+    var authenticatedUser: UUID? = nil
+    /// Trusted by an administrator as the tenant's own app: signed-in users are not asked to consent.
+    var firstParty: Bool = false
 
     var authMethod: TokenEndpointAuthMethod { metadata.tokenEndpointAuthMethod ?? .clientSecretBasic }
     var grantTypes: [GrantType] { metadata.grantTypes ?? [.authorizationCode] }
@@ -33,18 +37,18 @@ enum ClientRepository {
         let rows = try await connection.query(
             """
             SELECT client_id, status, client_kind, client_type, application_type, metadata::text,
-                   client_secret_hash, client_secret_expires_at
+                   client_secret_hash, client_secret_expires_at, authenticated_user, first_party
             FROM clients WHERE client_id = \(clientID)
             """, logger: logger)
-        for try await (id, status, kind, type, appType, metadataJSON, hash, expires) in rows.decode(
-            (String, String, String, String, String, String, String?, Date?).self)
+        for try await (id, status, kind, type, appType, metadataJSON, hash, expires, user, firstParty) in rows.decode(
+            (String, String, String, String, String, String, String?, Date?, UUID?, Bool).self)
         {
             return StoredClient(
                 clientID: id, status: ClientStatus(rawValue: status) ?? .revoked, isStatic: kind == "static",
                 clientType: ClientType(rawValue: type) ?? .public,
                 applicationType: ApplicationType(rawValue: appType) ?? .native,
                 metadata: try LatchkeyJSON.makeDecoder().decode(ClientMetadata.self, from: Data(metadataJSON.utf8)),
-                secretHash: hash, secretExpiresAt: expires)
+                secretHash: hash, secretExpiresAt: expires, authenticatedUser: user, firstParty: firstParty)
         }
         return nil
     }

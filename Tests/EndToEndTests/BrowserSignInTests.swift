@@ -4,7 +4,7 @@ import Shared
 import Testing
 @testable import LatchkeyCLI
 
-/// The sign-in, sign-up, error and admin pages in a real browser: headless Chromium driven through
+/// The sign-in, sign-up, consent, error and admin pages in a real browser: headless Chromium driven through
 /// chromedriver's W3C WebDriver API, against the whole platform as processes (one platform for every
 /// scenario), with a native app's loopback redirect URI. Every page is screenshotted (``PageScreenshots``).
 /// Proves what HTTP-level tests cannot: the browser accepts our CSP (`form-action` covering the
@@ -50,7 +50,8 @@ struct BrowserFlows {
     let credentials: DemoCredentials
     let clientID: String
 
-    /// The demo tenant (DemoSeeder) plus a static public native client redirecting to the loopback listener.
+    /// The demo tenant (DemoSeeder) plus a static public native client redirecting to the loopback listener
+    /// (not first-party: its users see the consent page once).
     static func seed(_ endpoints: DemoEndpoints, http: DemoHTTP, driver: ChromeDriver, callback: LoopbackCallback) async throws -> BrowserFlows {
         let credentials = try await DemoSeeder(http: http, endpoints: endpoints, bootstrapKey: PlatformProcesses.bootstrapKey).seed()
         let adminToken = try await DemoSeeder.adminToken(
@@ -65,8 +66,8 @@ struct BrowserFlows {
 
     // MARK: scenarios
 
-    /// Sign in with the page (checking its cookies, labels and keyboard order), then a second
-    /// /authorize in the same browser comes back without showing a page.
+    /// Sign in with the page (checking its cookies, labels and keyboard order), approve the client on the
+    /// consent page, then a second /authorize in the same browser comes back without showing a page.
     func signInThenSingleSignOn(_ browser: BrowserSession) async throws {
         let first = AuthorizationAttempt(state: "first-" + UUID().uuidString)
         try await browser.navigate(authorizeURL(first))
@@ -77,6 +78,7 @@ struct BrowserFlows {
         try await browser.type(try await browser.find("#username"), credentials.username)
         try await browser.type(try await browser.find("#password"), credentials.password)
         try await browser.click(try await browser.find("button[type=submit]"))
+        try await approveConsent(browser, screenshot: "consent")
         try await redeem(try await callback.query(0), for: first)
 
         // The cookies as the browser stored them (read on a page under their path).
@@ -92,7 +94,7 @@ struct BrowserFlows {
         }
         #expect(try await browser.executeString("return document.cookie") == "", "HttpOnly cookies are invisible to script")
 
-        // SSO: the session cookie alone completes the second authorization, no page in between.
+        // SSO and the remembered consent complete the second authorization, no page in between.
         let second = AuthorizationAttempt(state: "sso-" + UUID().uuidString)
         try await browser.navigate(authorizeURL(second))
         try await redeem(try await callback.query(1), for: second)
@@ -114,6 +116,7 @@ struct BrowserFlows {
         try await browser.type(try await browser.find("#email"), "\(username)@example.com")
         try await browser.type(try await browser.find("#password"), "Browser pass 4 \(UUID().uuidString)")
         try await browser.click(try await browser.find("button[type=submit]"))
+        try await approveConsent(browser, screenshot: nil)
         try await redeem(try await callback.query(2), for: attempt)
     }
 
@@ -162,6 +165,26 @@ struct BrowserFlows {
     }
 
     // MARK: helpers
+
+    /// The consent page names the client and its scope, renders without console errors or CSP violations,
+    /// has Allow focused first and Deny after it, and Allow leads to the callback.
+    func approveConsent(_ browser: BrowserSession, screenshot: String?) async throws {
+        try await waitForPage(browser, title: "Allow access")
+        #expect(try await browser.executeString("return document.querySelector('.client').textContent") == "Browser test app")
+        #expect(try await browser.executeString("return Array.from(document.querySelectorAll('.scopes code')).map(c => c.textContent).join(' ')") == "openid")
+        if let screenshot {
+            try await PageScreenshots.capture(browser, screenshot)
+        } else {
+            let severe = try await browser.consoleLog().filter { $0.hasPrefix("SEVERE") }
+            #expect(severe == [], "console errors or CSP violations on the consent page")
+        }
+        try await browser.waitUntil("Allow has the focus (autofocus)") {
+            try await browser.executeString("return document.activeElement.value") == "allow"
+        }
+        try await browser.press([BrowserSession.tab])
+        #expect(try await browser.executeString("return document.activeElement.value") == "deny")
+        try await browser.click(try await browser.find("button[value=allow]"))
+    }
 
     /// Every visible input has a `<label for>`, the page has a language and a title, and Tab walks
     /// the form in order: each input, then the submit button.

@@ -55,16 +55,27 @@ struct SeededPlatform {
 }
 
 extension SeededPlatform {
-    /// The answer of `/authorize` and, when it showed the sign-in page, of signing in the demo user there.
+    /// The answer of `/authorize` and, when it showed the sign-in page, of signing in the demo user there,
+    /// and, when the consent page followed, of answering it.
     struct Authorization {
         var response: DemoResponse
         var verifier: String
+        /// The consent page, when one was shown.
+        var consentPage: DemoResponse?
         var code: String? { response.redirectParameters["code"] }
         var error: String? { response.redirectParameters["error"] }
     }
 
-    /// Runs `/authorize` for `clientID` with PKCE; signs in the demo user when the sign-in page is shown.
-    func authorize(clientID: String, redirectURI: String, scope: String?, extra: [(String, String)] = []) async throws -> Authorization {
+    /// Whether `page` is the token service's consent page.
+    func isConsentPage(_ page: DemoResponse) -> Bool {
+        page.status == 200 && page.body.contains("action=\"/t/\(endpoints.tenant)/consent\"")
+    }
+
+    /// Runs `/authorize` for `clientID` with PKCE; signs in the demo user when the sign-in page is shown,
+    /// and answers the consent page with `consent` (`allow`, `deny`) when it follows, or stops there when nil.
+    func authorize(
+        clientID: String, redirectURI: String, scope: String?, extra: [(String, String)] = [], consent: String? = "allow"
+    ) async throws -> Authorization {
         let verifier = PKCE.generateVerifier()
         var query = URLComponents(string: "\(endpoints.issuer)/authorize")!
         query.queryItems = [
@@ -73,15 +84,23 @@ extension SeededPlatform {
             URLQueryItem(name: "code_challenge", value: PKCE.s256Challenge(for: verifier)),
             URLQueryItem(name: "code_challenge_method", value: "S256"),
         ] + (scope.map { [URLQueryItem(name: "scope", value: $0)] } ?? []) + extra.map { URLQueryItem(name: $0.0, value: $0.1) }
-        let page = try await http.get(query.url!.absoluteString)
-        guard page.status == 200, let csrf = page.field("csrf_token"), let pending = page.field("authorization_request") else {
-            return Authorization(response: page, verifier: verifier)
+        var response = try await http.get(query.url!.absoluteString)
+        if !isConsentPage(response), response.status == 200, let csrf = response.field("csrf_token"),
+            let pending = response.field("authorization_request")
+        {
+            response = try await http.postForm("\(endpoints.issuer)/login", [
+                ("csrf_token", csrf), ("authorization_request", pending),
+                ("username", credentials.username), ("password", credentials.password),
+            ])
         }
-        let signedIn = try await http.postForm("\(endpoints.issuer)/login", [
-            ("csrf_token", csrf), ("authorization_request", pending),
-            ("username", credentials.username), ("password", credentials.password),
+        guard isConsentPage(response) else { return Authorization(response: response, verifier: verifier) }
+        guard let consent, let csrf = response.field("csrf_token"), let pending = response.field("authorization_request") else {
+            return Authorization(response: response, verifier: verifier, consentPage: response)
+        }
+        let answered = try await http.postForm("\(endpoints.issuer)/consent", [
+            ("csrf_token", csrf), ("authorization_request", pending), ("decision", consent),
         ])
-        return Authorization(response: signedIn, verifier: verifier)
+        return Authorization(response: answered, verifier: verifier, consentPage: response)
     }
 
     /// Exchanges an authorization code at the token endpoint.

@@ -79,7 +79,7 @@ import Testing
     @Test func ssoSessionSkipsThePromptUnlessPromptLoginAndPromptNoneNeedsASession() async throws {
         try await TokenServiceFixture.run { client, fixture in
             let app = try await fixture.insertPublicApp()
-            try await fixture.insertUser(username: "alice", password: Self.password)
+            let alice = try await fixture.insertUser(username: "alice", password: Self.password)
             var anonymous = PageBrowser(client)
             let none = try await anonymous.get(
                 AuthorizeRequest.path(fixture, clientID: app.clientID, verifier: PKCE.generateVerifier(), extra: [("prompt", "none")]))
@@ -93,8 +93,8 @@ import Testing
             #expect(first.status == 302)
             let firstSession = try #require(browser.cookies[SSOSessions.cookieName])
 
-            // The second sign-in of the mobile flow (DESIGN §3 step 3): another client, no prompt.
-            let instance = try await fixture.insertPublicApp("instance-1")
+            // The second sign-in of the mobile flow: the user's own registered instance, no prompt.
+            let instance = try await fixture.insertPublicApp("instance-1", firstParty: false, owner: alice)
             let verifier = PKCE.generateVerifier()
             let silent = try await browser.get(AuthorizeRequest.path(fixture, clientID: instance.clientID, verifier: verifier))
             #expect(silent.status == 302, "\(silent.body)")

@@ -44,11 +44,15 @@ extension TokenServiceFixture {
         return id
     }
 
-    /// A public native client for the code flow (as DCR would register it).
-    func insertPublicApp(_ id: String = "app", redirectURIs: [String] = ["com.example.app:/cb"]) async throws -> NativeApp {
+    /// A public native client for the code flow. First-party by default, so flows that are not about
+    /// consent see no consent page; `firstParty: false` with `owner` makes it a user's own DCR instance.
+    func insertPublicApp(
+        _ id: String = "app", redirectURIs: [String] = ["com.example.app:/cb"], firstParty: Bool = true,
+        owner: UUID? = nil, scope: String = "openid profile"
+    ) async throws -> NativeApp {
         try await insertClient(
-            id, authMethod: .noAuthentication, grantTypes: [.authorizationCode, .refreshToken], redirectURIs: redirectURIs,
-            dpopBound: true)
+            id, authMethod: .noAuthentication, grantTypes: [.authorizationCode, .refreshToken], scope: scope,
+            redirectURIs: redirectURIs, dpopBound: true, firstParty: firstParty, authenticatedUser: owner)
         return try NativeApp(clientID: id)
     }
 

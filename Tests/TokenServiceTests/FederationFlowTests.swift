@@ -40,7 +40,8 @@ import Testing
             let secret = try #require(
                 try await upstream.insertClient(
                     "latchkey-a", grantTypes: [.authorizationCode], scope: "openid profile",
-                    redirectURIs: ["\(fixture.issuer)/auth/up/callback"], isStatic: true, applicationType: .web))
+                    redirectURIs: ["\(fixture.issuer)/auth/up/callback"], isStatic: true, applicationType: .web,
+                    firstParty: true))
             try Data((secret + "\n").utf8).write(to: secretFile)
             if sealedSecret {
                 let sealed = try KeyEnvelope(configuration: TestEnvironment.keyEncryptionKey).seal(

@@ -174,7 +174,8 @@ struct TokenServiceFixture: Sendable {
         _ clientID: String, tenant: String? = nil, authMethod: TokenEndpointAuthMethod = .clientSecretBasic,
         grantTypes: [GrantType] = [.clientCredentials], scope: String = "openid profile",
         redirectURIs: [String] = ["com.example.app:/cb"], isStatic: Bool? = nil, dpopBound: Bool? = nil,
-        applicationType: ApplicationType = .native, status: ClientStatus = .active, jwks: JWKSet? = nil
+        applicationType: ApplicationType = .native, status: ClientStatus = .active, jwks: JWKSet? = nil,
+        firstParty: Bool = false, authenticatedUser: UUID? = nil
     ) async throws -> String? {
         let metadata = ClientMetadata(
             redirectURIs: redirectURIs, tokenEndpointAuthMethod: authMethod, grantTypes: grantTypes, scope: scope,
@@ -190,10 +191,10 @@ struct TokenServiceFixture: Sendable {
             try await connection.query(
                 """
                 INSERT INTO clients (tenant_id, client_id, status, client_kind, client_type, application_type,
-                                     registration_mechanism, metadata, client_secret_hash)
+                                     registration_mechanism, metadata, client_secret_hash, first_party, authenticated_user)
                 VALUES (\(tenant), \(clientID), \(status.rawValue), \(isStatic ? "static" : "dynamic"),
                         \(authMethod.clientType.rawValue), \(applicationType.rawValue),
-                        \(isStatic ? "admin" : "user_token"), \(json)::jsonb, \(hash))
+                        \(isStatic ? "admin" : "user_token"), \(json)::jsonb, \(hash), \(firstParty), \(authenticatedUser))
                 """, logger: database.logger)
         }
         return secret

@@ -1,5 +1,6 @@
 """The user's and the administrator's pages in headless Chromium, driven by selenium (PyPI), against a
-running platform: a new user signs up, the demo user signs in (prompt=login), an administrator signs in
+running platform: a new user signs up, the demo user signs in (prompt=login), each approves the test app
+on the consent page once (the SSO that follows passes on the remembered consent), an administrator signs in
 on the admin page and revokes an instance with a reason. Every page is captured at 1280 and 390 px;
 any SEVERE browser console entry (CSP violations are reported there) fails the run.
 
@@ -149,6 +150,15 @@ class Flow:
             "client_id": self.client_id, "code_verifier": verifier}, form=True)
         self.check(status == 200 and "access_token" in tokens, f"{what}: the code buys tokens ({status} {tokens})")
 
+    def allow_consent(self, name):
+        """The loopback client is not first-party: a user approves it once on the consent page."""
+        if not self.wait_for_title("Allow access"):
+            return
+        self.capture(name)
+        client = self.driver.find_element(By.CSS_SELECTOR, ".client").text
+        self.check(client == "Selenium test app", f"{name}: the consent page names the client ({client!r})")
+        self.driver.find_element(By.CSS_SELECTOR, "button[value=allow]").click()
+
     def sign_up(self):
         state, verifier = "signup-" + secrets.token_hex(8), secrets.token_urlsafe(48)
         self.authorize(state, verifier)
@@ -164,6 +174,7 @@ class Flow:
         self.driver.find_element(By.ID, "email").send_keys(f"{username}@example.com")
         self.driver.find_element(By.ID, "password").send_keys("Selenium pass 4 " + secrets.token_hex(8))
         self.driver.find_element(By.CSS_SELECTOR, "button[type=submit]").click()
+        self.allow_consent("selenium-consent")
         self.redeem(self.wait_for_callback(1), state, verifier, "sign-up")
 
     def sign_in(self):
@@ -174,7 +185,11 @@ class Flow:
             return
         self.driver.find_element(By.ID, "username").send_keys(self.credentials["username"])
         self.driver.find_element(By.ID, "password").send_keys(self.credentials["password"] + Keys.ENTER)
+        self.allow_consent("selenium-consent-demo-user")
         self.redeem(self.wait_for_callback(2), state, verifier, "sign-in")
+        state, verifier = "sso-" + secrets.token_hex(8), secrets.token_urlsafe(48)
+        self.authorize(state, verifier)
+        self.redeem(self.wait_for_callback(3), state, verifier, "SSO with the remembered consent")
 
     def admin_revokes_an_instance(self):
         status, iat = request("POST", f"{self.args.gateway}/admin/tenants/demo/initial-access-tokens",

@@ -52,9 +52,10 @@ struct DemoSeeder {
             throw DemoFailure("the admin client came back without credentials")
         }
         let token = try await DemoSeeder.adminToken(http, endpoints, clientID: adminID, secret: adminSecret)
+        // The tenant's own app: signing in to it for a DCR token shows no consent page.
         let dcr = try expect(try await http.postJSON(
             "\(endpoints.gateway)\(admin)/clients",
-            #"{"client_name":"Demo mobile app (registration)","redirect_uris":["\#(Self.dcrRedirectURI)"],"token_endpoint_auth_method":"none","grant_types":["authorization_code"],"scope":"dcr"}"#,
+            #"{"client_name":"Demo mobile app (registration)","redirect_uris":["\#(Self.dcrRedirectURI)"],"token_endpoint_auth_method":"none","grant_types":["authorization_code"],"scope":"dcr","first_party":true}"#,
             headers: bearer(token)), 201, "create the static DCR client")
         try expect(try await http.postJSON(
             "\(endpoints.gateway)\(admin)/templates",

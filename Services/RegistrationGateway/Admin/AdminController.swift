@@ -97,12 +97,15 @@ struct AdminController: Sendable {
     // MARK: Clients
 
     /// A static client (e.g. the tenant's DCR client with scope `dcr`, or an admin client with `admin`):
-    /// RFC 7591 metadata, validated like a registration except that reserved scopes may be granted.
+    /// RFC 7591 metadata, validated like a registration except that reserved scopes may be granted, plus
+    /// `first_party` (no consent page for the tenant's own apps), which dynamic registration cannot set.
     @Sendable func createClient(_ request: Request, context: Context) async throws -> Response {
         let slug = try Self.tenantSlug(context)
         let (actor, bootstrap) = try await authenticator.actor(request, tenant: slug, bootstrap: .firstClient)
         guard let tenant = try await tenants.tenant(slug) else { throw OAuthError.notFound("unknown tenant") }
-        let requested = try await AdminBody.read(ClientMetadata.self, from: request)
+        let body = try await RegistrationRequestBody.jsonData(request)
+        let requested = try AdminBody.decode(ClientMetadata.self, from: body)
+        let firstParty = try AdminBody.decode(AdminClientOptions.self, from: body).firstParty ?? false
         var policy = tenant.policy
         // An administrator may grant any scope (also the reserved `dcr` and `admin`) and grant type;
         // every other registration rule still applies.
@@ -131,7 +134,7 @@ struct AdminController: Sendable {
             }
             try await clients.insert(
                 record, secretHash: secret.map(settings.secretHasher.hash), registrationTokenHash: nil, kind: "static",
-                on: connection)
+                firstParty: firstParty, on: connection)
             try await outbox.append(
                 CloudEvent(source: EventSource.registrationGateway, data: ClientRegistered(record: record, actor: actor)),
                 on: connection, logger: database.logger)
@@ -140,6 +143,7 @@ struct AdminController: Sendable {
             record: record, clientSecret: secret, registrationAccessToken: nil,
             registrationClientURI: settings.registrationClientURI(tenant: slug.rawValue, clientID: clientID)).jsonObject()
         object["registration_client_uri"] = nil
+        object["first_party"] = firstParty
         return try AdminBody.response(object, status: .created)
     }
 
@@ -186,6 +190,7 @@ struct AdminController: Sendable {
             registrationClientURI: settings.registrationClientURI(tenant: tenant.slug.rawValue, clientID: clientID)).jsonObject()
         object["status"] = stored.record.status.rawValue
         object["authenticated_user"] = stored.record.authenticatedUser?.uuidString.lowercased()
+        object["first_party"] = stored.firstParty
         return try AdminBody.response(object)
     }
 

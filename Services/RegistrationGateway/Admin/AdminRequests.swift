@@ -14,6 +14,15 @@ struct CreateTenantRequest: Decodable, Sendable {
     }
 }
 
+/// `POST …/clients`: the members beside the RFC 7591 metadata that only an administrator sets.
+struct AdminClientOptions: Decodable, Sendable {
+    /// The tenant's own app: its signed-in users are not asked to consent (defaults to false).
+    var firstParty: Bool?
+    enum CodingKeys: String, CodingKey {
+        case firstParty = "first_party"
+    }
+}
+
 /// `POST …/clients/{client_id}/revoke`.
 struct RevokeClientRequest: Decodable, Sendable {
     /// Free text recorded in `ClientRevoked.reason_detail` ("device stolen").

@@ -17,6 +17,8 @@ struct StoredClient: Sendable {
     var clientSecretHash: String?
     /// `dynamic` for clients registered through RFC 7591, `static` for clients an administrator created.
     var kind: String = "dynamic"
+    /// Set by an administrator only (``AdminController``): the tenant's own app, no consent page.
+    var firstParty: Bool = false
 }
 
 /// SQL for `clients` (and the rows that die with a client); every call runs inside the caller's
@@ -28,7 +30,7 @@ struct ClientRepository: Sendable {
     /// instance of a template also stores the members it set itself and the template version.
     func insert(
         _ record: ClientRecord, secretHash: String?, registrationTokenHash: String?, kind: String = "dynamic",
-        template: TemplateLink? = nil, on connection: PostgresConnection
+        template: TemplateLink? = nil, firstParty: Bool = false, on connection: PostgresConnection
     ) async throws {
         let metadata = String(decoding: try LatchkeyJSON.encode(record.metadata), as: UTF8.self)
         let overrides = try template.map { String(decoding: try LatchkeyJSON.encode($0.overrides), as: UTF8.self) }
@@ -37,12 +39,12 @@ struct ClientRepository: Sendable {
             INSERT INTO clients (tenant_id, client_id, status, client_kind, client_type, application_type,
                                  authenticated_user, software_id, registration_mechanism, metadata,
                                  client_secret_hash, client_secret_expires_at, registration_token_hash,
-                                 created_at, updated_at, template_overrides, template_version)
+                                 created_at, updated_at, template_overrides, template_version, first_party)
             VALUES (\(record.tenant.rawValue), \(record.clientID), \(record.status.rawValue), \(kind),
                     \(record.clientType.rawValue), \(record.applicationType.rawValue), \(record.authenticatedUser),
                     \(record.templateID), \(record.registrationMechanism.rawValue), \(metadata)::jsonb,
                     \(secretHash), \(record.secretExpiresAt), \(registrationTokenHash),
-                    \(record.createdAt), \(record.updatedAt), \(overrides)::jsonb, \(template?.version))
+                    \(record.createdAt), \(record.updatedAt), \(overrides)::jsonb, \(template?.version), \(firstParty))
             """, logger: logger)
     }
 
@@ -69,12 +71,12 @@ struct ClientRepository: Sendable {
         var query: PostgresQuery = """
             SELECT client_id, status, client_type, application_type, authenticated_user, software_id,
                    registration_mechanism, metadata::text, client_secret_expires_at, created_at, updated_at,
-                   last_used_at, registration_token_hash, client_secret_hash, client_kind
+                   last_used_at, registration_token_hash, client_secret_hash, client_kind, first_party
             FROM clients WHERE tenant_id = \(tenant) AND client_id = \(clientID)
             """
         query.sql += lock
         let rows = try await connection.query(query, logger: logger)
-        typealias Row = (String, String, String, String, UUID?, String?, String, String, Date?, Date, Date, Date?, String?, String?, String)
+        typealias Row = (String, String, String, String, UUID?, String?, String, String, Date?, Date, Date, Date?, String?, String?, String, Bool)
         for try await row in rows.decode(Row.self) {
             let metadata = try LatchkeyJSON.decode(ClientMetadata.self, from: Data(row.7.utf8))
             guard let slug = TenantSlug(rawValue: tenant), let status = ClientStatus(rawValue: row.1),
@@ -85,7 +87,7 @@ struct ClientRepository: Sendable {
                 clientID: row.0, tenant: slug, status: status, clientType: clientType, applicationType: applicationType,
                 authenticatedUser: row.4, templateID: row.5, metadata: metadata, secretExpiresAt: row.8,
                 createdAt: row.9, updatedAt: row.10, lastUsedAt: row.11, registrationMechanism: mechanism)
-            return StoredClient(record: record, registrationTokenHash: row.12, clientSecretHash: row.13, kind: row.14)
+            return StoredClient(record: record, registrationTokenHash: row.12, clientSecretHash: row.13, kind: row.14, firstParty: row.15)
         }
         return nil
     }

@@ -22,8 +22,13 @@ struct RegistrationRequestBody: Sendable {
         guard !JSONNULCheck.containsNUL(data) else {
             throw RegistrationError.invalidMetadata("the request body must not contain U+0000 characters")
         }
-        return RegistrationRequestBody(
+        let body = RegistrationRequestBody(
             metadata: try decode(ClientMetadata.self, from: data), credentials: try decode(ClientCredentials.self, from: data))
+        // Trust that skips the consent page is an administrator's decision, never a registrant's claim.
+        if try decode(AdminClientOptions.self, from: data).firstParty != nil {
+            throw RegistrationError.invalidMetadata("first_party is set by an administrator only")
+        }
+        return body
     }
 
     /// The bytes of an `application/json` body (bounded); another media type is 415. Callers refuse

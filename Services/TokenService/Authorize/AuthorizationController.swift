@@ -5,7 +5,7 @@ import Logging
 import PostgresNIO
 import Shared
 
-/// `GET|POST /t/{tenant}/authorize` and the sign-in and sign-up pages it leads to.
+/// `GET|POST /t/{tenant}/authorize` and the sign-in, sign-up and consent pages it leads to.
 struct AuthorizationController: Sendable {
     let settings: TokenServiceSettings
     let database: Database
@@ -13,6 +13,7 @@ struct AuthorizationController: Sendable {
     let accounts: UserAccounts
     let throttle: LoginThrottle
     let sessions: SSOSessions
+    let consents = Consents()
     let codes: AuthorizationCodes
     let sealer: PendingAuthorizationSealer
     let csrf: CSRFGuard
@@ -37,6 +38,7 @@ struct AuthorizationController: Sendable {
         group.post("login") { request, context in try await signIn(request, context) }
         group.get("signup") { request, context in try await showPage(.signUp, request, context) }
         group.post("signup") { request, context in try await signUp(request, context) }
+        group.post("consent") { request, context in try await answerConsent(request, context) }
     }
 
     // MARK: /authorize
@@ -62,10 +64,22 @@ struct AuthorizationController: Sendable {
                 if let session = try await sessions.current(sessionCookie, on: connection, logger: logger),
                     !pending.forceLogin
                 {
-                    let code = try await codes.issue(
-                        pending, userID: session.userID, authTime: session.authTime, tenant: tenant,
+                    let decision = try await consents.decide(
+                        pending, client: verified, userID: session.userID, policy: tenant.policy.consent,
                         on: connection, logger: logger)
-                    return Self.redirect(target.url([("code", code)]))
+                    if decision == .silent {
+                        let code = try await codes.issue(
+                            pending, userID: session.userID, authTime: session.authTime, tenant: tenant,
+                            on: connection, logger: logger)
+                        return Self.redirect(target.url([("code", code)]))
+                    }
+                    // OIDC Core §3.1.2.6: a silent request that would need the user's approval.
+                    if AuthorizationRequestValidator.isPromptNone(form) {
+                        throw AuthorizeFailure.redirect(
+                            target, error: "consent_required", description: "the user must approve this application")
+                    }
+                    return try await renderConsent(
+                        pending, client: verified, userID: session.userID, request: request, tenant: tenant, on: connection)
                 }
                 if AuthorizationRequestValidator.isPromptNone(form) {
                     throw AuthorizeFailure.redirect(target, error: "login_required", description: "the user must sign in")
@@ -92,11 +106,29 @@ struct AuthorizationController: Sendable {
     // MARK: pages
 
     enum Page {
-        case signIn, signUp
+        case signIn, signUp, consent
 
-        var template: String { self == .signIn ? "sign-in" : "sign-up" }
-        var title: String { self == .signIn ? "Sign in" : "Create an account" }
-        var path: String { self == .signIn ? "login" : "signup" }
+        var template: String {
+            switch self {
+            case .signIn: "sign-in"
+            case .signUp: "sign-up"
+            case .consent: "consent"
+            }
+        }
+        var title: String {
+            switch self {
+            case .signIn: "Sign in"
+            case .signUp: "Create an account"
+            case .consent: "Allow access"
+            }
+        }
+        var path: String {
+            switch self {
+            case .signIn: "login"
+            case .signUp: "signup"
+            case .consent: "consent"
+            }
+        }
     }
 
     /// `GET /login` and `GET /signup`: the form for a sealed pending request (links between the two pages).
@@ -199,7 +231,8 @@ struct AuthorizationController: Sendable {
                         .signIn, pending: pending, request: request, tenant: tenant, values: reshow, status: .unauthorized)
                 }
                 try await throttle.recordSuccess(account: account, on: connection, logger: logger)
-                return try await complete(pending, userID: userID, tenant: tenant, oldSession: oldSession, on: connection)
+                return try await complete(
+                    pending, userID: userID, tenant: tenant, oldSession: oldSession, on: connection, request: request)
             }
         }
     }
@@ -232,7 +265,8 @@ struct AuthorizationController: Sendable {
                     let userID = try await accounts.register(
                         username: username, email: email, password: password, tenant: tenant, clientID: pending.clientID,
                         on: connection, logger: logger)
-                    return try await complete(pending, userID: userID, tenant: tenant, oldSession: oldSession, on: connection)
+                    return try await complete(
+                    pending, userID: userID, tenant: tenant, oldSession: oldSession, on: connection, request: request)
                 }
             } catch UserAccounts.SignUpProblem.usernameTaken {
                 return try reshow("That username is not available. Choose another one.")
@@ -240,23 +274,101 @@ struct AuthorizationController: Sendable {
         }
     }
 
-    // MARK: completion
+    // MARK: consent
 
-    /// A successful sign-in: new SSO session (rotated), a code, and the redirect back to the client.
-    func complete(
-        _ pending: AuthorizationRequest, userID: UUID, tenant: ResolvedTenant, oldSession: String?,
+    /// The consent page for the signed-in user; the sealed request remembers who was asked.
+    private func renderConsent(
+        _ pending: AuthorizationRequest, client: StoredClient, userID: UUID, request: Request, tenant: ResolvedTenant,
         on connection: PostgresConnection
     ) async throws -> Response {
+        var asked = pending
+        asked.consentUser = userID
+        var username: String?
+        let rows = try await connection.query("SELECT username FROM users WHERE user_id = \(userID)", logger: database.logger)
+        for try await name in rows.decode(String.self) { username = name }
+        var values: [String: Any] = [
+            "clientName": client.metadata.clientName ?? client.clientID,
+            "scopes": TenantPolicy.scopeTokens(pending.scope),
+            "otherUsersInstance": client.authenticatedUser.map { $0 != userID } ?? false,
+        ]
+        values["username"] = username
+        return try renderForm(.consent, pending: asked, request: request, tenant: tenant, values: values)
+    }
+
+    /// `POST /consent`: Allow issues the code (and remembers the approval), Deny returns `access_denied`.
+    /// Only the user the page was shown to, still signed in, can answer it.
+    func answerConsent(_ request: Request, _ context: LatchkeyRequestContext) async throws -> Response {
+        try await pagePost(request, context) { tenant, form, pending in
+            guard let askedUser = pending.consentUser else { return expired(tenant) }
+            let target = AuthorizationResponseTarget(
+                redirectURI: pending.redirectURI, state: pending.state,
+                issuer: TenantEndpoints(settings: settings, tenant: tenant.id).issuer)
+            let sessionCookie = request.cookies[SSOSessions.cookieName]?.value
+            let logger = database.logger
+            return try await database.withTenantTransaction(tenant.id) { connection in
+                guard let session = try await sessions.current(sessionCookie, on: connection, logger: logger),
+                    session.userID == askedUser
+                else {
+                    return pages.error(
+                        "Your sign-in session has ended or changed. Return to the application and start again.",
+                        tenant: tenant)
+                }
+                guard let client = try await ClientRepository.find(pending.clientID, on: connection, logger: logger),
+                    client.isUsable(at: Date())
+                else {
+                    return pages.error("The application that sent you here is no longer active.", tenant: tenant)
+                }
+                switch form["decision"] ?? "" {
+                case "allow":
+                    try await consents.remember(
+                        userID: session.userID, clientID: client.clientID, scope: pending.scope,
+                        rememberFor: tenant.policy.consent.rememberFor, tenant: tenant.id, on: connection, logger: logger)
+                    let code = try await codes.issue(
+                        pending, userID: session.userID, authTime: session.authTime, tenant: tenant,
+                        on: connection, logger: logger)
+                    return Self.redirect(target.url([("code", code)]))
+                case "deny":
+                    return Self.redirect(target.url([
+                        ("error", "access_denied"), ("error_description", "the user denied access to this application"),
+                    ]))
+                default:
+                    return pages.error("Choose Allow or Deny.", tenant: tenant)
+                }
+            }
+        }
+    }
+
+    // MARK: completion
+
+    /// A successful sign-in: new SSO session (rotated), then a code and the redirect back to the client, or
+    /// the consent page when the client needs the user's approval.
+    func complete(
+        _ pending: AuthorizationRequest, userID: UUID, tenant: ResolvedTenant, oldSession: String?,
+        on connection: PostgresConnection, request: Request
+    ) async throws -> Response {
         let logger = database.logger
+        guard let client = try await ClientRepository.find(pending.clientID, on: connection, logger: logger),
+            client.isUsable(at: Date())
+        else {
+            return pages.error("The application that sent you here is no longer active.", tenant: tenant)
+        }
         let lifetime = tenant.policy.tokenLifetimes.ssoSession
         let session = try await sessions.start(
             userID: userID, tenant: tenant.id, replacing: oldSession, lifetime: lifetime, on: connection, logger: logger)
-        let code = try await codes.issue(
-            pending, userID: userID, authTime: Date(), tenant: tenant, on: connection, logger: logger)
-        let target = AuthorizationResponseTarget(
-            redirectURI: pending.redirectURI, state: pending.state,
-            issuer: TenantEndpoints(settings: settings, tenant: tenant.id).issuer)
-        var response = Self.redirect(target.url([("code", code)]))
+        var response: Response
+        let decision = try await consents.decide(
+            pending, client: client, userID: userID, policy: tenant.policy.consent, on: connection, logger: logger)
+        if decision == .silent {
+            let code = try await codes.issue(
+                pending, userID: userID, authTime: Date(), tenant: tenant, on: connection, logger: logger)
+            let target = AuthorizationResponseTarget(
+                redirectURI: pending.redirectURI, state: pending.state,
+                issuer: TenantEndpoints(settings: settings, tenant: tenant.id).issuer)
+            response = Self.redirect(target.url([("code", code)]))
+        } else {
+            response = try await renderConsent(
+                pending, client: client, userID: userID, request: request, tenant: tenant, on: connection)
+        }
         response.setCookie(cookie(SSOSessions.cookieName, session, tenant: tenant.id, maxAge: lifetime, sameSite: .lax))
         return response
     }

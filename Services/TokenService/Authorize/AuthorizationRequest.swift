@@ -13,6 +13,10 @@ struct AuthorizationRequest: Codable, Sendable, Equatable {
     var dpopJKT: String?
     /// `prompt=login`: a sign-in is required even with a session.
     var forceLogin: Bool
+    /// `prompt=consent`: the consent page is shown even when consent is remembered or not needed.
+    var forceConsent: Bool?
+    /// On the consent page: the signed-in user it was shown to (only that user's answer counts).
+    var consentUser: UUID?
     /// Sealed requests expire (the sign-in page must not live forever).
     var expiresAt: Date
 
@@ -24,6 +28,8 @@ struct AuthorizationRequest: Codable, Sendable, Equatable {
         case codeChallengeMethod = "code_challenge_method"
         case dpopJKT = "dpop_jkt"
         case forceLogin = "force_login"
+        case forceConsent = "force_consent"
+        case consentUser = "consent_user"
         case expiresAt = "exp"
     }
 }

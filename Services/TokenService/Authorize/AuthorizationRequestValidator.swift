@@ -59,7 +59,7 @@ struct AuthorizationRequestValidator: Sendable {
         }
         let scope = try checkScope(form["scope"], client: client, fail: fail)
         let (challenge, method) = try checkPKCE(form, client: client, fail: fail)
-        let forceLogin = try checkPrompt(form["prompt"], fail: fail)
+        let prompt = try checkPrompt(form["prompt"], fail: fail)
         if let nonce = form["nonce"], nonce.utf8.count > Limits.nonce {
             throw fail("invalid_request", "nonce is longer than \(Limits.nonce) bytes")
         }
@@ -69,7 +69,7 @@ struct AuthorizationRequestValidator: Sendable {
         return AuthorizationRequest(
             clientID: client.clientID, redirectURI: target.redirectURI, scope: scope, state: target.state,
             nonce: form["nonce"], codeChallenge: challenge, codeChallengeMethod: method, dpopJKT: form["dpop_jkt"],
-            forceLogin: forceLogin, expiresAt: Date().addingTimeInterval(Self.pendingLifetime))
+            forceLogin: prompt.contains("login"), forceConsent: prompt.contains("consent") ? true : nil, expiresAt: Date().addingTimeInterval(Self.pendingLifetime))
     }
 
     /// The requested scope must be a subset of the client's registered scope; absent means all of it.
@@ -123,10 +123,10 @@ struct AuthorizationRequestValidator: Sendable {
         return (challenge, method)
     }
 
-    /// OIDC Core §3.1.2.1: `none` stands alone; `login` forces a sign-in; `consent` and
-    /// `select_account` are accepted (there is no consent screen or account chooser to skip).
-    private func checkPrompt(_ prompt: String?, fail: (String, String) -> AuthorizeFailure) throws(AuthorizeFailure) -> Bool {
-        guard let prompt else { return false }
+    /// OIDC Core §3.1.2.1: `none` stands alone; `login` forces a sign-in; `consent` forces the consent
+    /// page; `select_account` is accepted (there is no account chooser to skip).
+    private func checkPrompt(_ prompt: String?, fail: (String, String) -> AuthorizeFailure) throws(AuthorizeFailure) -> Set<String> {
+        guard let prompt else { return [] }
         let values = Set(prompt.split(separator: " ").map(String.init))
         guard !values.isEmpty, values.isSubset(of: ["none", "login", "consent", "select_account"]) else {
             throw fail("invalid_request", "prompt has an unsupported value")
@@ -134,7 +134,7 @@ struct AuthorizationRequestValidator: Sendable {
         if values.contains("none"), values.count > 1 {
             throw fail("invalid_request", "prompt=none cannot be combined with other values")
         }
-        return values.contains("login")
+        return values
     }
 
     /// Whether `prompt=none` was asked (the caller checks it against the session).

@@ -15,6 +15,7 @@ struct PageRenderer: Sendable {
             "form-start": try MustacheTemplate(string: PageTemplates.formStart),
             "sign-in": try MustacheTemplate(string: PageTemplates.signIn),
             "sign-up": try MustacheTemplate(string: PageTemplates.signUp),
+            "consent": try MustacheTemplate(string: PageTemplates.consent),
             "error": try MustacheTemplate(string: PageTemplates.error),
         ])
     }

@@ -1,6 +1,6 @@
 import Shared
 
-/// The mustache templates of the sign-in, sign-up and error pages. Every variable is written with
+/// The mustache templates of the sign-in, sign-up, consent and error pages. Every variable is written with
 /// `{{…}}` (HTML-escaped) except the style sheet, which is built from validated colours only.
 enum PageTemplates {
     static let header = HTMLPageTemplates.documentStart(title: "{{title}} · {{brandName}}") + """
@@ -50,6 +50,22 @@ enum PageTemplates {
         {{> footer}}
         """
 
+    /// Allow or Deny for one client and its scopes; both buttons post the same form (`decision`).
+    static let consent = """
+        {{> header}}
+        {{> form-start}}
+        <p><strong class="client">{{clientName}}</strong> wants to access your {{brandName}} account{{#username}} ({{username}}){{/username}}.</p>
+        {{#otherUsersInstance}}<p class="hint">This application was registered by another user, not by {{brandName}}.</p>{{/otherUsersInstance}}
+        <p id="scope-list-label">It asks for:</p>
+        <ul class="scopes" aria-labelledby="scope-list-label">
+        {{#scopes}}<li><code>{{.}}</code></li>{{/scopes}}
+        </ul>
+        <button type="submit" name="decision" value="allow" autofocus>Allow</button>
+        <button type="submit" name="decision" value="deny" class="secondary">Deny</button>
+        </form>
+        {{> footer}}
+        """
+
     static let error = "{{> header}}\n" + HTMLPageTemplates.errorMessage + "{{> footer}}"
 
     /// The style sheet; `primary` and `background` are validated `#rgb`/`#rrggbb` values.
@@ -61,7 +77,9 @@ enum PageTemplates {
         input{box-sizing:border-box;width:100%;padding:.6rem;border:1px solid #595959;border-radius:.25rem;font:inherit}\
         button{margin-top:1.5rem;width:100%;padding:.7rem;border:0;border-radius:.25rem;background:\(primary);color:#fff;font:inherit;font-weight:600}\
         a{color:\(primary)}:focus-visible{outline:3px solid #1a1a1a;outline-offset:2px}\
-        .error{color:#a4000f;font-weight:600}.hint{font-size:.9rem;color:#404040}
+        .error{color:#a4000f;font-weight:600}.hint{font-size:.9rem;color:#404040}\
+        .scopes{padding-left:1.25rem}.client{overflow-wrap:anywhere}\
+        button.secondary{margin-top:.75rem;background:#fff;color:#1a1a1a;border:1px solid #595959}
         """
     }
 }

@@ -138,7 +138,7 @@ struct FederationController: Sendable {
                 return pages.error("This account cannot sign in.", tenant: tenant, status: .forbidden)
             }
             return try await authorization.complete(
-                saved.pending, userID: userID, tenant: tenant, oldSession: oldSession, on: connection)
+                saved.pending, userID: userID, tenant: tenant, oldSession: oldSession, on: connection, request: request)
         }
     }
 
