@@ -54,6 +54,9 @@ public struct TenantPolicy: Codable, Sendable, Hashable {
     /// Algorithm of the tenant's token-signing key (access and ID tokens): one of `signingAlgorithms`.
     /// Changing it stages a key of the new algorithm, which the token service then activates (rotation).
     public var signingAlgorithm: JWSAlgorithm
+    /// Whether users may create their own accounts on the sign-up page. Unset means on, except in the
+    /// platform tenant, whose users could otherwise reach a platform administrator's sign-in.
+    public var selfSignup: Bool?
 
     /// Algorithms a tenant may sign its tokens with.
     public static let signingAlgorithms: [JWSAlgorithm] = [.es256, .rs256, .edDSA]
@@ -77,7 +80,8 @@ public struct TenantPolicy: Codable, Sendable, Hashable {
         upstreamIdentityProviders: [UpstreamIdentityProvider] = [],
         branding: TenantBranding = TenantBranding(),
         registrationCORSOrigins: [String] = [],
-        signingAlgorithm: JWSAlgorithm = .es256
+        signingAlgorithm: JWSAlgorithm = .es256,
+        selfSignup: Bool? = nil
     ) {
         self.version = version
         self.registrationMechanisms = registrationMechanisms
@@ -98,6 +102,12 @@ public struct TenantPolicy: Codable, Sendable, Hashable {
         self.branding = branding
         self.registrationCORSOrigins = registrationCORSOrigins
         self.signingAlgorithm = signingAlgorithm
+        self.selfSignup = selfSignup
+    }
+
+    /// Whether the sign-up page is open in this tenant (`isPlatformTenant`: it is `PLATFORM_TENANT`).
+    public func allowsSelfSignup(isPlatformTenant: Bool) -> Bool {
+        selfSignup ?? !isPlatformTenant
     }
 
     /// The policy a new tenant gets: the same as decoding `{}`.
@@ -123,6 +133,7 @@ public struct TenantPolicy: Codable, Sendable, Hashable {
         case branding
         case registrationCORSOrigins = "registration_cors_origins"
         case signingAlgorithm = "signing_algorithm"
+        case selfSignup = "self_signup"
     }
 
     public init(from decoder: any Decoder) throws {
@@ -163,6 +174,7 @@ public struct TenantPolicy: Codable, Sendable, Hashable {
         branding = try c.decodeIfPresent(TenantBranding.self, forKey: .branding) ?? d.branding
         registrationCORSOrigins =
             try c.decodeIfPresent([String].self, forKey: .registrationCORSOrigins) ?? d.registrationCORSOrigins
+        selfSignup = try c.decodeIfPresent(Bool.self, forKey: .selfSignup)
         signingAlgorithm = d.signingAlgorithm
         if let name = try c.decodeIfPresent(String.self, forKey: .signingAlgorithm) {
             // Case-sensitive: "none", "HS256" or "es256" never select anything.

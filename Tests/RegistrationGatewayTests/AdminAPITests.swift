@@ -242,4 +242,28 @@ import Testing
             }
         }
     }
+
+    /// Bootstrap requests racing each other create one tenant: the check and the insert run under one
+    /// advisory lock.
+    @Test func concurrentBootstrapRequestsCreateOneTenant() async throws {
+        try await TestDatabase.withScratchDatabase { scratch in
+            try await TestDatabase.migrate(scratch)
+            let settings = try await TestServiceSettings.make(
+                .registrationGateway, kafkaBrokers: GatewayTestHarness.sharedCluster.bootstrapServers, database: scratch.database)
+            let app = try buildApplication(settings: settings, gateway: GatewayTestHarness.gatewaySettings(), logger: TestServiceSettings.logger)
+            let key = GatewayTestHarness.bootstrapKey
+            try await app.test(.live) { client in
+                let statuses = try await withThrowingTaskGroup(of: HTTPResponse.Status.self) { group in
+                    for index in 0..<8 {
+                        group.addTask {
+                            try await client.send(.post, "/admin/tenants", token: key, json: #"{"tenant_id":"race-\#(index)"}"#).status
+                        }
+                    }
+                    return try await group.reduce(into: []) { $0.append($1) }
+                }
+                #expect(statuses.filter { $0 == .created }.count == 1, "\(statuses)")
+                #expect(statuses.filter { $0 == .forbidden }.count == 7, "\(statuses)")
+            }
+        }
+    }
 }

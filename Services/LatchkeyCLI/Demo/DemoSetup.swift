@@ -40,7 +40,7 @@ struct DemoSeeder {
 
     func seed() async throws -> DemoCredentials {
         let admin = "/admin/tenants/\(endpoints.tenant)"
-        let policy = #"{"registration_mechanisms":["user_token","initial_access_token"],"allowed_scopes":["openid","profile","offline_access","orders:read","orders:write"],"branding":{"name":"Latchkey Demo"}}"#
+        let policy = #"{"registration_mechanisms":["user_token","initial_access_token"],"allowed_scopes":["openid","profile","offline_access","orders:read","orders:write"],"branding":{"name":"Latchkey Demo"},"self_signup":true}"#
         try expect(try await http.postJSON(
             "\(endpoints.gateway)/admin/tenants", #"{"tenant_id":"\#(endpoints.tenant)","display_name":"Latchkey Demo","policy":\#(policy)}"#,
             headers: bearer(bootstrapKey)), 201, "create the demo tenant")

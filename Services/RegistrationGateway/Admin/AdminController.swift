@@ -53,14 +53,20 @@ struct AdminController: Sendable {
             throw OAuthError.invalidRequest("tenant_id must be 1–63 characters of a-z, 0-9 and '-', starting with a letter or digit")
         }
         let (actor, bootstrap) = try await authenticator.actor(request, tenant: slug, bootstrap: .firstTenant)
-        if bootstrap != nil, try await systemDatabase.withTransaction({ try await store.anyTenantExists(on: $0) }) {
-            throw OAuthError(.forbidden, "access_denied", "the bootstrap key only creates the first tenant; use an admin token")
-        }
+        if bootstrap != nil { try await refuseSpentBootstrap() }
         let prepared = try upstreamSecrets.prepare(try body.policy.map(Self.parsePolicy) ?? TenantPolicy(), tenant: slug.rawValue)
         let policy = prepared.policy
         let displayName = try Self.bounded(body.displayName ?? slug.rawValue, field: "display_name", maximum: 200)
         let logger = database.logger
         let created = try await database.withTenantTransaction(slug.rawValue) { connection in
+            if bootstrap != nil {
+                // Checked again under the lock: two bootstrap requests at once create one tenant.
+                try await store.lockBootstrap(on: connection)
+                try await refuseSpentBootstrap()
+                if try await systemDatabase.withTransaction({ try await store.anyTenantExists(on: $0) }) {
+                    throw OAuthError(.forbidden, "access_denied", "the bootstrap key only creates the first tenant; use an admin token")
+                }
+            }
             guard try await store.createTenant(slug.rawValue, displayName: displayName, policy: policy, actor: actor.id, on: connection)
             else { return false }
             try await upstreamSecrets.store(prepared, tenant: slug.rawValue, on: connection, logger: logger)
@@ -92,6 +98,15 @@ struct AdminController: Sendable {
         }) else { throw OAuthError.notFound("unknown tenant") }
         tenants.invalidate(tenant.slug)
         return try AdminBody.response(["tenant_id": tenant.slug.rawValue, "policy_version": version, "policy": try AdminBody.object(policy)])
+    }
+
+    /// The bootstrap key stops working once an administrator client exists: from then on administration
+    /// needs an admin token, and a leaked bootstrap key is worth nothing.
+    private func refuseSpentBootstrap() async throws {
+        if try await systemDatabase.withTransaction({ try await store.anyAdminClientExists(on: $0) }) {
+            throw OAuthError(
+                .forbidden, "access_denied", "the bootstrap key is spent: an administrator client exists; use an admin token")
+        }
     }
 
     // MARK: Clients
@@ -129,8 +144,12 @@ struct AdminController: Sendable {
             authenticatedUser: nil, templateID: nil, metadata: metadata, secretExpiresAt: nil, createdAt: now, updatedAt: now,
             registrationMechanism: .admin)
         try await database.withTenantTransaction(slug.rawValue) { connection in
-            if bootstrap != nil, try await store.staticClientCount(slug.rawValue, on: connection) > 0 {
-                throw OAuthError(.forbidden, "access_denied", "the bootstrap key only creates a tenant's first client; use an admin token")
+            if bootstrap != nil {
+                try await store.lockBootstrap(on: connection)
+                try await refuseSpentBootstrap()
+                if try await store.staticClientCount(slug.rawValue, on: connection) > 0 {
+                    throw OAuthError(.forbidden, "access_denied", "the bootstrap key only creates a tenant's first client; use an admin token")
+                }
             }
             try await clients.insert(
                 record, secretHash: secret.map(settings.secretHasher.hash), registrationTokenHash: nil, kind: "static",

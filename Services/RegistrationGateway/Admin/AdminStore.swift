@@ -8,6 +8,27 @@ struct AdminStore: Sendable {
     let logger: Logger
 
     /// Whether any tenant exists (the bootstrap key may only create the first one). Needs the system role.
+    /// Serialises every use of the bootstrap key across replicas until the caller's transaction ends, so
+    /// the checks below and the insert that follows cannot interleave with another bootstrap request.
+    func lockBootstrap(on connection: PostgresConnection) async throws {
+        try await connection.query("SELECT pg_advisory_xact_lock(\(Self.bootstrapLock))::text", logger: logger)
+    }
+
+    /// The advisory lock key of bootstrap (an arbitrary constant of this application).
+    static let bootstrapLock: Int64 = 0x4C4B_424F_4F54  // "LKBOOT"
+
+    /// Whether an administrator client (a static client with the `admin` scope) exists in any tenant: once
+    /// one does, the bootstrap key has done its job and is refused. Runs as the cross-tenant system role.
+    func anyAdminClientExists(on connection: PostgresConnection) async throws -> Bool {
+        let rows = try await connection.query(
+            """
+            SELECT EXISTS (SELECT 1 FROM clients WHERE client_kind = 'static'
+                           AND ' ' || coalesce(metadata->>'scope', '') || ' ' LIKE '% admin %')
+            """, logger: logger)
+        for try await exists in rows.decode(Bool.self) { return exists }
+        return false
+    }
+
     func anyTenantExists(on connection: PostgresConnection) async throws -> Bool {
         let rows = try await connection.query("SELECT EXISTS (SELECT 1 FROM tenants)", logger: logger)
         for try await exists in rows.decode(Bool.self) { return exists }

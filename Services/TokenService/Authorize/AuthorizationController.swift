@@ -136,7 +136,17 @@ struct AuthorizationController: Sendable {
         let tenant = try context.requireTenant()
         let sealed = request.uri.queryParameters["authorization_request"].map(String.init)
         guard let pending = sealer.open(sealed, tenant: tenant.id) else { return expired(tenant) }
+        if page == .signUp, !allowsSignUp(tenant) { return signUpClosed(tenant) }
         return try renderForm(page, pending: pending, request: request, tenant: tenant)
+    }
+
+    /// Self sign-up follows the tenant policy (`self_signup`; off by default in the platform tenant).
+    private func allowsSignUp(_ tenant: ResolvedTenant) -> Bool {
+        tenant.policy.allowsSelfSignup(isPlatformTenant: tenant.slug == settings.platformTenant)
+    }
+
+    private func signUpClosed(_ tenant: ResolvedTenant) -> Response {
+        pages.error("New accounts cannot be created here. Ask your administrator for an account.", tenant: tenant, status: .forbidden)
     }
 
     /// A form page with a fresh sealed request and a CSRF token (setting the CSRF cookie when missing).
@@ -150,6 +160,7 @@ struct AuthorizationController: Sendable {
         var all: [String: Any] = [
             "action": "\(base)/\(page.path)", "csrfToken": csrf.token(for: csrfCookie, tenant: tenant.id),
             "authorizationRequest": sealed,
+            "canSignUp": allowsSignUp(tenant),
             "signUpURL": "\(base)/signup?authorization_request=\(sealed)",
             "signInURL": "\(base)/login?authorization_request=\(sealed)",
             "hasProviders": !tenant.policy.upstreamIdentityProviders.isEmpty,
@@ -203,6 +214,7 @@ struct AuthorizationController: Sendable {
 
     func signIn(_ request: Request, _ context: LatchkeyRequestContext) async throws -> Response {
         try await pagePost(request, context) { tenant, form, pending in
+            guard allowsSignUp(tenant) else { return signUpClosed(tenant) }
             let username = form["username"] ?? ""
             let password = form["password"] ?? ""
             let reshow: [String: Any] = ["username": String(username.prefix(128)), "error": Self.genericFailure]
@@ -241,6 +253,7 @@ struct AuthorizationController: Sendable {
 
     func signUp(_ request: Request, _ context: LatchkeyRequestContext) async throws -> Response {
         try await pagePost(request, context) { tenant, form, pending in
+            guard allowsSignUp(tenant) else { return signUpClosed(tenant) }
             let username = form["username"] ?? ""
             let email = form["email"] ?? ""
             let password = form["password"] ?? ""

@@ -30,7 +30,7 @@ enum PageTemplates {
         </form>
         {{#hasProviders}}<p>Or:</p>{{/hasProviders}}
         {{#providers}}<p><a class="provider" href="{{url}}">Continue with {{displayName}}</a></p>{{/providers}}
-        <p>No account yet? <a href="{{signUpURL}}">Create one</a></p>
+        {{#canSignUp}}<p>No account yet? <a href="{{signUpURL}}">Create one</a></p>{{/canSignUp}}
         {{> footer}}
         """
 
