@@ -43,13 +43,15 @@ struct UserInfoController: Sendable {
             guard let live = try await lookup.liveAccessToken(claims, on: connection, logger: logger), let userID = live.userID
             else { return nil }
             let rows = try await connection.query(
-                "SELECT username, email FROM users WHERE user_id = \(userID) AND status = 'active'", logger: logger)
-            for try await (username, email) in rows.decode((String, String?).self) {
+                "SELECT username, email, email_verified FROM users WHERE user_id = \(userID) AND status = 'active'", logger: logger)
+            for try await (username, email, verified) in rows.decode((String, String?, Bool).self) {
                 let scopes = claims.scopes
+                let showsEmail = scopes.contains("email") && email != nil
                 return UserInfo(
                     sub: userID.uuidString.lowercased(),
                     preferredUsername: scopes.contains("profile") ? username : nil,
-                    email: scopes.contains("email") ? email : nil)
+                    email: showsEmail ? email : nil,
+                    emailVerified: showsEmail ? verified : nil)
             }
             return nil
         }
@@ -71,9 +73,13 @@ struct UserInfo: Encodable, Sendable {
     var sub: String
     var preferredUsername: String?
     var email: String?
+    /// OpenID Connect Core §5.1: true only when the address was verified (by the upstream provider that
+    /// vouched for it, or the administrator who created the user); sent with `email`.
+    var emailVerified: Bool?
 
     enum CodingKeys: String, CodingKey {
         case sub, email
         case preferredUsername = "preferred_username"
+        case emailVerified = "email_verified"
     }
 }

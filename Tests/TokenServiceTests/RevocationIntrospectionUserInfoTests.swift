@@ -3,6 +3,7 @@ import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
 import LatchkeyTestSupport
+import PostgresNIO
 import Shared
 import Testing
 @testable import TokenService
@@ -141,6 +142,13 @@ import Testing
             #expect(status == 200, "\(info)")
             #expect(info["preferred_username"] as? String == "alice")
             #expect(info["email"] as? String == "alice@example.test")
+            // Nobody vouched for the address: `email_verified` says so, until the account records it.
+            #expect(info["email_verified"] as? Bool == false)
+            try await fixture.database.withTenantTransaction(fixture.tenant) { connection in
+                try await connection.query("UPDATE users SET email_verified = true", logger: fixture.database.logger)
+            }
+            let (_, verified) = try await call("DPoP \(access)", proof: try app.dpop.proof(method: "GET", url: url, accessToken: access))
+            #expect(verified["email_verified"] as? Bool == true)
             #expect(try await call("Bearer \(access)", proof: nil).0 == 401)
             #expect(try await call("DPoP \(access)", proof: try app.dpop.proof(method: "GET", url: url)).0 == 401)
             #expect(try await call("DPoP \(access)", proof: nil).0 == 401)

@@ -256,7 +256,8 @@ struct AdminController: Sendable {
         let id = UUID()
         try await database.withTenantTransaction(tenant.slug.rawValue) { connection in
             guard try await store.createUser(
-                tenant.slug.rawValue, id: id, username: username, email: email, passwordHash: hash, on: connection)
+                tenant.slug.rawValue, id: id, username: username, email: email, emailVerified: email != nil && body.emailVerified == true,
+                passwordHash: hash, on: connection)
             else { throw OAuthError(.conflict, "invalid_request", "the username is taken") }
             let event = UserRegistered(tenant: tenant.slug, userID: id, username: username, method: .admin, actor: actor)
             try await outbox.append(CloudEvent(source: EventSource.registrationGateway, data: event), on: connection, logger: database.logger)

@@ -46,6 +46,13 @@ struct CreateUserRequest: Decodable, Sendable {
     var username: String
     var email: String?
     var password: String
+    /// The administrator vouches for the address; default false.
+    var emailVerified: Bool?
+
+    enum CodingKeys: String, CodingKey {
+        case username, email, password
+        case emailVerified = "email_verified"
+    }
 }
 
 /// `POST …/initial-access-tokens`.

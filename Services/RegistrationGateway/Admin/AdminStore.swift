@@ -104,11 +104,13 @@ struct AdminStore: Sendable {
 
     /// Inserts an active user; false when the username (case-insensitive) is taken.
     func createUser(
-        _ tenant: String, id: UUID, username: String, email: String?, passwordHash: String, on connection: PostgresConnection
+        _ tenant: String, id: UUID, username: String, email: String?, emailVerified: Bool = false, passwordHash: String,
+        on connection: PostgresConnection
     ) async throws -> Bool {
         let rows = try await connection.query(
             """
-            INSERT INTO users (tenant_id, user_id, username, email, password_hash) VALUES (\(tenant), \(id), \(username), \(email), \(passwordHash))
+            INSERT INTO users (tenant_id, user_id, username, email, email_verified, password_hash)
+            VALUES (\(tenant), \(id), \(username), \(email), \(emailVerified), \(passwordHash))
             ON CONFLICT (tenant_id, lower(username)) DO NOTHING RETURNING user_id
             """, logger: logger)
         for try await _ in rows.decode(UUID.self) { return true }

@@ -15,7 +15,8 @@ struct ExternalAccounts: Sendable {
     /// on the identity's key, so the second sees the first's committed row; the primary key of
     /// `external_identities` (insert `ON CONFLICT DO NOTHING`) is the last line of defence.
     func provision(
-        provider: String, subject: String, preferredUsername: String?, email: String?, tenant: ResolvedTenant,
+        provider: String, subject: String, preferredUsername: String?, email: String?, emailVerified: Bool = false,
+        tenant: ResolvedTenant,
         clientID: String, on connection: PostgresConnection, logger: Logger
     ) async throws -> UUID {
         let key = "\(tenant.id)\n\(provider)\n\(subject)"
@@ -26,8 +27,8 @@ struct ExternalAccounts: Sendable {
         let userID = UUID()
         let username = try await insertUser(
             userID, candidates: usernames(provider: provider, subject: subject, preferred: preferredUsername),
-            email: email.flatMap { SignUpRules.emailProblem($0) == nil ? $0 : nil }, tenant: tenant.id,
-            on: connection, logger: logger)
+            email: email.flatMap { SignUpRules.emailProblem($0) == nil ? $0 : nil }, emailVerified: emailVerified,
+            tenant: tenant.id, on: connection, logger: logger)
         let linked = try await connection.query(
             """
             INSERT INTO external_identities (tenant_id, provider, provider_user_id, user_id)
@@ -71,13 +72,14 @@ struct ExternalAccounts: Sendable {
 
     /// Inserts the user with the first free candidate name; returns the name used.
     private func insertUser(
-        _ userID: UUID, candidates: [String], email: String?, tenant: String, on connection: PostgresConnection,
-        logger: Logger
+        _ userID: UUID, candidates: [String], email: String?, emailVerified: Bool, tenant: String,
+        on connection: PostgresConnection, logger: Logger
     ) async throws -> String {
         for username in candidates {
             let rows = try await connection.query(
                 """
-                INSERT INTO users (tenant_id, user_id, username, email) VALUES (\(tenant), \(userID), \(username), \(email))
+                INSERT INTO users (tenant_id, user_id, username, email, email_verified)
+                VALUES (\(tenant), \(userID), \(username), \(email), \(email != nil && emailVerified))
                 ON CONFLICT DO NOTHING RETURNING user_id
                 """, logger: logger)
             for try await _ in rows.decode(UUID.self) { return username }

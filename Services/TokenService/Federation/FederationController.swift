@@ -133,6 +133,7 @@ struct FederationController: Sendable {
             }
             let userID = try await accounts.provision(
                 provider: provider.id, subject: claims.sub, preferredUsername: claims.preferredUsername, email: claims.email,
+                emailVerified: claims.emailVerified,
                 tenant: tenant, clientID: saved.pending.clientID, on: connection, logger: logger)
             guard try await UserStatus.isActive(userID, on: connection, logger: logger) else {
                 return pages.error("This account cannot sign in.", tenant: tenant, status: .forbidden)

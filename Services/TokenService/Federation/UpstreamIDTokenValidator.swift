@@ -12,10 +12,13 @@ struct UpstreamIDTokenClaims: Decodable, Sendable {
     let nonce: String?
     let preferredUsername: String?
     let email: String?
+    /// The provider vouches for `email` (OpenID Connect Core §5.1); anything but `true` means no.
+    let emailVerified: Bool
 
     enum CodingKeys: String, CodingKey {
         case iss, sub, aud, azp, exp, iat, nonce, email
         case preferredUsername = "preferred_username"
+        case emailVerified = "email_verified"
     }
 
     init(from decoder: any Decoder) throws {
@@ -32,6 +35,7 @@ struct UpstreamIDTokenClaims: Decodable, Sendable {
         nonce = try c.decodeIfPresent(String.self, forKey: .nonce)
         preferredUsername = try? c.decodeIfPresent(String.self, forKey: .preferredUsername)
         email = try? c.decodeIfPresent(String.self, forKey: .email)
+        emailVerified = (try? c.decodeIfPresent(Bool.self, forKey: .emailVerified)) == true
     }
 }
 
