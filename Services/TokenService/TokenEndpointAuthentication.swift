@@ -65,7 +65,8 @@ struct TokenEndpointAuthentication: Sendable {
                 // RFC 6749 §2.3.1: both halves are form-urlencoded before base64.
                 let id = String(text[..<colon]).replacingOccurrences(of: "+", with: " ").removingPercentEncoding,
                 let secret = String(text[text.index(after: colon)...]).replacingOccurrences(of: "+", with: " ").removingPercentEncoding,
-                !id.isEmpty
+                // U+0000 cannot reach PostgreSQL (it refuses the string): it is a malformed credential.
+                !id.isEmpty, !id.utf8.contains(0), !secret.utf8.contains(0)
             else {
                 throw OAuthError(
                     .unauthorized, "invalid_client", "malformed Basic credentials",

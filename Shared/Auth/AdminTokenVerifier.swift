@@ -85,6 +85,10 @@ public struct AdminTokenVerifier: Sendable {
         guard let typ = jws.header.typ?.lowercased(), typ == "at+jwt" || typ == "application/at+jwt" else {
             throw invalid("the token is not a JWT access token (typ at+jwt)")
         }
+        // Header and claim strings are used in queries; U+0000 cannot reach PostgreSQL.
+        guard jws.header.kid?.utf8.contains(0) != true, claims.sub?.utf8.contains(0) != true else {
+            throw invalid("the token is not a well-formed JWT: a member contains U+0000")
+        }
         let issuerTenant = try self.issuerTenant(claims.iss, accessing: tenant)
         let key = try await signingKey(tenant: issuerTenant, kid: jws.header.kid)
         do {
