@@ -33,7 +33,8 @@ func buildApplication(
     let keys = try TenantKeyCache(database: runtime.database, ttl: gateway.signingKeyCacheTTL)
     let userTokens = UserTokenVerifier(
         settings: gateway, keys: keys,
-        proofs: DPoPProofVerifier(configuration: .init(nonceMode: .disabled), replayCache: InMemoryDPoPReplayCache()))
+        proofs: DPoPProofVerifier(
+            configuration: .init(nonceMode: .disabled), replayCache: gateway.replayStore.makeCache(database: runtime.database)))
     let directory = TenantDirectory(database: runtime.database)
     let tenants = router.group("t/:tenant").add(middleware: TenantResolverMiddleware(directory: directory))
     RegistrationController(

@@ -2,6 +2,7 @@ import AsyncHTTPClient
 import Configuration
 import Hummingbird
 import Logging
+import ServiceLifecycle
 import Shared
 
 extension ServiceDescriptor {
@@ -32,7 +33,11 @@ func buildApplication(
     let outboxServices = try runtime.makeOutboxServices()
     let upstream = UpstreamProviderClient(logger: logger, policy: tokenSettings.outbound)
     try TokenServiceRoutes(runtime: runtime, settings: tokenSettings, upstream: upstream).register(on: router)
-    return runtime.makeApplication(router: router, services: outboxServices + [keyLifecycle])
+    var services: [any Service] = outboxServices + [keyLifecycle]
+    if tokenSettings.replayStore == .postgres {
+        services.append(ReplayStoreSweeper(store: PostgresDPoPReplayCache(database: runtime.database), logger: logger))
+    }
+    return runtime.makeApplication(router: router, services: services)
 }
 
 /// Wires the token service's controllers onto the router.
@@ -49,10 +54,10 @@ struct TokenServiceRoutes {
         let outbox = OutboxWriter(topicPrefix: runtime.settings.topicPrefix)
         let authentication = TokenEndpointAuthentication(
             database: database, hasher: settings.secretHasher,
-            assertions: ClientAssertionVerifier(replayCache: InMemoryDPoPReplayCache()))
+            assertions: ClientAssertionVerifier(replayCache: settings.replayStore.makeCache(database: database)))
         let dpop = TokenEndpointDPoP(
             nonces: settings.dpopNonces, iatWindowSeconds: settings.dpopIatWindowSeconds,
-            replayCache: InMemoryDPoPReplayCache())
+            replayCache: settings.replayStore.makeCache(database: database))
         let issuer = TokenIssuer(hasher: settings.secretHasher, outbox: outbox)
         let revocation = TokenRevocation(outbox: outbox)
 

@@ -28,6 +28,9 @@ struct TokenServiceSettings: Sendable {
     var outbound = OutboundPolicy.publicHTTPSOnly
     /// `PLATFORM_TENANT`: its sign-up page is closed unless its policy opens it (`self_signup`).
     var platformTenant: TenantSlug?
+    /// Where DPoP proof and client-assertion `jti`s are remembered: this process (`memory`, one replica)
+    /// or PostgreSQL (`postgres`, shared by every replica).
+    var replayStore: DPoPReplayStore = .memory
 
     init(
         publicURL: String, registrationGatewayPublicURL: String, keyEnvelope: KeyEnvelope, secretHasher: KeyedHasher,
@@ -46,7 +49,7 @@ struct TokenServiceSettings: Sendable {
     /// Reads `TOKEN_SERVICE_PUBLIC_URL`, `REGISTRATION_GATEWAY_PUBLIC_URL`, `KEY_ENCRYPTION_KEY`
     /// (+ `KEY_ENCRYPTION_KEY_PREVIOUS`), `SECRET_HASH_KEY`, `DPOP_NONCE_SECRET`, `DPOP_IAT_WINDOW_SECONDS`,
     /// `SIGNING_KEY_LIFECYCLE_INTERVAL_SECONDS`, `SIGNING_KEY_PUBLISH_DELAY_SECONDS`, `UPSTREAM_SECRET_REFERENCES`,
-    /// `OUTBOUND_ALLOW_LOOPBACK_HTTP`, `OUTBOUND_ALLOWED_NETWORKS`, `PLATFORM_TENANT`.
+    /// `OUTBOUND_ALLOW_LOOPBACK_HTTP`, `OUTBOUND_ALLOWED_NETWORKS`, `PLATFORM_TENANT`, `DPOP_REPLAY_STORE`.
     init(reader: ConfigReader) throws {
         func required(_ key: ConfigKey, _ name: String, secret: Bool = false) throws -> String {
             guard let value = reader.string(forKey: key, isSecret: secret), !value.isEmpty else {
@@ -91,6 +94,7 @@ struct TokenServiceSettings: Sendable {
         keyPublishDelay = .seconds(publishDelay)
         upstreamSecretReferences = try SecretReferenceAllowList(reader: reader)
         outbound = try OutboundPolicy(reader: reader)
+        replayStore = try DPoPReplayStore(reader: reader)
         if let raw = reader.string(forKey: "platform.tenant"), !raw.isEmpty {
             guard let slug = TenantSlug(rawValue: raw) else { throw ConfigurationError("PLATFORM_TENANT is not a valid tenant id") }
             platformTenant = slug

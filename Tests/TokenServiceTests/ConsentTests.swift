@@ -161,7 +161,9 @@ import Testing
             #expect(Self.isConsentPage(page, fixture), "policy consent.required asks for the user's own instance too")
             let expiry = try await fixture.count(
                 "SELECT extract(epoch FROM expires_at - granted_at)::int8 FROM consents WHERE client_id = 'home'")
-            #expect((3599...3601).contains(expiry))
+            // remember_for is 3600 s; the two timestamps come from the service and the database, a few
+            // seconds apart on a loaded machine.
+            #expect((3590...3610).contains(expiry), "\(expiry)")
         }
     }
 

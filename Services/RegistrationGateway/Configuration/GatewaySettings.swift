@@ -28,6 +28,8 @@ struct GatewaySettings: Sendable {
     var upstreamSecretReferences = SecretReferenceAllowList()
     /// Where outgoing requests (software-statement `jwks_uri`) and upstream issuers may point.
     var outbound = OutboundPolicy.publicHTTPSOnly
+    /// Where the DPoP proofs of bound DCR tokens are remembered (`DPOP_REPLAY_STORE`).
+    var replayStore: DPoPReplayStore = .memory
 
     init(
         publicURL: String, tokenServicePublicURL: String, secretHasher: KeyedHasher,
@@ -46,7 +48,7 @@ struct GatewaySettings: Sendable {
     /// Reads `REGISTRATION_GATEWAY_PUBLIC_URL`, `TOKEN_SERVICE_PUBLIC_URL`, `SECRET_HASH_KEY`,
     /// `ADMIN_BOOTSTRAP_KEY`, `SIGNING_KEY_CACHE_SECONDS`, `PLATFORM_TENANT`, `CLIENT_EXPIRY_INTERVAL_SECONDS`
     /// the optional `KEY_ENCRYPTION_KEY` (key rotation, sealed upstream client secrets),
-    /// `UPSTREAM_SECRET_REFERENCES`, `OUTBOUND_ALLOW_LOOPBACK_HTTP` and `OUTBOUND_ALLOWED_NETWORKS`.
+    /// `UPSTREAM_SECRET_REFERENCES`, `OUTBOUND_ALLOW_LOOPBACK_HTTP`, `OUTBOUND_ALLOWED_NETWORKS` and `DPOP_REPLAY_STORE`.
     init(reader: ConfigReader) throws {
         guard let publicURL = reader.string(forKey: "registration.gateway.public.url"), !publicURL.isEmpty else {
             throw ConfigurationError("REGISTRATION_GATEWAY_PUBLIC_URL is required (e.g. https://register.example.com)")
@@ -80,6 +82,7 @@ struct GatewaySettings: Sendable {
             clientExpiryInterval: .seconds(expirySeconds))
         upstreamSecretReferences = try SecretReferenceAllowList(reader: reader)
         outbound = try OutboundPolicy(reader: reader)
+        replayStore = try DPoPReplayStore(reader: reader)
         if let kek = reader.string(forKey: "key.encryption.key", isSecret: true), !kek.isEmpty {
             do { keyEnvelope = try KeyEnvelope(configuration: kek) } catch {
                 throw ConfigurationError("KEY_ENCRYPTION_KEY must be 32 bytes, base64: \(error)")
