@@ -42,6 +42,24 @@ func serviceTests(_ name: String, extra: [Target.Dependency] = []) -> Target {
     )
 }
 
+/// Tests that run the whole platform as processes and drive it with the demo client of `LatchkeyCLI`.
+func platformTests(_ name: String, extra: [Target.Dependency] = []) -> Target {
+    .testTarget(
+        name: name,
+        dependencies: extra + [
+            "Shared",
+            "LatchkeyCLI",
+            "LatchkeyTestSupport",
+            .product(name: "PostgresNIO", package: "postgres-nio"),
+            .product(name: "Hummingbird", package: "hummingbird"),
+            .product(name: "HTTPTypes", package: "swift-http-types"),
+            .product(name: "NIOCore", package: "swift-nio"),
+        ],
+        path: "Tests/\(name)",
+        swiftSettings: swiftSettings
+    )
+}
+
 let package = Package(
     name: "Latchkey",
     platforms: [.macOS(.v15)],
@@ -208,36 +226,10 @@ let package = Package(
                 .product(name: "Prometheus", package: "swift-prometheus"),
             ]),
         serviceTests("AuditConsumer"),
-        .testTarget(
-            name: "SecurityTests",
-            dependencies: [
-                "Shared",
-                "LatchkeyCLI",
-                "LatchkeyTestSupport",
-                .product(name: "PostgresNIO", package: "postgres-nio"),
-                .product(name: "Hummingbird", package: "hummingbird"),
-                .product(name: "HTTPTypes", package: "swift-http-types"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
-            ],
-            path: "Tests/SecurityTests",
-            swiftSettings: swiftSettings
-        ),
-        .testTarget(
-            name: "EndToEndTests",
-            dependencies: [
-                "Shared",
-                "LatchkeyCLI",
-                "LatchkeyTestSupport",
-                .product(name: "PostgresNIO", package: "postgres-nio"),
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
-                .product(name: "Hummingbird", package: "hummingbird"),
-                .product(name: "HummingbirdTesting", package: "hummingbird"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "HTTPTypes", package: "swift-http-types"),
-            ],
-            path: "Tests/EndToEndTests",
-            swiftSettings: swiftSettings
-        ),
+        platformTests("SecurityTests", extra: [.product(name: "NIOHTTP1", package: "swift-nio")]),
+        platformTests("EndToEndTests", extra: [
+            .product(name: "AsyncHTTPClient", package: "async-http-client"),
+            .product(name: "HummingbirdTesting", package: "hummingbird"),
+        ]),
     ]
 )

@@ -220,14 +220,21 @@ import Testing
 
 /// The bootstrap key in an empty database: first tenant, then that tenant's first client, and nothing more.
 @Suite struct AdminBootstrapTests {
-    @Test func bootstrapCreatesTheFirstTenantAndItsFirstClientOnly() async throws {
+    /// A gateway on an empty, migrated scratch database: nothing bootstrapped yet.
+    static func withEmptyPlatform(_ setup: TestingSetup, _ body: @Sendable (any TestClientProtocol) async throws -> Void) async throws {
         try await TestDatabase.withScratchDatabase { scratch in
             try await TestDatabase.migrate(scratch)
             let settings = try await TestServiceSettings.make(
                 .registrationGateway, kafkaBrokers: GatewayTestHarness.sharedCluster.bootstrapServers, database: scratch.database)
             let app = try buildApplication(settings: settings, gateway: GatewayTestHarness.gatewaySettings(), logger: TestServiceSettings.logger)
-            let key = GatewayTestHarness.bootstrapKey
-            try await app.test(.router) { client in
+            try await app.test(setup, body)
+        }
+    }
+
+    @Test func bootstrapCreatesTheFirstTenantAndItsFirstClientOnly() async throws {
+        let key = GatewayTestHarness.bootstrapKey
+        try await Self.withEmptyPlatform(.router) { client in
+            do {
                 #expect(try await client.send(.post, "/admin/tenants", token: "wrong-key-\(key)", json: #"{"tenant_id":"acme"}"#).status
                     == .unauthorized)
                 let created = try await client.send(.post, "/admin/tenants", token: key, json: #"{"tenant_id":"acme","display_name":"Acme"}"#)
@@ -246,13 +253,9 @@ import Testing
     /// Bootstrap requests racing each other create one tenant: the check and the insert run under one
     /// advisory lock.
     @Test func concurrentBootstrapRequestsCreateOneTenant() async throws {
-        try await TestDatabase.withScratchDatabase { scratch in
-            try await TestDatabase.migrate(scratch)
-            let settings = try await TestServiceSettings.make(
-                .registrationGateway, kafkaBrokers: GatewayTestHarness.sharedCluster.bootstrapServers, database: scratch.database)
-            let app = try buildApplication(settings: settings, gateway: GatewayTestHarness.gatewaySettings(), logger: TestServiceSettings.logger)
-            let key = GatewayTestHarness.bootstrapKey
-            try await app.test(.live) { client in
+        let key = GatewayTestHarness.bootstrapKey
+        try await Self.withEmptyPlatform(.live) { client in
+            do {
                 let statuses = try await withThrowingTaskGroup(of: HTTPResponse.Status.self) { group in
                     for index in 0..<8 {
                         group.addTask {
