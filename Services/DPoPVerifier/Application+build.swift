@@ -36,6 +36,7 @@ func buildApplication(settings: ServiceSettings, sidecar sidecarSettings: Sideca
         kafka: runtime.kafka, admin: runtime.kafkaAdmin,
         topic: LatchkeyEventType.clientRevoked.topic(prefix: settings.topicPrefix),
         tokenTopic: LatchkeyEventType.tokenRevoked.topic(prefix: settings.topicPrefix),
+        userTopic: LatchkeyEventType.userDisabled.topic(prefix: settings.topicPrefix),
         revocations: revocations, metrics: metrics, logger: logger)
     let gauges = CacheGaugeReporter(replayCache: sidecar.replayCache, tokenCache: sidecar.tokenCache, revocations: revocations,
                                     metrics: metrics, interval: overrides.gaugeInterval)

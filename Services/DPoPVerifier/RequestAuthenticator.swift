@@ -88,6 +88,10 @@ struct RequestAuthenticator: Sendable {
             throw SidecarRejection(kind: .invalidToken, description: "the token has been revoked", reason: "token_revoked",
                                    scheme: scheme)
         }
+        if revocations.isUserDisabled(tenant: token.tenant, subject: token.subject) {
+            throw SidecarRejection(kind: .invalidToken, description: "the user has been disabled", reason: "user_disabled",
+                                   scheme: scheme)
+        }
 
         switch scheme {
         case .bearer:

@@ -5,8 +5,9 @@ import ServiceLifecycle
 import Shared
 import Synchronization
 
-/// Reads `ClientRevoked` and `TokenRevoked` from the beginning of their topics at start-up, then live,
-/// into ``RevokedClients``: revoked clients, and revoked access tokens until they expire.
+/// Reads `ClientRevoked`, `TokenRevoked` and `UserDisabled`/`UserEnabled` from the beginning of their topics
+/// at start-up, then live, into ``RevokedClients``: revoked clients, revoked access tokens until they
+/// expire, and disabled users.
 ///
 /// Every replica reads every partition itself (manual assignment under its own group id, nothing
 /// committed): the set is rebuilt from the topic at each start, so a restarted sidecar still
@@ -20,6 +21,8 @@ struct RevocationListener: Service {
     let topic: String
     /// The `TokenRevoked` topic.
     let tokenTopic: String
+    /// The `UserDisabled`/`UserEnabled` topic.
+    let userTopic: String
     let revocations: RevokedClients
     let metrics: SidecarMetrics
     let logger: Logger
@@ -56,11 +59,13 @@ struct RevocationListener: Service {
         }
     }
 
+    private var topics: [String] { [topic, tokenTopic, userTopic] }
+
     private func consumeFromBeginning() async throws {
         let partitions = try await waitForPartitions()
         let consumer = try KafkaConsumer(
             configuration: kafka, groupID: "dpop-verifier-\(UUID().uuidString.lowercased())",
-            subscription: .allPartitions(of: [topic, tokenTopic], startingAt: .beginning), logger: logger)
+            subscription: .allPartitions(of: topics, startingAt: .beginning), logger: logger)
         do {
             try await consume(consumer, partitions: partitions)
             await consumer.close()
@@ -91,6 +96,10 @@ struct RevocationListener: Service {
     private func apply(_ message: KafkaConsumerMessage) {
         if message.topicPartition.topic == tokenTopic {
             applyTokenRevocation(message)
+            return
+        }
+        if message.topicPartition.topic == userTopic {
+            applyUserStatus(message)
             return
         }
         do {
@@ -131,6 +140,32 @@ struct RevocationListener: Service {
         }
     }
 
+    private func applyUserStatus(_ message: KafkaConsumerMessage) {
+        do {
+            let envelope = try AnyCloudEvent.decode(from: Data(message.value))
+            switch envelope.eventType {
+            case .userDisabled:
+                let event = try envelope.decode(as: UserDisabled.self)
+                revocations.setUser(tenant: event.data.tenant, userID: event.data.userID, disabled: true)
+                logger.info("user disabled", metadata: ["tenant": "\(event.data.tenant)", "user_id": "\(event.data.userID)"])
+            case .userEnabled:
+                let event = try envelope.decode(as: UserEnabled.self)
+                revocations.setUser(tenant: event.data.tenant, userID: event.data.userID, disabled: false)
+                logger.info("user enabled", metadata: ["tenant": "\(event.data.tenant)", "user_id": "\(event.data.userID)"])
+            default:
+                throw UnexpectedEventType()
+            }
+            metrics.revocationEventsApplied.increment()
+        } catch {
+            metrics.revocationEventsMalformed.increment()
+            logger.error("skipping malformed user status record", metadata: [
+                "partition": "\(message.partition)", "offset": "\(message.offset)",
+            ])
+        }
+    }
+
+    private struct UnexpectedEventType: Error {}
+
     private func checkLoaded(_ progress: Progress) {
         guard !revocations.isLoaded, progress.caughtUp else { return }
         revocations.markLoaded()
@@ -157,20 +192,20 @@ struct RevocationListener: Service {
         }
     }
 
-    /// Both topics' partitions, waiting (not ready meanwhile) until the topics exist.
+    /// The topics' partitions, waiting (not ready meanwhile) until the topics exist.
     private func waitForPartitions() async throws -> [KafkaTopicPartition] {
         var warned = false
         while true {
             try Task.checkCancellation()
             if let metadata = try? await admin.metadata(timeout: .seconds(1)) {
-                let found = [topic, tokenTopic].compactMap { name in
+                let found = topics.compactMap { name in
                     metadata.topic(named: name).flatMap { $0.error == nil && !$0.partitions.isEmpty ? $0 : nil }
                         .map { $0.partitions.map { KafkaTopicPartition(topic: name, partition: $0.id) } }
                 }
-                if found.count == 2 { return found.flatMap { $0 } }
+                if found.count == topics.count { return found.flatMap { $0 } }
             }
             if !warned {
-                logger.warning("waiting for the revocation topics", metadata: ["topics": "\(topic), \(tokenTopic)"])
+                logger.warning("waiting for the revocation topics", metadata: ["topics": "\(topics.joined(separator: ", "))"])
                 warned = true
             }
             try await Task.sleep(for: .milliseconds(500))

@@ -1,9 +1,10 @@
+import Foundation
 import Shared
 import Synchronization
 
 /// The clients whose tokens must be refused, filled from the `ClientRevoked` topic, and single access
 /// tokens refused before their expiry, filled from `TokenRevoked` (RFC 7009 revocation, refresh-token
-/// reuse, code replay).
+/// reuse, code replay), and disabled users, filled from the `UserDisabled`/`UserEnabled` topic.
 ///
 /// `isLoaded` turns true once the topics' backlog (everything present at start-up) has been read;
 /// until then the sidecar refuses to decide (503) rather than let a revoked client through. A revoked
@@ -13,6 +14,8 @@ final class RevokedClients: Sendable {
     private let loaded = Atomic<Bool>(false)
     /// `tenant/jti` → `exp` (Unix seconds) of revoked access tokens; expired entries are swept on insert.
     private let tokens = Mutex<(entries: [String: Int64], nextSweep: Int64)>(([:], 0))
+    /// `tenant/user_id` (lowercase) of users disabled and not enabled since.
+    private let users = Mutex<Set<String>>([])
 
     init(loaded: Bool = false) {
         self.loaded.store(loaded, ordering: .relaxed)
@@ -59,4 +62,21 @@ final class RevokedClients: Sendable {
     }
 
     var revokedTokenCount: Int { tokens.withLock { $0.entries.count } }
+
+    /// Applies `UserDisabled` (true) or `UserEnabled` (false); the topic's order per user decides.
+    func setUser(tenant: TenantSlug, userID: UUID, disabled: Bool) {
+        let key = tenant.rawValue + "/" + userID.uuidString.lowercased()
+        users.withLock { users in
+            if disabled { users.insert(key) } else { users.remove(key) }
+        }
+    }
+
+    /// Whether the token subject `sub` is a disabled user of `tenant` (client-credentials subjects never are).
+    func isUserDisabled(tenant: TenantSlug, subject: String) -> Bool {
+        guard let user = UUID(uuidString: subject) else { return false }
+        let key = tenant.rawValue + "/" + user.uuidString.lowercased()
+        return users.withLock { $0.contains(key) }
+    }
+
+    var disabledUserCount: Int { users.withLock { $0.count } }
 }

@@ -36,7 +36,8 @@ struct TokenLookup: Sendable {
         return try? AccessTokenVerifier.check(parsed, keys: keys, audience: { _ in true })
     }
 
-    /// The stored record behind a verified access token, when it is neither revoked nor from an inactive client.
+    /// The stored record behind a verified access token, when it is neither revoked nor from an inactive client
+    /// nor of a user who may no longer sign in.
     func liveAccessToken(
         _ claims: AccessTokenClaims, on connection: PostgresConnection, logger: Logger
     ) async throws -> LiveAccessToken? {
@@ -47,6 +48,8 @@ struct TokenLookup: Sendable {
             WHERE t.jti = \(claims.jti) AND t.client_id = \(claims.clientID) AND t.revoked_at IS NULL
               AND t.expires_at > now() AND c.status = 'active'
               AND (c.client_secret_expires_at IS NULL OR c.client_secret_expires_at > now())
+              AND (t.user_id IS NULL OR EXISTS (
+                SELECT 1 FROM users u WHERE u.tenant_id = t.tenant_id AND u.user_id = t.user_id AND u.status = 'active'))
             """, logger: logger)
         for try await (userID, familyID) in rows.decode((UUID?, UUID?).self) {
             return LiveAccessToken(claims: claims, userID: userID, familyID: familyID)

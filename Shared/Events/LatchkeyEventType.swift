@@ -1,6 +1,7 @@
 import Foundation
 
-/// Every event Latchkey emits, by its CloudEvents `type`; each has its own Kafka topic and schema.
+/// Every event Latchkey emits, by its CloudEvents `type`; each has its own schema and a Kafka topic, which
+/// `UserDisabled` and `UserEnabled` share so that a consumer sees them for one user in order.
 public enum LatchkeyEventType: String, ProtocolStringEnum {
     case clientRegistered = "io.latchkey.client.registered.v1"
     case tokenIssued = "io.latchkey.token.issued.v1"
@@ -9,6 +10,8 @@ public enum LatchkeyEventType: String, ProtocolStringEnum {
     case userRegistered = "io.latchkey.user.registered.v1"
     case tokenRevoked = "io.latchkey.token.revoked.v1"
     case refreshTokenReuseDetected = "io.latchkey.refresh_token.reuse_detected.v1"
+    case userDisabled = "io.latchkey.user.disabled.v1"
+    case userEnabled = "io.latchkey.user.enabled.v1"
 
     public static var valueDescription: String { "event type" }
 
@@ -28,6 +31,7 @@ public enum LatchkeyEventType: String, ProtocolStringEnum {
         case .userRegistered: return "user-registered"
         case .tokenRevoked: return "token-revoked"
         case .refreshTokenReuseDetected: return "refresh-token-reuse-detected"
+        case .userDisabled, .userEnabled: return "user-disabled"
         }
     }
 
@@ -36,7 +40,7 @@ public enum LatchkeyEventType: String, ProtocolStringEnum {
         prefix + topicSuffix
     }
 
-    /// The event type whose topic is `topic` under `prefix`.
+    /// The first event type whose topic is `topic` under `prefix` (a shared topic carries several types).
     public init?(topic: String, prefix: String = LatchkeyEventType.defaultTopicPrefix) {
         guard topic.hasPrefix(prefix) else { return nil }
         let suffix = topic.dropFirst(prefix.count)
@@ -44,9 +48,18 @@ public enum LatchkeyEventType: String, ProtocolStringEnum {
         self = match
     }
 
-    /// Every topic under `prefix`, for topic creation and an audit consumer's subscription.
+    /// Every topic under `prefix`, once each, for topic creation and an audit consumer's subscription.
     public static func allTopics(prefix: String = LatchkeyEventType.defaultTopicPrefix) -> [String] {
-        allCases.map { $0.topic(prefix: prefix) }
+        var seen = Set<String>()
+        return allCases.map { $0.topic(prefix: prefix) }.filter { seen.insert($0).inserted }
+    }
+
+    /// Whether the CloudEvents `subject` (and the Kafka key's second half) is `data.user_id` rather than a client id.
+    public var isUserEvent: Bool {
+        switch self {
+        case .userRegistered, .userDisabled, .userEnabled: return true
+        default: return false
+        }
     }
 
     /// File name of the JSON Schema of the whole CloudEvent, e.g. `io.latchkey.client.registered.v1.schema.json`.

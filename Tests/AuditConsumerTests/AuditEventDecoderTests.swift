@@ -23,6 +23,7 @@ import Testing
             factory.issued(client: "c", user: nil, grant: .clientCredentials), factory.updated(client: "c", user: user),
             factory.revoked(client: "c", user: user), factory.userRegistered(user: user),
             factory.tokenRevoked(client: "c", user: user), factory.reuseDetected(client: "c", user: nil),
+            factory.userDisabled(user: user), factory.userEnabled(user: user),
         ]
         #expect(Set(events.map(\.type)) == Set(LatchkeyEventType.allCases))
         for event in events {
@@ -39,6 +40,7 @@ import Testing
         #expect(users == [
             user.uuidString.lowercased(), user.uuidString.lowercased(), nil, user.uuidString.lowercased(),
             user.uuidString.lowercased(), user.uuidString.lowercased(), user.uuidString.lowercased(), nil,
+            user.uuidString.lowercased(), user.uuidString.lowercased(),
         ])
     }
 

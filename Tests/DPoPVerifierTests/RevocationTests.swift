@@ -18,7 +18,8 @@ import Testing
         let revocations = RevokedClients()
         var listener = RevocationListener(
             kafka: kafka, admin: try KafkaAdmin(configuration: kafka, logger: TestServiceSettings.logger),
-            topic: SidecarFixtures.revokedTopic, tokenTopic: SidecarFixtures.tokenRevokedTopic, revocations: revocations, metrics: .shared, logger: TestServiceSettings.logger)
+            topic: SidecarFixtures.revokedTopic, tokenTopic: SidecarFixtures.tokenRevokedTopic,
+            userTopic: SidecarFixtures.userDisabledTopic, revocations: revocations, metrics: .shared, logger: TestServiceSettings.logger)
         listener.shutdownGrace = .seconds(1)
         listener.lagInterval = .milliseconds(100)
         let group = ServiceGroup(configuration: .init(services: [listener], logger: TestServiceSettings.logger))
@@ -69,6 +70,55 @@ import Testing
                 #expect(refused.status == 401)
                 let accepted = try await sidecar.sendDPoP(.GET, "/v1/orders", token: other, signer: signer)
                 #expect(accepted.status == 200)
+            }
+        }
+    }
+
+    @Test func disabledUsersTokensAreRefusedUntilTheUserIsEnabledAgain() async throws {
+        let cluster = try SidecarFixtures.makeCluster()
+        defer { cluster.shutdown() }
+        let issuer = try TestIssuer()
+        try await withLoopbackServer(TestUpstream.router(issuer: issuer)) { port in
+            let settings = try SidecarFixtures.settings(upstreamPort: port, issuer: issuer.issuer(port: port))
+            let signer = DPoPProofSigner(key: try SigningKey.generate(.es256))
+            let user = UUID()
+            var claims = issuer.claims(port: port, jkt: signer.jkt, clientID: "static-web")
+            claims.sub = user.uuidString.lowercased()
+            let doomed = try issuer.sign(claims)
+            claims.sub = UUID().uuidString.lowercased()
+            claims.jti = UUID().uuidString.lowercased()
+            let other = try issuer.sign(claims)
+            // The same user id in another tenant is another user.
+            try await RevocationPublisher.setUser(tenant: "other-tenant", userID: UUID(uuidString: claims.sub)!, disabled: true, on: cluster)
+
+            try await withLiveSidecar(settings, cluster: cluster) { sidecar in
+                #expect(try await sidecar.sendDPoP(.GET, "/v1/orders", token: doomed, signer: signer).status == 200)
+                #expect(try await sidecar.sendDPoP(.GET, "/v1/orders", token: other, signer: signer).status == 200)
+                let start = ContinuousClock.now
+                try await RevocationPublisher.setUser(tenant: "acme", userID: user, disabled: true, on: cluster)
+                var refused: Reply?
+                while ContinuousClock.now - start < .seconds(10) {
+                    let reply = try await sidecar.sendDPoP(.GET, "/v1/orders", token: doomed, signer: signer)
+                    if reply.status == 401 { refused = reply; break }
+                    try await Task.sleep(for: .milliseconds(50))
+                }
+                let reply = try #require(refused, "still accepted 10 s after UserDisabled")
+                #expect(reply.header("WWW-Authenticate")?.hasPrefix(
+                    #"DPoP error="invalid_token", error_description="the user has been disabled""#) == true)
+                #expect(try await sidecar.sendDPoP(.GET, "/v1/orders", token: other, signer: signer).status == 200)
+            }
+
+            // A new replica replays the topic: still refused, until UserEnabled.
+            try await withLiveSidecar(settings, cluster: cluster) { sidecar in
+                #expect(try await sidecar.sendDPoP(.GET, "/v1/orders", token: doomed, signer: signer).status == 401)
+                try await RevocationPublisher.setUser(tenant: "acme", userID: user, disabled: false, on: cluster)
+                let deadline = ContinuousClock.now + .seconds(10)
+                var status = 401
+                while status == 401, ContinuousClock.now < deadline {
+                    status = try await sidecar.sendDPoP(.GET, "/v1/orders", token: doomed, signer: signer).status
+                    try await Task.sleep(for: .milliseconds(50))
+                }
+                #expect(status == 200, "still refused after UserEnabled")
             }
         }
     }

@@ -106,7 +106,7 @@ import Testing
                 "/admin/t/\(h.tenant)/users/\(h.user.uuidString.lowercased())/revoke",
                 form: [("csrf_token", token), ("reason", "account compromised")])
             #expect(all.status == 303)
-            #expect(try await browser.get("/admin/t/\(h.tenant)").body.contains("2 instances of the user revoked."))
+            #expect(try await browser.get("/admin/t/\(h.tenant)").body.contains("2 instances of the user revoked; their sessions and tokens ended."))
             for id in [tablet, laptop] {
                 #expect(try await h.clientStatus(id) == "revoked")
                 let events = try await h.revokedEvents(id)

@@ -28,7 +28,7 @@ CUSTOM_KINDS = {
 EXPECTED_TOPICS = {
     "latchkey.client-registered", "latchkey.token-issued", "latchkey.client-revoked", "latchkey.client-updated",
     "latchkey.user-registered", "latchkey.token-revoked", "latchkey.refresh-token-reuse-detected",
-    "latchkey.dead-letter",
+    "latchkey.user-disabled", "latchkey.dead-letter",
 }
 SECRET_WORDS = {"SECRET", "KEY", "PASSWORD", "TOKEN"}
 

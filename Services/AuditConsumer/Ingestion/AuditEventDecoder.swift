@@ -71,7 +71,7 @@ struct AuditEventDecoder: Sendable {
         guard let type = LatchkeyEventType(rawValue: typeName) else {
             return reject(.unknownType, "unknown event type \"\(typeName.prefix(200))\"")
         }
-        guard LatchkeyEventType(topic: message.topic, prefix: topicPrefix) == type else {
+        guard type.topic(prefix: topicPrefix) == message.topic else {
             return reject(.wrongTopic, "\(type.rawValue) events belong on \(type.topic(prefix: topicPrefix)), not \(message.topic)")
         }
         if let error = validator.firstError(in: event, as: type) {
@@ -105,7 +105,7 @@ struct AuditEventDecoder: Sendable {
 
     /// The payload member the CloudEvents `subject` repeats (`EventPayload.eventSubject`).
     static func subjectMember(of type: LatchkeyEventType) -> String {
-        type == .userRegistered ? "user_id" : "client_id"
+        type.isUserEvent ? "user_id" : "client_id"
     }
 
     /// The end user an event concerns: `user_id`, else the client's `authenticated_user`, else a user actor.

@@ -35,6 +35,8 @@ struct AdminController: Sendable {
         admin.get("tenants/:tenant/clients/:client_id", use: readClient)
         admin.post("tenants/:tenant/clients/:client_id/revoke", use: revokeClient)
         admin.post("tenants/:tenant/users/:user_id/revoke-clients", use: revokeUserClients)
+        admin.post("tenants/:tenant/users/:user_id/disable", use: disableUser)
+        admin.post("tenants/:tenant/users/:user_id/enable", use: enableUser)
         admin.post("tenants/:tenant/templates", use: putTemplate)
         admin.put("tenants/:tenant/templates/:software_id", use: putTemplate)
         admin.get("tenants/:tenant/templates", use: listTemplates)
@@ -226,16 +228,63 @@ struct AdminController: Sendable {
             ["client_id": clientID, "status": "revoked", "revoked_at": RFC3339Timestamp.string(from: now), "reason": detail ?? "admin"])
     }
 
-    /// Revokes every active client of one user (reason required): one `ClientRevoked` per client.
+    /// Revokes every active client of one user (reason required): one `ClientRevoked` per client, and the
+    /// user's sessions, refresh tokens and live access tokens end with them (`TokenRevoked` per client).
     @Sendable func revokeUserClients(_ request: Request, context: Context) async throws -> Response {
         let (tenant, actor) = try await authorized(request, context)
-        guard let user = UUID(uuidString: try context.parameters.require("user_id")) else { throw OAuthError.notFound("unknown user") }
-        let body = try await AdminBody.read(RevokeClientRequest.self, from: request)
-        guard let reason = body.reason else { throw OAuthError.invalidRequest("reason is required") }
-        let detail = try Self.bounded(reason, field: "reason", maximum: 500)
-        let revoked = try await revocation.revokeAll(of: user, tenant: tenant.slug, actor: actor, detail: detail)
-        context.logger.info("user's clients revoked", metadata: ["count": .stringConvertible(revoked.count), "actor": .string(actor.id)])
-        return try AdminBody.response(["authenticated_user": user.uuidString.lowercased(), "revoked": revoked, "reason": detail])
+        let user = try Self.userID(context)
+        let detail = try await Self.requiredReason(request)
+        let outcome = try await revocation.revokeAll(of: user, tenant: tenant.slug, actor: actor, detail: detail)
+        context.logger.info("user's clients revoked", metadata: ["count": .stringConvertible(outcome.clients.count), "actor": .string(actor.id)])
+        return try AdminBody.response(
+            ["authenticated_user": user.uuidString.lowercased(), "revoked": outcome.clients, "reason": detail,
+             "sessions_ended": outcome.ended.sessions, "refresh_tokens_revoked": outcome.ended.refreshTokens,
+             "access_tokens_revoked": outcome.ended.accessTokens])
+    }
+
+    /// Disables a user (reason required): sign-in and every grant refuse them, their sessions, refresh tokens
+    /// and live access tokens end, and `UserDisabled` tells the sidecars to refuse their tokens; their clients
+    /// stay as they are. 409 when the user is already disabled.
+    @Sendable func disableUser(_ request: Request, context: Context) async throws -> Response {
+        try await setUserStatus(request, context, disabled: true)
+    }
+
+    /// Enables a disabled user again (reason required) and emits `UserEnabled`; 409 when not disabled.
+    @Sendable func enableUser(_ request: Request, context: Context) async throws -> Response {
+        try await setUserStatus(request, context, disabled: false)
+    }
+
+    private func setUserStatus(_ request: Request, _ context: Context, disabled: Bool) async throws -> Response {
+        let (tenant, actor) = try await authorized(request, context)
+        let user = try Self.userID(context)
+        let reason = try await Self.requiredReason(request)
+        let users = UserRevocation(outbox: outbox, logger: database.logger)
+        let now = Date()
+        let ended = try await database.withTenantTransaction(tenant.slug.rawValue) { connection -> UserRevocation.Outcome in
+            guard try await users.setDisabled(disabled, user: user, tenant: tenant.slug, on: connection) else {
+                throw OAuthError(.conflict, "invalid_request", disabled ? "the user is already disabled" : "the user is not disabled")
+            }
+            guard disabled else {
+                let event = UserEnabled(tenant: tenant.slug, userID: user, reason: reason, actor: actor, enabledAt: now)
+                try await outbox.append(CloudEvent(source: EventSource.registrationGateway, data: event), on: connection, logger: database.logger)
+                return UserRevocation.Outcome()
+            }
+            let ended = try await users.endSessionsAndTokens(of: user, tenant: tenant.slug, actor: actor, detail: reason, at: now, on: connection)
+            let event = UserDisabled(tenant: tenant.slug, userID: user, reason: reason, actor: actor, disabledAt: now)
+            try await outbox.append(CloudEvent(source: EventSource.registrationGateway, data: event), on: connection, logger: database.logger)
+            return ended
+        }
+        context.logger.info(disabled ? "user disabled" : "user enabled", metadata: ["user_id": .string(user.uuidString.lowercased()), "actor": .string(actor.id)])
+        var object: [String: Any] = [
+            "user_id": user.uuidString.lowercased(), "status": disabled ? "disabled" : "active", "reason": reason,
+            (disabled ? "disabled_at" : "enabled_at"): RFC3339Timestamp.string(from: now),
+        ]
+        if disabled {
+            object["sessions_ended"] = ended.sessions
+            object["refresh_tokens_revoked"] = ended.refreshTokens
+            object["access_tokens_revoked"] = ended.accessTokens
+        }
+        return try AdminBody.response(object)
     }
 
     // MARK: Users
@@ -357,6 +406,18 @@ struct AdminController: Sendable {
         do { return try TenantPolicy.parse(try LatchkeyJSON.encode(value)) } catch {
             throw OAuthError.invalidRequest("\(error)")
         }
+    }
+
+    private static func userID(_ context: Context) throws -> UUID {
+        guard let user = UUID(uuidString: try context.parameters.require("user_id")) else { throw OAuthError.notFound("unknown user") }
+        return user
+    }
+
+    /// The `{"reason": "…"}` body the user-level actions require: 1–500 printable characters.
+    private static func requiredReason(_ request: Request) async throws -> String {
+        let body = try await AdminBody.read(RevokeClientRequest.self, from: request)
+        guard let reason = body.reason else { throw OAuthError.invalidRequest("reason is required") }
+        return try bounded(reason, field: "reason", maximum: 500)
     }
 
     private static func timestamp(_ value: String, field: String) throws -> Date {

@@ -29,9 +29,19 @@ struct ClientRevocation: Sendable {
         return now
     }
 
-    /// Revokes every active client of `user` (a stolen account, a departed employee); the revoked client ids.
-    func revokeAll(of user: UUID, tenant: TenantSlug, actor: EventActor, detail: String?) async throws -> [String] {
+    /// What revoking a user's clients ended.
+    struct UserOutcome: Sendable {
+        /// The revoked client ids.
+        var clients: [String]
+        var ended: UserRevocation.Outcome
+    }
+
+    /// Revokes every active client of `user` (a stolen account, a departed employee) and, in the same
+    /// transaction, the user's SSO sessions, refresh tokens on every client and live access tokens: otherwise
+    /// whoever holds the session cookie registers a new instance at once.
+    func revokeAll(of user: UUID, tenant: TenantSlug, actor: EventActor, detail: String?) async throws -> UserOutcome {
         let now = Date()
+        let users = UserRevocation(outbox: outbox, logger: database.logger)
         return try await database.withTenantTransaction(tenant.rawValue) { connection in
             let rows = try await connection.query(
                 """
@@ -45,7 +55,9 @@ struct ClientRevocation: Sendable {
                 guard let stored = try await clients.find(id, tenant: tenant.rawValue, on: connection) else { continue }
                 try await revoke(stored.record, actor: actor, detail: detail, at: now, on: connection)
             }
-            return ids
+            let ended = try await users.endSessionsAndTokens(
+                of: user, tenant: tenant, actor: actor, detail: detail, at: now, on: connection)
+            return UserOutcome(clients: ids, ended: ended)
         }
     }
 

@@ -105,9 +105,11 @@ struct AdminPageController: Sendable {
         try await sessionPost(request, context) { tenant, session, form in
             guard let user = UUID(uuidString: try context.parameters.require("user_id")) else { throw OAuthError.notFound("unknown user") }
             let reason = try Self.reason(form)
-            let revoked = try await revocation.revokeAll(of: user, tenant: tenant, actor: session.actor, detail: reason)
+            let outcome = try await revocation.revokeAll(of: user, tenant: tenant, actor: session.actor, detail: reason)
+            let revoked = outcome.clients
             context.logger.info("user's clients revoked", metadata: ["count": .stringConvertible(revoked.count), "actor": .string(session.clientID)])
-            return revoked.count == 1 ? "1 instance of the user revoked." : "\(revoked.count) instances of the user revoked."
+            let instances = revoked.count == 1 ? "1 instance of the user revoked" : "\(revoked.count) instances of the user revoked"
+            return instances + "; their sessions and tokens ended."
         }
     }
 

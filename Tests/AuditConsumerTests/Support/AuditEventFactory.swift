@@ -75,6 +75,18 @@ struct AuditEventFactory {
             source: EventSource.tokenService)
     }
 
+    func userDisabled(user: UUID) throws -> EncodedEvent {
+        try event(
+            UserDisabled(tenant: tenant, userID: user, reason: "account compromised", actor: .admin("alice@acme.example"), disabledAt: time),
+            source: EventSource.registrationGateway)
+    }
+
+    func userEnabled(user: UUID) throws -> EncodedEvent {
+        try event(
+            UserEnabled(tenant: tenant, userID: user, reason: "password reset", actor: .admin("alice@acme.example"), enabledAt: time),
+            source: EventSource.registrationGateway)
+    }
+
     func reuseDetected(client: String, user: UUID?) throws -> EncodedEvent {
         try event(
             RefreshTokenReuseDetected(

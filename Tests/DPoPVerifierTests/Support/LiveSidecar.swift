@@ -74,6 +74,7 @@ enum SidecarFixtures {
     static let audience = "https://api.example.com"
     static let revokedTopic = LatchkeyEventType.clientRevoked.topic()
     static let tokenRevokedTopic = LatchkeyEventType.tokenRevoked.topic()
+    static let userDisabledTopic = LatchkeyEventType.userDisabled.topic()
 
     static func settings(upstreamPort: Int, issuer: String, mode: SidecarSettings.Mode = .proxy) throws -> SidecarSettings {
         var upstream = try UpstreamSettings(url: "http://127.0.0.1:\(upstreamPort)")
@@ -86,11 +87,12 @@ enum SidecarFixtures {
             issuers: [issuer], audiences: [audience])
     }
 
-    /// An embedded Kafka cluster with the revocation topic.
+    /// An embedded Kafka cluster with the revocation topics.
     static func makeCluster() throws -> EmbeddedKafkaCluster {
         let cluster = try EmbeddedKafkaCluster(brokers: 1, logger: TestServiceSettings.logger)
         try cluster.createTopic(revokedTopic, partitions: 2)
         try cluster.createTopic(tokenRevokedTopic, partitions: 2)
+        try cluster.createTopic(userDisabledTopic, partitions: 2)
         return cluster
     }
 }

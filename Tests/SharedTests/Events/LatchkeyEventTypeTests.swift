@@ -16,8 +16,11 @@ import Testing
                 .refreshTokenReuseDetected, "io.latchkey.refresh_token.reuse_detected.v1",
                 "latchkey.refresh-token-reuse-detected"
             ),
+            (.userDisabled, "io.latchkey.user.disabled.v1", "latchkey.user-disabled"),
         ]
-        #expect(expected.count == LatchkeyEventType.allCases.count)
+        #expect(LatchkeyEventType.userEnabled.cloudEventType == "io.latchkey.user.enabled.v1")
+        #expect(LatchkeyEventType.userEnabled.topic() == "latchkey.user-disabled")
+        #expect(expected.count + 1 == LatchkeyEventType.allCases.count)
         for (type, ceType, topic) in expected {
             #expect(type.cloudEventType == ceType)
             #expect(type.topic() == topic)
@@ -27,7 +30,8 @@ import Testing
         }
         #expect(LatchkeyEventType(topic: "latchkey.nothing") == nil)
         #expect(LatchkeyEventType(topic: "other.client-registered") == nil)
-        #expect(Set(LatchkeyEventType.allTopics()).count == LatchkeyEventType.allCases.count)
+        #expect(LatchkeyEventType.allTopics().count == expected.count)
+        #expect(Set(LatchkeyEventType.allTopics()).count == expected.count)
     }
 
     @Test func payloadTypesDeclareTheirEventType() {
@@ -38,6 +42,8 @@ import Testing
         #expect(UserRegistered.eventType == .userRegistered)
         #expect(TokenRevoked.eventType == .tokenRevoked)
         #expect(RefreshTokenReuseDetected.eventType == .refreshTokenReuseDetected)
+        #expect(UserDisabled.eventType == .userDisabled)
+        #expect(UserEnabled.eventType == .userEnabled)
     }
 
     @Test func kafkaKeysRoundTrip() throws {

@@ -22,6 +22,8 @@ enum SampleEvents {
         case .userRegistered: return try both(fullUserRegistered, minimalUserRegistered)
         case .tokenRevoked: return try both(fullTokenRevoked, minimalTokenRevoked)
         case .refreshTokenReuseDetected: return try both(fullReuseDetected, minimalReuseDetected)
+        case .userDisabled: return try both(userDisabled, userDisabled)
+        case .userEnabled: return try both(userEnabled, userEnabled)
         }
     }
 
@@ -83,6 +85,12 @@ enum SampleEvents {
 
     static let minimalUserRegistered = UserRegistered(
         tenant: tenant, userID: userID, username: "jdoe", method: .password, actor: .user(userID))
+
+    static let userDisabled = UserDisabled(
+        tenant: tenant, userID: userID, reason: "account compromised", actor: .admin("ops-console"), disabledAt: time)
+
+    static let userEnabled = UserEnabled(
+        tenant: tenant, userID: userID, reason: "password reset", actor: .admin("ops-console"), enabledAt: later)
 
     static let fullTokenRevoked = TokenRevoked(
         tenant: tenant, clientID: clientID, userID: userID, tokenType: .refresh, jti: "rt-9",

@@ -22,5 +22,8 @@ create client-updated
 create user-registered
 create token-revoked
 create refresh-token-reuse-detected
+# UserDisabled and UserEnabled: dpop-verifier replays it from the start too, and a user stays disabled
+# however long ago that happened.
+create user-disabled --config retention.ms=-1
 create dead-letter --config retention.ms=2592000000
 "$TOPICS_BIN" --bootstrap-server "$BOOTSTRAP" --list
