@@ -42,7 +42,8 @@ func buildApplication(
             settings: gateway, database: runtime.database, userTokens: userTokens, outbox: outbox, statements: statements),
         configuration: ClientConfigurationService(
             settings: gateway, database: runtime.database, outbox: outbox, statements: statements),
-        rateLimiter: RegistrationRateLimiter(database: runtime.database)
+        rateLimiter: RegistrationRateLimiter(database: runtime.database),
+        clientAddresses: gateway.clientAddresses
     ).addRoutes(to: tenants)
     guard let systemDatabase = runtime.systemDatabase else {
         throw ConfigurationError("DATABASE_SYSTEM_URL is required for the registration gateway")

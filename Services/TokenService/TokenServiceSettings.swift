@@ -18,6 +18,11 @@ struct TokenServiceSettings: Sendable {
     var dpopIatWindowSeconds: Int64
     /// scrypt for user passwords (sign-in and sign-up pages); tests use cheap parameters.
     var passwordHasher: PasswordHasher
+    /// How many password hashes may run at once (each holds 128 MiB at the default cost); excess waits
+    /// briefly, then gets 503.
+    var hashingLimiter = PasswordHashingLimiter(maximumConcurrent: PasswordHashingLimiter.defaultConcurrency)
+    /// `TRUSTED_PROXIES`: whose forwarded-for headers name the client address the sign-in limits count.
+    var clientAddresses = ClientAddressResolver.peerOnly
     /// Pause between runs of the signing-key lifecycle job (activation, retirement, policy algorithm changes).
     var keyLifecycleInterval: Duration = .seconds(60)
     /// How long a staged key is published before it signs: at least the JWKS cache lifetime of verifiers.
@@ -49,7 +54,8 @@ struct TokenServiceSettings: Sendable {
     /// Reads `TOKEN_SERVICE_PUBLIC_URL`, `REGISTRATION_GATEWAY_PUBLIC_URL`, `KEY_ENCRYPTION_KEY`
     /// (+ `KEY_ENCRYPTION_KEY_PREVIOUS`), `SECRET_HASH_KEY`, `DPOP_NONCE_SECRET`, `DPOP_IAT_WINDOW_SECONDS`,
     /// `SIGNING_KEY_LIFECYCLE_INTERVAL_SECONDS`, `SIGNING_KEY_PUBLISH_DELAY_SECONDS`, `UPSTREAM_SECRET_REFERENCES`,
-    /// `OUTBOUND_ALLOW_LOOPBACK_HTTP`, `OUTBOUND_ALLOWED_NETWORKS`, `PLATFORM_TENANT`, `DPOP_REPLAY_STORE`.
+    /// `OUTBOUND_ALLOW_LOOPBACK_HTTP`, `OUTBOUND_ALLOWED_NETWORKS`, `PLATFORM_TENANT`, `TRUSTED_PROXIES`,
+    /// `PASSWORD_SCRYPT_LOG_N`, `PASSWORD_HASH_CONCURRENCY`, `PASSWORD_HASH_WAIT_MS`, `DPOP_REPLAY_STORE`.
     init(reader: ConfigReader) throws {
         func required(_ key: ConfigKey, _ name: String, secret: Bool = false) throws -> String {
             guard let value = reader.string(forKey: key, isSecret: secret), !value.isEmpty else {
@@ -95,6 +101,10 @@ struct TokenServiceSettings: Sendable {
         upstreamSecretReferences = try SecretReferenceAllowList(reader: reader)
         outbound = try OutboundPolicy(reader: reader)
         replayStore = try DPoPReplayStore(reader: reader)
+        let hashing = try PasswordHashingSettings(reader: reader)
+        passwordHasher = hashing.hasher
+        hashingLimiter = hashing.limiter
+        clientAddresses = try ClientAddressResolver(reader: reader)
         if let raw = reader.string(forKey: "platform.tenant"), !raw.isEmpty {
             guard let slug = TenantSlug(rawValue: raw) else { throw ConfigurationError("PLATFORM_TENANT is not a valid tenant id") }
             platformTenant = slug

@@ -2,15 +2,15 @@ import Foundation
 import Logging
 import PostgresNIO
 
-/// Failed-sign-in throttling per account (users on the sign-in page, admin clients on the admin page) and
-/// per source address, with counters in PostgreSQL so every replica shares them. After `threshold` failures within `window`, the subject is locked out
+/// Failed-sign-in throttling of the admin page per admin client and per source address (user password
+/// sign-in has its own throttle in the token service, which never locks an account), with counters in PostgreSQL so every replica shares them. After `threshold` failures within `window`, the subject is locked out
 /// for `baseLockout · 2^(lockouts so far)` (capped), answered with 429 and `Retry-After`.
 public struct LoginThrottle: Sendable {
     /// What a counter is about.
     public enum Kind: String, Sendable {
         /// The account name as typed (lower-cased username or client id), whether or not it exists.
         case account
-        /// The TCP peer address (no forwarded-for header is trusted).
+        /// The client address as ``ClientAddressResolver`` sees it (forwarded-for only from trusted proxies).
         case source
     }
 

@@ -5,9 +5,10 @@ import Foundation
 /// User password hashing with scrypt (RFC 7914) and a per-user random salt.
 ///
 /// Encoded form (self-describing, so parameters can be raised later):
-/// `scrypt$ln=15,r=8,p=1$<salt base64url>$<hash base64url>` where N = 2^ln.
+/// `scrypt$ln=17,r=8,p=1$<salt base64url>$<hash base64url>` where N = 2^ln.
 /// Passwords are NFC-normalised first so the same password typed on different keyboards matches.
-/// Hashing costs ~32 MiB and tens of milliseconds at the defaults: run it off latency-critical tasks.
+/// Hashing holds `128 · N · r` bytes (128 MiB at the defaults) for a few hundred milliseconds: run it
+/// through a ``PasswordHashingLimiter``, never inside a database transaction.
 public struct PasswordHasher: Sendable {
     /// scrypt cost parameters.
     public struct Parameters: Sendable, Hashable, CustomStringConvertible {
@@ -24,8 +25,10 @@ public struct PasswordHasher: Sendable {
             self.parallelism = parallelism
         }
 
-        /// N = 2^15, r = 8, p = 1 (≈ 32 MiB), the usual interactive-login setting.
-        public static let interactive = Parameters(logN: 15, blockSize: 8, parallelism: 1)
+        /// N = 2^17, r = 8, p = 1 (128 MiB): OWASP's current minimum for scrypt.
+        public static let recommended = Parameters(logN: 17, blockSize: 8, parallelism: 1)
+        /// Cost before the move to ``recommended``; such hashes are upgraded at the next sign-in.
+        public static let legacy = Parameters(logN: 15, blockSize: 8, parallelism: 1)
         /// Cheap parameters for tests only.
         public static let testing = Parameters(logN: 4, blockSize: 8, parallelism: 1)
 
@@ -37,6 +40,14 @@ public struct PasswordHasher: Sendable {
         }
 
         public var description: String { "ln=\(logN),r=\(blockSize),p=\(parallelism)" }
+
+        /// Bytes scrypt holds while hashing: `128 · N · r · p`.
+        public var memoryBytes: Int { 128 * (1 << logN) * blockSize * parallelism }
+
+        /// True when any cost is below `other`'s.
+        public func isWeaker(than other: Parameters) -> Bool {
+            logN < other.logN || blockSize < other.blockSize || parallelism < other.parallelism
+        }
     }
 
     /// Why hashing failed.
@@ -50,7 +61,7 @@ public struct PasswordHasher: Sendable {
     public let saltByteCount: Int
     public let hashByteCount: Int
 
-    public init(parameters: Parameters = .interactive, saltByteCount: Int = 16, hashByteCount: Int = 32) {
+    public init(parameters: Parameters = .recommended, saltByteCount: Int = 16, hashByteCount: Int = 32) {
         precondition(parameters.isWithinLimits, "scrypt parameters out of range")
         precondition(saltByteCount >= 16 && hashByteCount >= 16, "salt and hash must be at least 128 bits")
         self.parameters = parameters
@@ -80,6 +91,15 @@ public struct PasswordHasher: Sendable {
     public func needsRehash(_ encoded: String) -> Bool {
         guard let stored = Self.parse(encoded) else { return true }
         return stored.parameters != parameters || stored.salt.count != saltByteCount || stored.hash.count != hashByteCount
+    }
+
+    /// True when `encoded` is weaker than this hasher's settings (cheaper parameters, shorter salt or
+    /// hash) or unreadable: worth replacing after a successful sign-in. A deliberately lowered setting
+    /// never downgrades stronger stored hashes.
+    public func needsUpgrade(_ encoded: String) -> Bool {
+        guard let stored = Self.parse(encoded) else { return true }
+        return stored.parameters.isWeaker(than: parameters) || stored.salt.count < saltByteCount
+            || stored.hash.count < hashByteCount
     }
 
     struct Stored {

@@ -43,7 +43,8 @@ public struct RateLimits: Codable, Sendable, Hashable {
     public var registration: RateLimit
     /// Login and sign-up form posts.
     public var login: RateLimit
-    /// Failed-or-not login attempts against one username, to slow password guessing.
+    /// Failed-or-not login attempts against one username from addresses it never signed in from, to slow
+    /// password guessing without locking the user out of the addresses they use.
     public var loginPerUserPerMinute: Int
 
     public init(

@@ -52,61 +52,70 @@ import Testing
         }
     }
 
-    @Test func repeatedFailuresLockTheAccountWithBackoffAndMessagesAreGeneric() async throws {
-        try await TokenServiceFixture.run { client, fixture in
+    /// Loopback is the "ingress" in these tests, so `X-Forwarded-For` picks the client address.
+    static func trustLoopback(_ settings: inout TokenServiceSettings) {
+        settings.clientAddresses = try! ClientAddressResolver(setting: "127.0.0.1/32, ::1/128")
+    }
+
+    /// One sign-in post from `source` (sent as `X-Forwarded-For`, believed only from a trusted peer).
+    static func attempt(
+        _ browser: inout PageBrowser, _ fixture: TokenServiceFixture, page: (csrf: String, request: String),
+        _ username: String, _ password: String, from source: String? = nil
+    ) async throws -> PageResponse {
+        browser.extraHeaders = source.map { [HTTPField.Name("X-Forwarded-For")!: "198.51.100.99, \($0)"] } ?? [:]
+        return try await browser.post(
+            "/t/\(fixture.tenant)/login",
+            form: [("csrf_token", page.csrf), ("authorization_request", page.request), ("username", username), ("password", password)])
+    }
+
+    @Test func repeatedFailuresDelayOnlyThatAccountAndSourceProgressively() async throws {
+        try await TokenServiceFixture.run(setup: .live, configure: Self.trustLoopback) { client, fixture in
             let app = try await fixture.insertPublicApp()
             try await fixture.insertUser(username: "alice", password: AuthorizeFlowTests.password)
             var browser = PageBrowser(client)
-            let (csrf, request) = try await Self.signInPage(&browser, fixture, app: app)
-            func attempt(_ username: String, _ password: String) async throws -> PageResponse {
-                try await browser.post(
-                    "/t/\(fixture.tenant)/login",
-                    form: [("csrf_token", csrf), ("authorization_request", request), ("username", username), ("password", password)])
-            }
-            let unknown = try await attempt("nobody", "whatever-password-1")
-            let wrong = try await attempt("alice", "wrong-password-1")
+            let page = try await Self.signInPage(&browser, fixture, app: app)
+            let attacker = "203.0.113.7", user = "203.0.113.8"
+            let unknown = try await Self.attempt(&browser, fixture, page: page, "nobody", "whatever-password-1", from: attacker)
+            let wrong = try await Self.attempt(&browser, fixture, page: page, "alice", "wrong-password-1", from: attacker)
             #expect(unknown.status == 401 && wrong.status == 401)
             #expect(unknown.body.contains(AuthorizationController.genericFailure))
             #expect(wrong.body.contains(AuthorizationController.genericFailure))
-            for _ in 0..<4 { #expect(try await attempt("alice", "wrong-password-2").status == 401) }
-            // Five failures in the window: locked, even with the right password.
-            let locked = try await attempt("alice", AuthorizeFlowTests.password)
-            #expect(locked.status == 429)
-            let retryAfter = try #require(locked.header("Retry-After").flatMap(Int.init))
-            #expect((1...60).contains(retryAfter))
-            // The next lockout doubles (exponential backoff).
+            // Three free failures, the fourth starts a delay for this account and address only.
+            for _ in 0..<3 { #expect(try await Self.attempt(&browser, fixture, page: page, "alice", "wrong-password-2", from: attacker).status == 401) }
+            let delayed = try await Self.attempt(&browser, fixture, page: page, "alice", AuthorizeFlowTests.password, from: attacker)
+            #expect(delayed.status == 429)
+            #expect((1...5).contains(try #require(delayed.header("Retry-After").flatMap(Int.init))))
+            // Each further failure doubles the delay.
             try await fixture.database.withTenantTransaction(fixture.tenant) { connection in
-                try await connection.query("UPDATE login_attempts SET locked_until = now() WHERE kind = 'account'", logger: fixture.database.logger)
+                try await connection.query("UPDATE sign_in_sources SET retry_at = now()", logger: fixture.database.logger)
             }
-            for _ in 0..<5 { #expect(try await attempt("alice", "wrong-password-3").status == 401) }
-            let again = try await attempt("alice", AuthorizeFlowTests.password)
-            #expect(again.status == 429)
-            #expect((61...120).contains(try #require(again.header("Retry-After").flatMap(Int.init))))
-            // Counters live in PostgreSQL, keyed by the typed name (known or not) and by source.
-            #expect(try await fixture.count("SELECT count(*)::int8 FROM login_attempts WHERE kind = 'account' AND subject = 'nobody'") == 1)
-            #expect(try await fixture.count("SELECT count(*)::int8 FROM login_attempts WHERE kind = 'source'") == 1)
+            #expect(try await Self.attempt(&browser, fixture, page: page, "alice", "wrong-password-3", from: attacker).status == 401)
+            let longer = try await Self.attempt(&browser, fixture, page: page, "alice", "wrong-password-3", from: attacker)
+            #expect(longer.status == 429)
+            #expect((6...10).contains(try #require(longer.header("Retry-After").flatMap(Int.init))))
+            // No lockout: the user signs in from their own address meanwhile.
+            let signedIn = try await Self.attempt(&browser, fixture, page: page, "alice", AuthorizeFlowTests.password, from: user)
+            #expect(signedIn.status == 302)
+            // Counters live in PostgreSQL, keyed by the typed name (known or not) and the address.
+            #expect(try await fixture.count("SELECT count(*)::int8 FROM sign_in_sources WHERE account = 'nobody' AND source = '\(attacker)'") == 1)
+            #expect(try await fixture.count("SELECT count(*)::int8 FROM sign_in_sources WHERE account = 'alice' AND succeeded_at IS NOT NULL") == 1)
         }
     }
 
-    /// Over real sockets: the source is the TCP peer, and `X-Forwarded-For` does not change it.
-    @Test func manyFailuresFromOneSourceLockThatSource() async throws {
+    /// Over real sockets from an untrusted peer: `X-Forwarded-For` does not change the source.
+    @Test func spoofedForwardedForFromAnUntrustedPeerIsIgnored() async throws {
         try await TokenServiceFixture.run(setup: .live) { client, fixture in
             let app = try await fixture.insertPublicApp()
             try await fixture.insertUser(username: "alice", password: AuthorizeFlowTests.password)
             var browser = PageBrowser(client)
-            let (csrf, request) = try await Self.signInPage(&browser, fixture, app: app)
-            // Password spraying: one try per account, many accounts.
-            for index in 0..<LoginThrottle().sourceThreshold {
-                browser.extraHeaders = [HTTPField.Name("X-Forwarded-For")!: "10.0.0.\(index)"]
-                let response = try await browser.post(
-                    "/t/\(fixture.tenant)/login",
-                    form: [("csrf_token", csrf), ("authorization_request", request), ("username", "user\(index)"), ("password", "guess-1234")])
+            let page = try await Self.signInPage(&browser, fixture, app: app)
+            for index in 0..<4 {
+                let response = try await Self.attempt(&browser, fixture, page: page, "alice", "guess-1234", from: "10.0.0.\(index)")
                 #expect(response.status == 401)
             }
-            #expect(try await fixture.count("SELECT count(*)::int8 FROM login_attempts WHERE kind = 'source' AND subject = '127.0.0.1'") == 1)
-            let blocked = try await browser.post(
-                "/t/\(fixture.tenant)/login",
-                form: [("csrf_token", csrf), ("authorization_request", request), ("username", "alice"), ("password", AuthorizeFlowTests.password)])
+            #expect(try await fixture.count("SELECT count(*)::int8 FROM sign_in_sources WHERE source = '127.0.0.1'") == 1)
+            #expect(try await fixture.count("SELECT count(*)::int8 FROM sign_in_sources WHERE source <> '127.0.0.1'") == 0)
+            let blocked = try await Self.attempt(&browser, fixture, page: page, "alice", AuthorizeFlowTests.password, from: "10.0.0.99")
             #expect(blocked.status == 429)
             #expect(blocked.header("Retry-After") != nil)
         }

@@ -45,11 +45,14 @@ struct TokenServiceFixture: Sendable {
     }
 
     /// Creates a fresh tenant with `policy`, runs the application and hands `body` a client and the fixture.
+    /// `configure` adjusts the service's settings (hashing limits, trusted proxies) before it starts.
     static func run(
         policy: String = "{}", setup: TestingSetup = .router,
+        configure: (inout TokenServiceSettings) -> Void = { _ in },
         _ body: @Sendable (any TestClientProtocol, TokenServiceFixture) async throws -> Void
     ) async throws {
-        try await runApplication(policy: { _ in policy }, setup: setup, origin: publicURL, replicaPort: nil, body)
+        try await runApplication(
+            policy: { _ in policy }, setup: setup, origin: publicURL, replicaPort: nil, configure: configure, body)
     }
 
     /// Like ``run`` over real sockets, plus a second replica (same settings and database) listening on a
@@ -77,6 +80,7 @@ struct TokenServiceFixture: Sendable {
 
     private static func runApplication(
         policy: (String) -> String, setup: TestingSetup, origin: String, replicaPort: Int?,
+        configure: (inout TokenServiceSettings) -> Void = { _ in },
         _ body: @Sendable (any TestClientProtocol, TokenServiceFixture) async throws -> Void
     ) async throws {
         let cluster = try EmbeddedKafkaCluster(brokers: 1)
@@ -85,7 +89,8 @@ struct TokenServiceFixture: Sendable {
         var serviceSettings = try await TestServiceSettings.make(.tokenService, kafkaBrokers: cluster.bootstrapServers)
         serviceSettings.database.database = databaseName
         serviceSettings.systemDatabase?.database = databaseName
-        let settings = try makeSettings(publicURL: origin)
+        var settings = try makeSettings(publicURL: origin)
+        configure(&settings)
         try await withPostgresClient(serviceSettings.database) { client in
             let database = Database(client: client, logger: TestEnvironment.logger)
             let fixture = TokenServiceFixture(

@@ -299,7 +299,12 @@ struct AdminController: Sendable {
             throw OAuthError.invalidRequest("password must have 12–1024 characters and differ from the username")
         }
         let hash: String
-        do { hash = try settings.passwordHasher.hash(body.password) } catch {
+        let hasher = settings.passwordHasher, password = body.password
+        do { hash = try await settings.hashingLimiter.run { try hasher.hash(password) } } catch let busy as PasswordHashingLimiter.Busy {
+            throw OAuthError(
+                .serviceUnavailable, "temporarily_unavailable", "password hashing is saturated; retry shortly",
+                headers: [.retryAfter: String(busy.retryAfterSeconds)])
+        } catch {
             throw OAuthError(.internalServerError, "server_error", "the password could not be hashed")
         }
         let id = UUID()

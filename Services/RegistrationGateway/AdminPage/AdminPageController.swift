@@ -18,9 +18,11 @@ struct AdminPageController: Sendable {
     let revocation: ClientRevocation
     let renderer: AdminPageRenderer
     let csrf: CSRFGuard
+    let clientAddresses: ClientAddressResolver
 
     init(settings: GatewaySettings, database: Database, outbox: OutboxWriter) throws {
         self.database = database
+        clientAddresses = settings.clientAddresses
         sessions = AdminSessions(database: database, hasher: settings.secretHasher, platformTenant: settings.platformTenant)
         signIn = AdminSignIn(database: database, hasher: settings.secretHasher, platformTenant: settings.platformTenant, sessions: sessions)
         revocation = ClientRevocation(database: database, outbox: outbox)
@@ -168,7 +170,7 @@ struct AdminPageController: Sendable {
             return signInForm(request, tenant: tenant, clientID: String(clientID.prefix(256)), error: failure, status: .badRequest)
         }
         let outcome = try await signIn.signIn(
-            clientID: clientID, secret: secret, tenant: tenant, source: context.remoteAddress?.ipAddress ?? "unknown",
+            clientID: clientID, secret: secret, tenant: tenant, source: clientAddresses.clientAddress(request, context: context),
             replacing: sessionCookie(request))
         switch outcome {
         case .signedIn(let sessionID):

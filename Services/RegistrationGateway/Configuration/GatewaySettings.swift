@@ -20,6 +20,10 @@ struct GatewaySettings: Sendable {
     var clientExpiryInterval: Duration
     /// Hashes passwords of users created through the admin API (scrypt, like the token service's sign-up).
     var passwordHasher = PasswordHasher()
+    /// How many of those hashes may run at once (each holds 128 MiB at the default cost).
+    var hashingLimiter = PasswordHashingLimiter(maximumConcurrent: PasswordHashingLimiter.defaultConcurrency)
+    /// `TRUSTED_PROXIES`: whose forwarded-for headers name the client address the rate limits count.
+    var clientAddresses = ClientAddressResolver.peerOnly
     /// Seals keys staged by `POST /admin/tenants/{tenant}/keys/rotate` (the token service's KEK); nil
     /// turns that action off (503), everything else works without it. Also seals the client secrets of
     /// upstream identity providers that tenant admins give in their policies (503 without it).
@@ -48,7 +52,8 @@ struct GatewaySettings: Sendable {
     /// Reads `REGISTRATION_GATEWAY_PUBLIC_URL`, `TOKEN_SERVICE_PUBLIC_URL`, `SECRET_HASH_KEY`,
     /// `ADMIN_BOOTSTRAP_KEY`, `SIGNING_KEY_CACHE_SECONDS`, `PLATFORM_TENANT`, `CLIENT_EXPIRY_INTERVAL_SECONDS`
     /// the optional `KEY_ENCRYPTION_KEY` (key rotation, sealed upstream client secrets),
-    /// `UPSTREAM_SECRET_REFERENCES`, `OUTBOUND_ALLOW_LOOPBACK_HTTP`, `OUTBOUND_ALLOWED_NETWORKS` and `DPOP_REPLAY_STORE`.
+    /// `UPSTREAM_SECRET_REFERENCES`, `OUTBOUND_ALLOW_LOOPBACK_HTTP`, `OUTBOUND_ALLOWED_NETWORKS`, `TRUSTED_PROXIES`,
+    /// `PASSWORD_SCRYPT_LOG_N`, `PASSWORD_HASH_CONCURRENCY`, `PASSWORD_HASH_WAIT_MS` and `DPOP_REPLAY_STORE`.
     init(reader: ConfigReader) throws {
         guard let publicURL = reader.string(forKey: "registration.gateway.public.url"), !publicURL.isEmpty else {
             throw ConfigurationError("REGISTRATION_GATEWAY_PUBLIC_URL is required (e.g. https://register.example.com)")
@@ -83,6 +88,10 @@ struct GatewaySettings: Sendable {
         upstreamSecretReferences = try SecretReferenceAllowList(reader: reader)
         outbound = try OutboundPolicy(reader: reader)
         replayStore = try DPoPReplayStore(reader: reader)
+        let hashing = try PasswordHashingSettings(reader: reader)
+        passwordHasher = hashing.hasher
+        hashingLimiter = hashing.limiter
+        clientAddresses = try ClientAddressResolver(reader: reader)
         if let kek = reader.string(forKey: "key.encryption.key", isSecret: true), !kek.isEmpty {
             do { keyEnvelope = try KeyEnvelope(configuration: kek) } catch {
                 throw ConfigurationError("KEY_ENCRYPTION_KEY must be 32 bytes, base64: \(error)")

@@ -8,6 +8,7 @@ struct RegistrationController: Sendable {
     let registration: RegistrationService
     let configuration: ClientConfigurationService
     let rateLimiter: RegistrationRateLimiter
+    let clientAddresses: ClientAddressResolver
 
     func addRoutes(to group: RouterGroup<Context>) {
         let routes = group.group().add(middleware: RegistrationCORSMiddleware())
@@ -25,10 +26,10 @@ struct RegistrationController: Sendable {
 
     @Sendable func register(_ request: Request, context: Context) async throws -> Response {
         let tenant = try context.requireTenant()
-        // Counted before anything else, so floods of bad tokens or bodies are throttled too. The source is
-        // the TCP peer: X-Forwarded-For is whatever the client wants it to be.
+        // Counted before anything else, so floods of bad tokens or bodies are throttled too. Forwarded-for
+        // headers count only from TRUSTED_PROXIES: from anyone else they are whatever the client wants.
         try await rateLimiter.enforce(
-            tenant: tenant, source: context.remoteAddress?.ipAddress ?? "unknown",
+            tenant: tenant, source: clientAddresses.clientAddress(request, context: context),
             open: request.headers[.authorization] == nil)
         let caller = try await registration.authenticate(request, tenant: tenant)
         let body = try await RegistrationRequestBody.read(request)

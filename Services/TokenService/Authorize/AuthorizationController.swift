@@ -11,7 +11,7 @@ struct AuthorizationController: Sendable {
     let database: Database
     let pages: PageRenderer
     let accounts: UserAccounts
-    let throttle: LoginThrottle
+    let throttle: SignInThrottle
     let sessions: SSOSessions
     let consents = Consents()
     let codes: AuthorizationCodes
@@ -23,7 +23,7 @@ struct AuthorizationController: Sendable {
         self.database = database
         self.pages = try PageRenderer()
         self.accounts = try UserAccounts(passwordHasher: settings.passwordHasher, outbox: outbox)
-        self.throttle = LoginThrottle()
+        self.throttle = SignInThrottle()
         self.sessions = SSOSessions(hasher: settings.secretHasher)
         self.codes = AuthorizationCodes(hasher: settings.secretHasher)
         let secrets = PageSecrets(hasher: settings.secretHasher)
@@ -214,7 +214,6 @@ struct AuthorizationController: Sendable {
 
     func signIn(_ request: Request, _ context: LatchkeyRequestContext) async throws -> Response {
         try await pagePost(request, context) { tenant, form, pending in
-            guard allowsSignUp(tenant) else { return signUpClosed(tenant) }
             let username = form["username"] ?? ""
             let password = form["password"] ?? ""
             let reshow: [String: Any] = ["username": String(username.prefix(128)), "error": Self.genericFailure]
@@ -222,31 +221,86 @@ struct AuthorizationController: Sendable {
                 return try renderForm(.signIn, pending: pending, request: request, tenant: tenant, values: reshow, status: .badRequest)
             }
             let account = username.lowercased()
-            let source = context.remoteAddress?.ipAddress ?? "unknown"
-            let subjects: [(LoginThrottle.Kind, String)] = [(.account, account), (.source, source)]
+            let source = settings.clientAddresses.clientAddress(request, context: context)
+            let limits = tenant.policy.rateLimits
             let oldSession = request.cookies[SSOSessions.cookieName]?.value
             let logger = database.logger
-            return try await database.withTenantTransaction(tenant.id) { connection in
-                if let retryAfter = try await throttle.retryAfter(subjects, on: connection, logger: logger) {
-                    return pages.error(
-                        "Too many failed sign-in attempts. Please wait before trying again.", tenant: tenant,
-                        status: .tooManyRequests, retryAfter: retryAfter)
+
+            // Counters and the stored hash in one short transaction; scrypt runs after it, so a slow hash
+            // never holds a pooled connection.
+            enum Gate: Sendable { case refused(Int), inactiveClient, proceed(known: Bool, stored: UserAccounts.StoredPassword?) }
+            let gate: Gate = try await database.withTenantTransaction(tenant.id) { connection in
+                if let wait = try await throttle.count(
+                    SignInThrottle.signInBuckets(limits, source: source), on: connection, logger: logger)
+                {
+                    return .refused(wait)
+                }
+                let state = try await throttle.state(account: account, source: source, on: connection, logger: logger)
+                if let wait = state.retryAfter { return .refused(wait) }
+                if !state.known, limits.loginPerUserPerMinute > 0, let wait = try await throttle.count(
+                    [.init(key: "account:\(account)", limit: limits.loginPerUserPerMinute)], on: connection, logger: logger)
+                {
+                    return .refused(wait)
                 }
                 guard try await ClientRepository.isActive(pending.clientID, on: connection, logger: logger) else {
-                    return pages.error("The application that sent you here is no longer active.", tenant: tenant)
+                    return .inactiveClient
                 }
-                guard let userID = try await accounts.authenticate(
-                    username: username, password: password, on: connection, logger: logger)
-                else {
-                    try await throttle.recordFailure(subjects, on: connection, logger: logger)
-                    return try renderForm(
-                        .signIn, pending: pending, request: request, tenant: tenant, values: reshow, status: .unauthorized)
+                return .proceed(
+                    known: state.known, stored: try await accounts.find(username: username, on: connection, logger: logger))
+            }
+            let known: Bool
+            let stored: UserAccounts.StoredPassword?
+            switch gate {
+            case .refused(let wait): return tooManyAttempts(tenant, retryAfter: wait)
+            case .inactiveClient: return pages.error("The application that sent you here is no longer active.", tenant: tenant)
+            case .proceed(let isKnown, let row):
+                known = isKnown
+                stored = row
+            }
+
+            let verified: UUID?
+            do { verified = try await accounts.verify(password, against: stored, limiter: settings.hashingLimiter) } catch let busy
+                as PasswordHashingLimiter.Busy
+            {
+                return self.busy(tenant, busy)
+            }
+            guard let userID = verified, let oldHash = stored?.hash else {
+                try await database.withTenantTransaction(tenant.id) { connection in
+                    try await throttle.recordFailure(account: account, source: source, known: known, on: connection, logger: logger)
                 }
-                try await throttle.recordSuccess(account: account, on: connection, logger: logger)
+                return try renderForm(.signIn, pending: pending, request: request, tenant: tenant, values: reshow, status: .unauthorized)
+            }
+            // A hash made with weaker parameters than configured is replaced now that the password is at hand;
+            // when hashing is saturated the upgrade waits for a later sign-in.
+            var upgraded: String?
+            let hasher = settings.passwordHasher
+            if hasher.needsUpgrade(oldHash) {
+                upgraded = try? await settings.hashingLimiter.run { try hasher.hash(password) }
+            }
+            return try await database.withTenantTransaction(tenant.id) { connection in
+                try await throttle.recordSuccess(account: account, source: source, on: connection, logger: logger)
+                if let upgraded {
+                    try await connection.query(
+                        "UPDATE users SET password_hash = \(upgraded) WHERE user_id = \(userID) AND password_hash = \(oldHash)",
+                        logger: logger)
+                }
                 return try await complete(
                     pending, userID: userID, tenant: tenant, oldSession: oldSession, on: connection, request: request)
             }
         }
+    }
+
+    private func tooManyAttempts(_ tenant: ResolvedTenant, retryAfter: Int) -> Response {
+        pages.error(
+            "Too many sign-in attempts. Please wait before trying again.", tenant: tenant, status: .tooManyRequests,
+            retryAfter: retryAfter)
+    }
+
+    /// Every password-hashing slot is taken: 503 `temporarily_unavailable` with `Retry-After`.
+    private func busy(_ tenant: ResolvedTenant, _ busy: PasswordHashingLimiter.Busy) -> Response {
+        pages.error(
+            "The service is busy (temporarily_unavailable). Please try again in a moment.", tenant: tenant,
+            status: .serviceUnavailable, retryAfter: busy.retryAfterSeconds)
     }
 
     // MARK: POST /signup
@@ -263,23 +317,40 @@ struct AuthorizationController: Sendable {
                     values: ["username": String(username.prefix(64)), "email": String(email.prefix(254)), "error": problem],
                     status: .badRequest)
             }
+            let source = settings.clientAddresses.clientAddress(request, context: context)
+            let logger = database.logger
+            let wait = try await database.withTenantTransaction(tenant.id) { connection in
+                try await throttle.count(
+                    SignInThrottle.signUpBuckets(tenant.policy.rateLimits, source: source), on: connection, logger: logger)
+            }
+            if let wait {
+                return pages.error(
+                    "Too many accounts were created from here. Please wait before trying again.", tenant: tenant,
+                    status: .tooManyRequests, retryAfter: wait)
+            }
             if let problem = SignUpRules.usernameProblem(username) ?? SignUpRules.emailProblem(email)
                 ?? SignUpRules.passwordProblem(password, username: username)
             {
                 return try reshow(problem)
             }
+            let hash: String
+            do {
+                let hasher = settings.passwordHasher
+                hash = try await settings.hashingLimiter.run { try hasher.hash(password) }
+            } catch let busy as PasswordHashingLimiter.Busy {
+                return self.busy(tenant, busy)
+            }
             let oldSession = request.cookies[SSOSessions.cookieName]?.value
-            let logger = database.logger
             do {
                 return try await database.withTenantTransaction(tenant.id) { connection in
                     guard try await ClientRepository.isActive(pending.clientID, on: connection, logger: logger) else {
                         return pages.error("The application that sent you here is no longer active.", tenant: tenant)
                     }
                     let userID = try await accounts.register(
-                        username: username, email: email, password: password, tenant: tenant, clientID: pending.clientID,
+                        username: username, email: email, passwordHash: hash, tenant: tenant, clientID: pending.clientID,
                         on: connection, logger: logger)
                     return try await complete(
-                    pending, userID: userID, tenant: tenant, oldSession: oldSession, on: connection, request: request)
+                        pending, userID: userID, tenant: tenant, oldSession: oldSession, on: connection, request: request)
                 }
             } catch UserAccounts.SignUpProblem.usernameTaken {
                 return try reshow("That username is not available. Choose another one.")

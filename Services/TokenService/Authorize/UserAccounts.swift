@@ -16,20 +16,32 @@ struct UserAccounts: Sendable {
         self.dummyHash = try passwordHasher.hash(SecretTokens.generate())
     }
 
-    /// The user id when `username` exists, is active and `password` matches; nil otherwise, after the
-    /// same amount of work in every case (no user enumeration by timing).
-    func authenticate(
-        username: String, password: String, on connection: PostgresConnection, logger: Logger
-    ) async throws -> UUID? {
+    /// What sign-in needs of a user row, read in a short transaction so the hash is checked outside it.
+    struct StoredPassword: Sendable {
+        let userID: UUID
+        let hash: String?
+        let isActive: Bool
+    }
+
+    func find(username: String, on connection: PostgresConnection, logger: Logger) async throws -> StoredPassword? {
         let rows = try await connection.query(
             "SELECT user_id, password_hash, status FROM users WHERE lower(username) = lower(\(username))",
             logger: logger)
-        var found: (UUID, String?, String)?
-        for try await row in rows.decode((UUID, String?, String).self) { found = row }
-        let hash = found?.1 ?? dummyHash
-        let matches = passwordHasher.verify(password, against: hash)
-        guard let (userID, stored, status) = found, stored != nil, matches, status == "active" else { return nil }
-        return userID
+        var found: StoredPassword?
+        for try await (id, hash, status) in rows.decode((UUID, String?, String).self) {
+            found = StoredPassword(userID: id, hash: hash, isActive: status == "active")
+        }
+        return found
+    }
+
+    /// The user id when `stored` exists, is active and `password` matches; nil otherwise, after the
+    /// same amount of work in every case (no user enumeration by timing). Runs in a hashing slot.
+    func verify(_ password: String, against stored: StoredPassword?, limiter: PasswordHashingLimiter) async throws -> UUID? {
+        let hasher = passwordHasher
+        let hash = stored?.hash ?? dummyHash
+        let matches = try await limiter.run { hasher.verify(password, against: hash) }
+        guard let stored, stored.hash != nil, matches, stored.isActive else { return nil }
+        return stored.userID
     }
 
     /// Why a sign-up was refused (shown on the page).
@@ -38,16 +50,16 @@ struct UserAccounts: Sendable {
         case usernameTaken
     }
 
-    /// Creates the user and its `UserRegistered` outbox row in the caller's transaction.
+    /// Creates the user and its `UserRegistered` outbox row in the caller's transaction; `passwordHash`
+    /// was computed before the transaction began.
     func register(
-        username: String, email: String, password: String, tenant: ResolvedTenant, clientID: String,
+        username: String, email: String, passwordHash hash: String, tenant: ResolvedTenant, clientID: String,
         on connection: PostgresConnection, logger: Logger
     ) async throws -> UUID {
         let exists = try await connection.query(
             "SELECT 1 FROM users WHERE lower(username) = lower(\(username))", logger: logger)
         for try await _ in exists.decode(Int.self) { throw SignUpProblem.usernameTaken }
         let userID = UUID()
-        let hash = try passwordHasher.hash(password)
         do {
             try await connection.query(
                 """
