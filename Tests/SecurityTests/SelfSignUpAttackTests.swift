@@ -33,6 +33,11 @@ import Testing
             ])
             #expect(posted.status == 403, "sign-up post: \(posted.status)")
             #expect(posted.location == nil)
+            // Existing users still sign in where sign-up is closed.
+            let signedIn = try await platform.authorize(
+                clientID: platform.credentials.dcrClientID, redirectURI: DemoSeeder.dcrRedirectURI, scope: "dcr",
+                extra: [("prompt", "login")])
+            #expect(signedIn.code != nil, "the demo user could not sign in: \(signedIn.response.status)")
 
             // Another tenant keeps sign-up by default.
             try expect(try await platform.http.postJSON(

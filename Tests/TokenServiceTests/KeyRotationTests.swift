@@ -76,6 +76,8 @@ import Testing
             try await fixture.database.withTenantTransaction(fixture.tenant) { connection in
                 var policy = TenantPolicy()
                 policy.signingAlgorithm = .edDSA
+                // Grants issue only scopes the policy allows; keep the ones the test's client uses.
+                policy.allowedScopes = TokenServiceFixture.testScopes
                 _ = try await TenantPolicyRecords(logger: fixture.database.logger)
                     .updatePolicy(fixture.tenant, policy: policy, actor: "admin-client", on: connection)
             }
