@@ -16,6 +16,17 @@ struct SeededPlatform {
 
     /// Runs `attack` against a fresh platform and stops everything afterwards; a failure carries the logs.
     static func run(settings: [String: String] = [:], _ attack: (SeededPlatform) async throws -> Void) async throws {
+        await PlatformGate.shared.enter()
+        do {
+            try await runAlone(settings: settings, attack)
+        } catch {
+            await PlatformGate.shared.leave()
+            throw error
+        }
+        await PlatformGate.shared.leave()
+    }
+
+    private static func runAlone(settings: [String: String], _ attack: (SeededPlatform) async throws -> Void) async throws {
         try await TestDatabase.withScratchDatabase { scratch in
             try await TestDatabase.migrate(scratch)
             let processes = try await PlatformProcesses(database: scratch, settings: settings)
@@ -51,6 +62,26 @@ struct SeededPlatform {
     /// Plays the mobile story up to a registered, DPoP-capable instance and returns what it produced.
     func mobileStory() async throws -> MobileStory.Outcome {
         try await MobileStory(http: http, endpoints: endpoints, credentials: credentials).run()
+    }
+}
+
+/// One platform at a time: each is half a dozen processes, and several at once starve the rest of the
+/// suite on a small machine (unrelated tests then miss their time limits).
+actor PlatformGate {
+    static let shared = PlatformGate()
+    private var busy = false
+    private var waiting: [CheckedContinuation<Void, Never>] = []
+
+    func enter() async {
+        guard busy else {
+            busy = true
+            return
+        }
+        await withCheckedContinuation { waiting.append($0) }
+    }
+
+    func leave() {
+        if waiting.isEmpty { busy = false } else { waiting.removeFirst().resume() }
     }
 }
 

@@ -177,6 +177,10 @@ import Testing
             app.database = scratch.database
             var system = try TestEnvironment.systemDatabase()
             system.database = scratch.database
+            // The whole suite creates and migrates scratch databases meanwhile; a statement of this test
+            // once waited past the 5 s default on a loaded machine.
+            app.statementTimeoutMilliseconds = 30_000
+            system.statementTimeoutMilliseconds = 30_000
             try await withPostgresClient(app) { appClient in
                 try await withPostgresClient(system) { systemClient in
                     let database = Database(client: appClient, logger: TestEnvironment.logger)
