@@ -74,10 +74,11 @@ if ! "$VENV/bin/python" "$ROOT/scripts/browser/selenium_flow.py" --issuer "http:
     failed+=("selenium browser flow")
 fi
 
+# The document comes from the service's management port (its port + 1000); requests go to the service port.
 run_schemathesis() {
     local service="$1" port="$2"; shift 2
     "$VENV/bin/st" --config-file "$ROOT/scripts/fuzz/schemathesis.toml" run \
-        "http://127.0.0.1:$port/openapi.json" --checks not_a_server_error --max-examples "$MAX_EXAMPLES" \
+        "http://127.0.0.1:$((port + 1000))/openapi.json" --url "http://127.0.0.1:$port" --checks not_a_server_error --max-examples "$MAX_EXAMPLES" \
         --workers 2 --request-timeout 10 --no-color --report junit --report-dir "$FUZZ_DIR/reports/$service" \
         "$@" >"$FUZZ_DIR/$service.log" 2>&1
 }
@@ -111,7 +112,7 @@ fuzz dpop-verifier $((BASE + 3))
 fuzz audit-consumer $((BASE + 4)) -H "Authorization: Bearer $ADMIN_TOKEN"
 
 for port in $((BASE + 1)) $((BASE + 2)) $((BASE + 3)) $((BASE + 4)); do
-    curl -fsS "http://127.0.0.1:$port/healthz" >/dev/null || failed+=("service on port $port stopped answering")
+    curl -fsS "http://127.0.0.1:$((port + 1000))/healthz" >/dev/null || failed+=("service on port $port stopped answering")
 done
 ((${#failed[@]} == 0)) || die "fuzzing found problems: ${failed[*]} (logs in $FUZZ_DIR)"
 log "fuzzing: no 5xx, no crash"

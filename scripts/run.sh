@@ -91,8 +91,9 @@ HTTP_PORT=$SIDECAR_PORT start dpop-verifier "$BIN/dpop-verifier"
 HTTP_PORT=$AUDIT_PORT start audit-consumer "$BIN/audit-consumer"
 DEMO_API_PORT=$DEMO_PORT start demo-api "$BIN/demo-api"
 
+# Health, readiness and metrics answer on each service's management port (its port + 1000).
 for port in $GATEWAY_PORT $TOKEN_PORT $SIDECAR_PORT $AUDIT_PORT; do
-    for _ in $(seq 1 300); do curl -fsS "http://127.0.0.1:$port/healthz" >/dev/null 2>&1 && break; sleep 0.1; done
+    for _ in $(seq 1 300); do curl -fsS "http://127.0.0.1:$((port + 1000))/healthz" >/dev/null 2>&1 && break; sleep 0.1; done
 done
 CREDENTIALS="${LATCHKEY_CREDENTIALS:-$INSTANCE_DIR/demo-credentials.json}"
 if [ ! -s "$CREDENTIALS" ]; then
@@ -107,11 +108,12 @@ DEMO_USER="$(python3 -c 'import json,sys; c=json.load(open(sys.argv[1])); print(
 cat <<INFO
 
   Latchkey is running.
-    registration-gateway  http://127.0.0.1:$GATEWAY_PORT   (/healthz /readyz /metrics)
+    registration-gateway  http://127.0.0.1:$GATEWAY_PORT
     token-service         http://127.0.0.1:$TOKEN_PORT
     dpop-verifier         http://127.0.0.1:$SIDECAR_PORT
     audit-consumer        http://127.0.0.1:$AUDIT_PORT   (/audit/t/demo/...)
     demo API              http://127.0.0.1:$DEMO_PORT   (reach it through dpop-verifier)
+    management            http://127.0.0.1:$((GATEWAY_PORT + 1000)) … $((AUDIT_PORT + 1000))  (/healthz /readyz /metrics /openapi.json)
     PostgreSQL            127.0.0.1:$PG_PORT  (database $DATABASE)
     Kafka (embedded)      $KAFKA_BROKERS
   Demo tenant 'demo': issuer $TOKEN_SERVICE_PUBLIC_URL/t/demo

@@ -49,8 +49,8 @@ KEY_ENCRYPTION_KEY="$(openssl rand -base64 32)" DPOP_NONCE_SECRET="$(openssl ran
 DPOP_IAT_WINDOW_SECONDS=600 \
     "$BIN/token-service" >"$WORK/token-service.log" 2>&1 &
 PIDS+=($!)
-for _ in $(seq 1 100); do curl -fs "http://127.0.0.1:$PORT/healthz" >/dev/null 2>&1 && break; sleep 0.1; done
-curl -fs "http://127.0.0.1:$PORT/healthz" >/dev/null || { tail -20 "$WORK/token-service.log"; die "token-service did not start"; }
+for _ in $(seq 1 100); do curl -fs "http://127.0.0.1:$((PORT + 1000))/healthz" >/dev/null 2>&1 && break; sleep 0.1; done
+curl -fs "http://127.0.0.1:$((PORT + 1000))/healthz" >/dev/null || { tail -20 "$WORK/token-service.log"; die "token-service did not start"; }
 
 MACHINE="Machine: $(nproc) CPUs, $(lscpu | sed -n 's/^Model name:[[:space:]]*//p' | head -1), $(date -u '+%Y-%m-%d %H:%M UTC'). \
 Load average when the load started: $(cut -d' ' -f1-3 /proc/loadavg) (the machine is shared: other processes compete for both CPUs)."

@@ -56,13 +56,13 @@ def measure(binary, runs, idle):
     listening, ready, stopping = [], [], []
     rss = hwm = 0.0
     for run in range(runs):
-        port = free_port()
-        env = dict(os.environ, HTTP_PORT=str(port))
+        port, management = free_port(), free_port()
+        env = dict(os.environ, HTTP_PORT=str(port), MANAGEMENT_PORT=str(management))
         started = time.monotonic()
         process = subprocess.Popen([binary], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         try:
-            listening.append(wait_until(f"http://127.0.0.1:{port}/healthz", process, started + 30) - started)
-            ready.append(wait_until(f"http://127.0.0.1:{port}/readyz", process, started + 60) - started)
+            listening.append(wait_until(f"http://127.0.0.1:{management}/healthz", process, started + 30) - started)
+            ready.append(wait_until(f"http://127.0.0.1:{management}/readyz", process, started + 60) - started)
             if run == runs - 1:
                 time.sleep(idle)
                 values = memory(process.pid)

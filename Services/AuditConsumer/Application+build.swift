@@ -67,13 +67,15 @@ struct AuditService: Sendable {
 
     func makeApplication() -> some ApplicationProtocol {
         let monitor = lagMonitor
-        let router = runtime.makeRouter(readiness: [ReadinessCheck("lag") { monitor.isCaughtUp }])
+        let router = runtime.makeRouter()
         let verifier = AdminTokenVerifier(
             keys: TenantSigningKeyStore(database: runtime.database), issuerBase: audit.tokenServicePublicURL,
             platformTenant: audit.platformTenant, audiences: audit.adminAudiences)
         AuditQueryController(reader: reader, verifier: verifier, tenants: TenantDirectory(database: runtime.database))
             .addRoutes(to: router)
         // Shutdown runs in reverse: the ingestor stops first, the consumer closes last.
-        return runtime.makeApplication(router: router, services: [consumer, producer, lagMonitor, ingestor])
+        return runtime.makeApplication(
+            router: router, readiness: [ReadinessCheck("lag") { monitor.isCaughtUp }],
+            services: [consumer, producer, lagMonitor, ingestor])
     }
 }

@@ -17,9 +17,7 @@ func buildApplication(settings: ServiceSettings, sidecar sidecarSettings: Sideca
     let httpClient = HTTPClient(eventLoopGroup: .singletonMultiThreadedEventLoopGroup, configuration: IssuerKeyFetcher.clientConfiguration)
     let revocations = RevokedClients()
     let metrics = SidecarMetrics.shared
-    let router = makeSidecarRouter(
-        runtime: runtime, readiness: [ReadinessCheck("revocations") { revocations.isLoaded }],
-        limitBodies: sidecarSettings.mode == .check)
+    let router = makeSidecarRouter(limitBodies: sidecarSettings.mode == .check)
     let sidecar: Sidecar
     let server: HTTPServerBuilder
     do {
@@ -41,22 +39,23 @@ func buildApplication(settings: ServiceSettings, sidecar sidecarSettings: Sideca
     let gauges = CacheGaugeReporter(replayCache: sidecar.replayCache, tokenCache: sidecar.tokenCache, revocations: revocations,
                                     metrics: metrics, interval: overrides.gaugeInterval)
     return runtime.makeApplication(router: router, server: server,
+                                   readiness: [ReadinessCheck("revocations") { revocations.isLoaded }],
                                    services: [HTTPClientService(client: httpClient), listener, gauges])
 }
 
-/// The standard router of `ServiceRuntime.makeRouter` (request id, access log, JSON errors, health
-/// routes) without Hummingbird's per-request `MetricsMiddleware`: it wraps every response body in a
-/// closure, which turns Hummingbird's single write of head + body + end into three socket writes on
-/// the hot path, and the sidecar counts its requests itself (`latchkey_dpop_requests_total`,
-/// `latchkey_dpop_verification_duration_seconds`). Proxy mode streams bodies of any size to the
-/// upstream, so the 64 KiB body limit applies in check mode only.
-func makeSidecarRouter(runtime: ServiceRuntime, readiness: [ReadinessCheck], limitBodies: Bool) -> Router<LatchkeyRequestContext> {
+/// The standard router of `ServiceRuntime.makeRouter` (request id, access log, JSON errors) without
+/// Hummingbird's per-request `MetricsMiddleware`: it wraps every response body in a closure, which turns
+/// Hummingbird's single write of head + body + end into three socket writes on the hot path, and the
+/// sidecar counts its requests itself (`latchkey_dpop_requests_total`,
+/// `latchkey_dpop_verification_duration_seconds`). Nothing of the sidecar's own is served here but check
+/// mode's `/check`: health, metrics and the OpenAPI document are on the management port, so every path of
+/// the API behind the proxy stays reachable. Proxy mode streams bodies of any size to the upstream, so the
+/// 64 KiB body limit applies in check mode only.
+func makeSidecarRouter(limitBodies: Bool) -> Router<LatchkeyRequestContext> {
     let router = Router(context: LatchkeyRequestContext.self)
     router.add(middleware: RequestIDMiddleware())
     router.add(middleware: AccessLogMiddleware())
     router.add(middleware: ErrorMiddleware())
     if limitBodies { router.add(middleware: BodyLimitMiddleware()) }
-    HealthRoutes<LatchkeyRequestContext>(checks: runtime.readinessChecks(readiness)).register(on: router)
-    runtime.registerOpenAPIDocument(on: router)
     return router
 }

@@ -13,10 +13,11 @@ struct ProxyRoute: Sendable {
     let proxy: UpstreamProxy
     let pools: UpstreamPools
     let logger: Logger
-    /// The sidecar's own endpoints (`/healthz`, `/readyz`, `/metrics`, `/openapi.json`): answered by the router, never proxied.
+    /// Paths answered by the sidecar's router instead of being proxied. None: health, metrics and the
+    /// OpenAPI document are served on the management port, so every path of the API stays reachable.
     let ownPaths: Set<Substring>
 
-    static let ownPaths: Set<Substring> = ["/healthz", "/readyz", "/metrics", "/openapi.json"]
+    static let ownPaths: Set<Substring> = []
 }
 
 /// Proxy mode's request path, in the server connection's channel pipeline (after Hummingbird's

@@ -64,7 +64,12 @@ extension OpenAPIDocument {
 
     /// Compares the document with the routes a Hummingbird router serves.
     public func compare<Context>(with router: Router<Context>) -> OpenAPIRouteComparison {
-        let served = Set(router.routes.map { "\($0.method.rawValue) \($0.path.description)" })
+        compare(with: [router])
+    }
+
+    /// Compares the document with the routes of several routers (a service's routes on all of its ports).
+    public func compare<Context>(with routers: [Router<Context>]) -> OpenAPIRouteComparison {
+        let served = Set(routers.flatMap { router in router.routes.map { "\($0.method.rawValue) \($0.path.description)" } })
         let documented = operations()
         return OpenAPIRouteComparison(
             undocumented: served.subtracting(documented).sorted(), unregistered: documented.subtracting(served).sorted())

@@ -66,17 +66,16 @@ public struct ServiceRuntime: Sendable {
         ] + extra
     }
 
-    /// A router with the standard middleware (request id, access log, JSON errors, 64 KiB limit) and health routes.
-    public func makeRouter(
-        readiness: [ReadinessCheck] = [], limitBodies: Bool = true
-    ) -> Router<LatchkeyRequestContext> {
+    /// A router with the standard middleware (request id, access log, JSON errors, 64 KiB limit) and
+    /// `GET /openapi.json`. Health, readiness and metrics are on the management port
+    /// (`makeManagementApplication(router:)`).
+    public func makeRouter(limitBodies: Bool = true) -> Router<LatchkeyRequestContext> {
         let router = Router(context: LatchkeyRequestContext.self)
         router.add(middleware: RequestIDMiddleware())
         router.add(middleware: AccessLogMiddleware())
         router.add(middleware: ErrorMiddleware())
         if limitBodies { router.add(middleware: BodyLimitMiddleware()) }
         router.add(middleware: MetricsMiddleware())
-        HealthRoutes<LatchkeyRequestContext>(checks: readinessChecks(readiness)).register(on: router)
         registerOpenAPIDocument(on: router)
         return router
     }
@@ -94,9 +93,9 @@ public struct ServiceRuntime: Sendable {
     /// Compares the router with the bundled OpenAPI document: gauge `latchkey_openapi_routes{service,state}`
     /// (`undocumented`: served but not in the document; `unregistered`: documented but not served, e.g.
     /// the sidecar's `/check` in proxy mode), and an error log naming every undocumented route.
-    func reportOpenAPICoverage(of router: Router<LatchkeyRequestContext>) {
+    func reportOpenAPICoverage(of routers: [Router<LatchkeyRequestContext>]) {
         guard let document = try? OpenAPIDocument(service: settings.serviceName) else { return }
-        let comparison = document.compare(with: router)
+        let comparison = document.compare(with: routers)
         let service = settings.serviceName
         Gauge(label: "latchkey_openapi_routes", dimensions: [("service", service), ("state", "undocumented")])
             .record(comparison.undocumented.count)
@@ -109,16 +108,20 @@ public struct ServiceRuntime: Sendable {
     }
 
     /// Builds the application; refuses to start when the schema is not at the expected version.
+    /// `readiness` adds the service's own checks to `/readyz` on the management port.
     public func makeApplication<Builder: HTTPResponderBuilder>(
-        router: Builder, server: HTTPServerBuilder = .http1(), services extra: [any Service] = []
+        router: Builder, server: HTTPServerBuilder = .http1(), readiness: [ReadinessCheck] = [],
+        services extra: [any Service] = []
     ) -> Application<Builder.Responder> where Builder.Responder.Context == LatchkeyRequestContext {
+        let managementRouter = makeManagementRouter(readiness: readiness)
+        let management = makeManagementApplication(router: managementRouter)
         var app = Application(
             router: router, server: server,
             configuration: .init(
                 address: .hostname(settings.host, port: settings.port), serverName: settings.serviceName),
-            services: services + extra,
+            services: services + extra + [management],
             logger: logger)
-        if let router = router as? Router<LatchkeyRequestContext> { reportOpenAPICoverage(of: router) }
+        reportOpenAPICoverage(of: [managementRouter] + ((router as? Router<LatchkeyRequestContext>).map { [$0] } ?? []))
         let migrator = self.migrator, client = self.postgres, logger = self.logger, name = settings.serviceName
         let exitsOnSchemaMismatch = settings.exitsOnSchemaMismatch
         app.beforeServerStarts {

@@ -6,6 +6,11 @@ public struct ServiceSettings: Sendable {
     public var serviceName: String
     public var host: String
     public var port: Int
+    /// Where `/healthz`, `/readyz`, `/metrics` and `/openapi.json` are served, apart from the service's
+    /// own port so that a public ingress never exposes them.
+    public var managementHost: String
+    /// 0 binds an ephemeral port (tests).
+    public var managementPort: Int
     public var database: DatabaseConfiguration
     /// Cross-tenant role for the outbox relay and audit work; nil where a service needs none.
     public var systemDatabase: DatabaseConfiguration?
@@ -19,11 +24,13 @@ public struct ServiceSettings: Sendable {
     public init(
         serviceName: String, host: String = "127.0.0.1", port: Int, database: DatabaseConfiguration,
         systemDatabase: DatabaseConfiguration?, kafkaBrokers: String, topicPrefix: String = LatchkeyEventType.defaultTopicPrefix,
-        logLevel: Logger.Level = .info
+        logLevel: Logger.Level = .info, managementHost: String? = nil, managementPort: Int? = nil
     ) {
         self.serviceName = serviceName
         self.host = host
         self.port = port
+        self.managementHost = managementHost ?? host
+        self.managementPort = managementPort ?? Self.defaultManagementPort(servicePort: port)
         self.database = database
         self.systemDatabase = systemDatabase
         self.kafkaBrokers = kafkaBrokers
@@ -31,8 +38,13 @@ public struct ServiceSettings: Sendable {
         self.logLevel = logLevel
     }
 
-    /// Reads `HTTP_HOST`, `HTTP_PORT`, `DATABASE_URL`, `DATABASE_SYSTEM_URL`, `KAFKA_BROKERS`,
-    /// `KAFKA_TOPIC_PREFIX` and `LOG_LEVEL`.
+    /// The service port + 1000 (8081 → 9081); an ephemeral service port gets an ephemeral one.
+    public static func defaultManagementPort(servicePort: Int) -> Int {
+        servicePort == 0 ? 0 : servicePort + 1000
+    }
+
+    /// Reads `HTTP_HOST`, `HTTP_PORT`, `MANAGEMENT_HOST`, `MANAGEMENT_PORT`, `DATABASE_URL`,
+    /// `DATABASE_SYSTEM_URL`, `KAFKA_BROKERS`, `KAFKA_TOPIC_PREFIX` and `LOG_LEVEL`.
     public init(reader: ConfigReader, descriptor: ServiceDescriptor) throws {
         let serviceName = descriptor.name
         guard let databaseURL = reader.string(forKey: "database.url", isSecret: true), !databaseURL.isEmpty else {
@@ -55,12 +67,20 @@ public struct ServiceSettings: Sendable {
         guard let level = Logger.Level(rawValue: levelName.lowercased()) else {
             throw ConfigurationError("LOG_LEVEL must be one of trace, debug, info, notice, warning, error, critical")
         }
+        let host = reader.string(forKey: "http.host", default: "127.0.0.1")
+        let port = reader.int(forKey: "http.port", default: descriptor.defaultPort)
+        let managementPort = reader.int(forKey: "management.port", default: Self.defaultManagementPort(servicePort: port))
+        guard (0...65535).contains(port), (0...65535).contains(managementPort) else {
+            throw ConfigurationError("HTTP_PORT and MANAGEMENT_PORT must be between 0 and 65535")
+        }
+        guard managementPort != port || port == 0 else {
+            throw ConfigurationError("MANAGEMENT_PORT must differ from HTTP_PORT (\(port)): the management endpoints stay off the public port")
+        }
         self.init(
-            serviceName: serviceName,
-            host: reader.string(forKey: "http.host", default: "127.0.0.1"),
-            port: reader.int(forKey: "http.port", default: descriptor.defaultPort),
+            serviceName: serviceName, host: host, port: port,
             database: database, systemDatabase: systemDatabase, kafkaBrokers: brokers,
             topicPrefix: reader.string(forKey: "kafka.topic.prefix", default: LatchkeyEventType.defaultTopicPrefix),
-            logLevel: level)
+            logLevel: level, managementHost: reader.string(forKey: "management.host", default: host),
+            managementPort: managementPort)
     }
 }

@@ -10,19 +10,20 @@ import Testing
     @Test func servesHealthReadinessAndMetricsAgainstRealDependencies() async throws {
         try await AuditTest.withCluster { cluster in
             let service = try await AuditTest.makeService(cluster: cluster)
+            let management = ManagementClient(service.runtime.settings)
             try await service.makeApplication().test(.router) { client in
-                try await client.execute(uri: "/healthz", method: .get) { response in
+                try await management.execute(uri: "/healthz") { response in
                     #expect(response.status == .ok)
                 }
                 try await AuditTest.eventually("the lag to be measured") { service.lagMonitor.lastMeasurement != nil }
                 // The group's first join can make early measurements see the topics' whole backlog.
                 // Polled: on a loaded machine one lag measurement can time out and readiness flips back briefly.
                 try await AuditTest.eventually("readiness with every check ok") {
-                    let response = try await client.execute(uri: "/readyz", method: .get)
+                    let response = try await management.execute(uri: "/readyz")
                     return response.status == .ok && String(buffer: response.body)
                         == #"{"kafka":"ok","lag":"ok","postgres":"ok","schema":"ok","status":"ready"}"#
                 }
-                try await client.execute(uri: "/metrics", method: .get) { response in
+                try await management.execute(uri: "/metrics") { response in
                     #expect(response.status == .ok)
                     #expect(String(buffer: response.body).contains("latchkey_audit_consumer_lag_total"))
                 }
@@ -37,14 +38,14 @@ import Testing
     @Test func servesItsOpenAPIDocumentMatchingItsRoutes() async throws {
         let settings = try await TestServiceSettings.make(.auditConsumer, kafkaBrokers: ServiceHealthExpectations.unreachableKafka)
         let app = try AuditService(settings: settings, audit: AuditTest.settings(), logger: AuditTest.logger).makeApplication()
-        try await ServiceHealthExpectations.expectOpenAPIDocument(app, .auditConsumer)
+        try await ServiceHealthExpectations.expectOpenAPIDocument(app, settings, .auditConsumer)
     }
 
     @Test func readinessFailsWhenKafkaIsUnreachable() async throws {
         let settings = try await TestServiceSettings.make(.auditConsumer, kafkaBrokers: ServiceHealthExpectations.unreachableKafka)
         let app = try AuditService(settings: settings, audit: AuditTest.settings(), logger: AuditTest.logger).makeApplication()
-        try await app.test(.router) { client in
-            try await client.execute(uri: "/readyz", method: .get) { response in
+        try await app.test(.router) { _ in
+            try await ManagementClient(settings).execute(uri: "/readyz") { response in
                 #expect(response.status == .serviceUnavailable)
                 let body = String(buffer: response.body)
                 #expect(body.contains(#""kafka":"failing""#))
@@ -60,17 +61,18 @@ import Testing
         try await AuditTest.withCluster { cluster in
             _ = try await AuditTest.withProducer(cluster) { try await AuditTest.send(events, with: $0) }
             let service = try await AuditTest.makeService(cluster: cluster, audit: AuditTest.settings(readyMaximumLag: 10))
-            try await service.makeApplication().test(.router) { client in
+            let management = ManagementClient(service.runtime.settings)
+            try await service.makeApplication().test(.router) { _ in
                 // The group needs seconds to form, so the first measurements see the whole backlog.
                 try await AuditTest.eventually("the lag to be measured") { service.lagMonitor.lastMeasurement != nil }
                 #expect(service.lagMonitor.lastMeasurement?.total == Int64(events.count))
-                try await client.execute(uri: "/readyz", method: .get) { response in
+                try await management.execute(uri: "/readyz") { response in
                     #expect(response.status == .serviceUnavailable)
                     #expect(String(buffer: response.body).contains(#""lag":"failing""#))
                 }
                 try await AuditTest.waitForStored(events.count, tenants: [tenant])
                 try await AuditTest.eventually("readiness once caught up") {
-                    try await client.execute(uri: "/readyz", method: .get).status == .ok
+                    try await management.execute(uri: "/readyz").status == .ok
                 }
             }
         }

@@ -81,7 +81,7 @@ import Testing
                 let schemaDetail = letters[3].header("dlq-detail").map { String(decoding: $0, as: UTF8.self) } ?? ""
                 #expect(schemaDetail.contains("data.client_secret: member is not allowed"), "\(schemaDetail)")
 
-                let metrics = String(buffer: try await client.execute(uri: "/metrics", method: .get).body)
+                let metrics = try await ManagementClient(service.runtime.settings).execute(uri: "/metrics").text
                 for reason in Set(refused.map(\.1)) {
                     let value = AuditTest.metric(metrics, #"latchkey_audit_dead_letter_total{reason="\#(reason.rawValue)"}"#)
                     #expect((value ?? 0) >= 1, "\(reason)")

@@ -43,7 +43,7 @@ import Testing
                     #expect(body["count"] == .number(Double(perTenant)))
                     #expect(body["head_sequence"] == .number(Double(perTenant)))
                 }
-                let metrics = try await client.execute(uri: "/metrics", method: .get)
+                let metrics = try await ManagementClient(service.runtime.settings).execute(uri: "/metrics")
                 let text = String(buffer: metrics.body)
                 let issued = AuditTest.metric(text, #"latchkey_audit_events_ingested_total{type="io.latchkey.token.issued.v1"}"#)
                 #expect((issued ?? 0) >= Double(4 * perTenant / 10 * tenants.count))
@@ -109,7 +109,7 @@ import Testing
                 try await AuditTest.waitUntilCommitted(service, again)
                 #expect(try await AuditTest.storedCount(tenants: [tenant]) == events.count)
                 try await Self.expectExactlyOnce(events, tenants: [tenant])
-                let metrics = String(buffer: try await client.execute(uri: "/metrics", method: .get).body)
+                let metrics = try await ManagementClient(service.runtime.settings).execute(uri: "/metrics").text
                 // Process-wide registry: other tests add to it, so at least this test's share.
                 #expect((AuditTest.metric(metrics, "latchkey_audit_duplicates_total") ?? 0) >= Double(events.count))
             }

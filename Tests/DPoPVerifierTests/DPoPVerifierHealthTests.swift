@@ -14,11 +14,14 @@ import Testing
 
     @Test func servesHealthReadinessAndMetricsAgainstRealDependencies() async throws {
         try await withLiveSidecar(Self.checkModeSettings()) { sidecar in
-            #expect(try await sidecar.send(.GET, "/healthz").status == 200)
-            let ready = try await sidecar.send(.GET, "/readyz")
+            #expect(try await sidecar.management("/healthz").status == 200)
+            let ready = try await sidecar.management("/readyz")
             #expect(ready.status == 200)
             #expect(ready.text == #"{"kafka":"ok","postgres":"ok","revocations":"ok","schema":"ok","status":"ready"}"#)
-            #expect(try await sidecar.send(.GET, "/metrics").status == 200)
+            #expect(try await sidecar.management("/metrics").status == 200)
+            for path in ["/healthz", "/readyz", "/metrics", "/openapi.json"] {
+                #expect(try await sidecar.send(.GET, path).status == 404, "\(path) on the service port")
+            }
             let unknown = try await sidecar.send(.GET, "/no-such-route")
             #expect(unknown.status == 404)
             #expect(unknown.header("Content-Type") == "application/json")
@@ -31,14 +34,15 @@ import Testing
         let settings = try await TestServiceSettings.make(.dpopVerifier, kafkaBrokers: ServiceHealthExpectations.unreachableKafka)
         try await ServiceHealthExpectations.expectOpenAPIDocument(
             buildApplication(settings: settings, sidecar: Self.checkModeSettings(), logger: TestServiceSettings.logger),
-            .dpopVerifier, everyOperationServed: false)
+            settings, .dpopVerifier, everyOperationServed: false)
 
         let runtime = try ServiceRuntime(settings: settings, logger: TestServiceSettings.logger)
-        let router = makeSidecarRouter(runtime: runtime, readiness: [], limitBodies: true)
+        let router = makeSidecarRouter(limitBodies: true)
         let sidecar = try Sidecar(settings: Self.checkModeSettings(), httpClient: .shared, revocations: RevokedClients(),
                                   logger: TestServiceSettings.logger)
         sidecar.addRoutes(to: router)
-        let comparison = try OpenAPIDocument(service: ServiceDescriptor.dpopVerifier.name).compare(with: router)
+        let comparison = try OpenAPIDocument(service: ServiceDescriptor.dpopVerifier.name)
+            .compare(with: [router, runtime.makeManagementRouter(readiness: [])])
         #expect(comparison.undocumented.isEmpty)
         #expect(comparison.unregistered.isEmpty, "check mode serves every documented operation")
     }
@@ -46,6 +50,6 @@ import Testing
     @Test func readinessFailsWhenKafkaIsUnreachable() async throws {
         let settings = try await TestServiceSettings.make(.dpopVerifier, kafkaBrokers: ServiceHealthExpectations.unreachableKafka)
         try await ServiceHealthExpectations.expectNotReadyWithoutKafka(
-            buildApplication(settings: settings, sidecar: Self.checkModeSettings(), logger: TestServiceSettings.logger))
+            buildApplication(settings: settings, sidecar: Self.checkModeSettings(), logger: TestServiceSettings.logger), settings)
     }
 }

@@ -191,7 +191,7 @@ import Testing
                 service.port = try await unusedLoopbackPort()
                 let app = try buildApplication(settings: service, sidecar: settings, logger: TestServiceSettings.logger)
                 let group = ServiceGroup(configuration: .init(services: [app], logger: TestServiceSettings.logger))
-                let sidecar = LiveSidecar(port: service.port)
+                let sidecar = LiveSidecar(port: service.port, managementPort: service.managementPort)
                 let exercised = try await withThrowingTaskGroup(of: Bool.self) { tasks in
                     tasks.addTask {
                         try? await group.run()
@@ -479,12 +479,16 @@ import Testing
             #expect(try await stack.send(.GET, "/v1/orders").status == 200)
             #expect(try await stack.sidecar.send(.GET, "/v1/orders").status == 401)
             try await Task.sleep(for: .milliseconds(200))
-            // The sidecar's own document is answered by the sidecar itself, without credentials, in proxy mode too.
-            let document = try await stack.sidecar.send(.GET, "/openapi.json")
+            // The sidecar's own document and metrics are on the management port; on the proxy port those
+            // paths belong to the API and are verified like any other.
+            let document = try await stack.sidecar.management("/openapi.json")
             #expect(document.status == 200)
             #expect(document.text.contains(#""title":"#) && document.text.contains("/check"), "\(document.text.prefix(200))")
-            #expect(document.header("X-Upstream") == nil)
-            let metrics = try await stack.sidecar.send(.GET, "/metrics").text
+            for path in ["/openapi.json", "/metrics", "/healthz", "/readyz"] {
+                #expect(try await stack.sidecar.send(.GET, path).status == 401, "\(path) on the proxy port")
+                #expect(try await stack.send(.GET, path).header("X-Upstream") == "echo", "\(path) reaches the API")
+            }
+            let metrics = try await stack.sidecar.management("/metrics").text
             for expected in [
                 #"latchkey_dpop_requests_total{outcome="allowed",reason="dpop"}"#,
                 #"latchkey_dpop_requests_total{outcome="rejected",reason="missing_credentials"}"#,

@@ -139,7 +139,7 @@ import Testing
                 try await Task.sleep(for: .milliseconds(50))
             }
             #expect(status == 401)
-            let metrics = try await stack.sidecar.send(.GET, "/metrics").text
+            let metrics = try await stack.sidecar.management("/metrics").text
             #expect(metrics.contains(#"latchkey_dpop_revocation_events_total{outcome="malformed"}"#))
         }
     }
@@ -156,7 +156,7 @@ import Testing
                                                        signer: signer)
                 #expect(reply.status == 503)
                 #expect(reply.errorCode == "temporarily_unavailable")
-                let ready = try await sidecar.send(.GET, "/readyz")
+                let ready = try await sidecar.management("/readyz")
                 #expect(ready.status == 503)
                 #expect(ready.text.contains(#""revocations":"failing""#))
             }

@@ -18,24 +18,29 @@ public enum ServiceHealthExpectations {
             defer { cluster.shutdown() }
             let settings = try await TestServiceSettings.make(
                 descriptor, kafkaBrokers: cluster.bootstrapServers, database: scratch.database)
-            try await expectHealthy(build(settings))
-            try await expectOpenAPIDocument(build(settings), descriptor)
-            try await expectNotReadyWithoutKafka(build(
-                TestServiceSettings.make(descriptor, kafkaBrokers: unreachableKafka, database: scratch.database)))
+            try await expectHealthy(build(settings), settings)
+            try await expectOpenAPIDocument(build(settings), settings, descriptor)
+            let unreachable = try await TestServiceSettings.make(descriptor, kafkaBrokers: unreachableKafka, database: scratch.database)
+            try await expectNotReadyWithoutKafka(build(unreachable), unreachable)
         }
     }
 
-    /// `/healthz`, `/readyz` (all dependencies ok), `/metrics`, and JSON 404s for unknown routes.
-    public static func expectHealthy(_ app: some ApplicationProtocol) async throws {
+    /// `/healthz`, `/readyz` (all dependencies ok), `/metrics` on the management port, none of them on
+    /// the service port, and JSON 404s for unknown routes.
+    public static func expectHealthy(_ app: some ApplicationProtocol, _ settings: ServiceSettings) async throws {
+        let management = ManagementClient(settings)
         try await app.test(.router) { client in
-            try await client.execute(uri: "/healthz", method: .get) { response in
+            for path in ["/healthz", "/readyz", "/metrics"] {
+                #expect(try await client.execute(uri: path, method: .get).status == .notFound, "\(path) on the service port")
+            }
+            try await management.execute(uri: "/healthz") { response in
                 #expect(response.status == .ok)
             }
-            try await client.execute(uri: "/readyz", method: .get) { response in
+            try await management.execute(uri: "/readyz") { response in
                 #expect(response.status == .ok)
                 #expect(String(buffer: response.body) == #"{"kafka":"ok","postgres":"ok","schema":"ok","status":"ready"}"#)
             }
-            try await client.execute(uri: "/metrics", method: .get) { response in
+            try await management.execute(uri: "/metrics") { response in
                 #expect(response.status == .ok)
             }
             try await client.execute(uri: "/no-such-route", method: .get) { response in
@@ -49,10 +54,12 @@ public enum ServiceHealthExpectations {
     /// (the runtime's comparison, read from `/metrics`). `everyOperationServed` is false only for a sidecar
     /// mode that serves a subset (proxy mode has no `/check`); routes missing from the document always fail.
     public static func expectOpenAPIDocument(
-        _ app: some ApplicationProtocol, _ descriptor: ServiceDescriptor, everyOperationServed: Bool = true
+        _ app: some ApplicationProtocol, _ settings: ServiceSettings, _ descriptor: ServiceDescriptor,
+        everyOperationServed: Bool = true
     ) async throws {
-        try await app.test(.router) { client in
-            try await client.execute(uri: "/openapi.json", method: .get) { response in
+        let management = ManagementClient(settings)
+        try await app.test(.router) { _ in
+            try await management.execute(uri: "/openapi.json") { response in
                 #expect(response.status == .ok)
                 #expect(response.headers[.contentType] == "application/json")
                 let document = try JSONSerialization.jsonObject(with: Data(response.body.readableBytesView)) as? [String: Any]
@@ -60,7 +67,7 @@ public enum ServiceHealthExpectations {
                 #expect(((document?["info"] as? [String: Any])?["title"] as? String)?.hasSuffix(descriptor.name) == true)
                 #expect(((document?["paths"] as? [String: Any])?.count ?? 0) > 4)
             }
-            let metrics = String(buffer: try await client.execute(uri: "/metrics", method: .get).body)
+            let metrics = try await management.execute(uri: "/metrics").text
             #expect(routeGauge(metrics, service: descriptor.name, state: "undocumented") == 0)
             if everyOperationServed {
                 #expect(routeGauge(metrics, service: descriptor.name, state: "unregistered") == 0)
@@ -78,9 +85,10 @@ public enum ServiceHealthExpectations {
     }
 
     /// `/readyz` is 503 and names Kafka when the brokers cannot be reached.
-    public static func expectNotReadyWithoutKafka(_ app: some ApplicationProtocol) async throws {
-        try await app.test(.router) { client in
-            try await client.execute(uri: "/readyz", method: .get) { response in
+    public static func expectNotReadyWithoutKafka(_ app: some ApplicationProtocol, _ settings: ServiceSettings) async throws {
+        let management = ManagementClient(settings)
+        try await app.test(.router) { _ in
+            try await management.execute(uri: "/readyz") { response in
                 #expect(response.status == .serviceUnavailable)
                 #expect(String(buffer: response.body).contains(#""kafka":"failing""#))
             }

@@ -10,6 +10,8 @@ import NIOHTTP1
 public final class ServiceProcess: Sendable {
     public let name: String
     public let port: Int
+    /// Where `/healthz`, `/readyz`, `/metrics` and `/openapi.json` answer.
+    public let managementPort: Int
     private let child: ChildProcess
 
     /// The folder holding the executables `swift build` produced next to this test bundle.
@@ -18,23 +20,30 @@ public final class ServiceProcess: Sendable {
     }
 
     /// Starts `name` with `environment` added to this process's environment and `HTTP_PORT` set
-    /// (to `port`, or a random one).
+    /// (to `port`, or a random one); `MANAGEMENT_PORT` too, unless `environment` sets it.
     public init(_ name: String, arguments: [String] = [], environment: [String: String], port: Int? = nil) throws {
         self.name = name
         self.port = port ?? Self.freePort()
         var env = ProcessInfo.processInfo.environment
         env.merge(environment) { _, new in new }
         env["HTTP_PORT"] = String(self.port)
+        let management = environment["MANAGEMENT_PORT"].flatMap { Int($0) } ?? Self.freePort()
+        env["MANAGEMENT_PORT"] = String(management)
+        self.managementPort = management
         env["LOG_LEVEL"] = env["LOG_LEVEL"] ?? "info"
         child = try ChildProcess(
             executable: Self.binaryFolder.appendingPathComponent(name).path, arguments: arguments, environment: env)
     }
 
-    /// Polls `GET /healthz` until it answers 200; false if the process exits or time runs out.
+    /// `http://127.0.0.1:<management port>`.
+    public var managementURL: String { "http://127.0.0.1:\(managementPort)" }
+
+    /// Polls `GET /healthz` on the management port until it answers 200; false if the process exits or
+    /// time runs out.
     public func waitUntilHealthy(timeout: Duration = .seconds(20)) async -> Bool {
         let deadline = ContinuousClock.now + timeout
         while ContinuousClock.now < deadline, child.isRunning {
-            let request = HTTPClientRequest(url: "http://127.0.0.1:\(port)/healthz")
+            let request = HTTPClientRequest(url: "\(managementURL)/healthz")
             if let response = try? await HTTPClient.shared.execute(request, timeout: .seconds(2)), response.status == .ok {
                 return true
             }

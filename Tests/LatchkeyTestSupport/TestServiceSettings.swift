@@ -3,7 +3,8 @@ import Shared
 
 /// Settings for building a service application in tests: the test databases and a given Kafka.
 public enum TestServiceSettings {
-    /// Settings on the shared test database, or on `database` (a scratch database's name) when given.
+    /// Settings on the shared test database, or on `database` (a scratch database's name) when given; the
+    /// management port is a free one, so tests reach it with ``ManagementClient``.
     public static func make(
         _ descriptor: ServiceDescriptor, kafkaBrokers: String, database: String? = nil
     ) async throws -> ServiceSettings {
@@ -16,7 +17,7 @@ public enum TestServiceSettings {
         return ServiceSettings(
             serviceName: descriptor.name, host: "127.0.0.1", port: 0, database: app,
             systemDatabase: descriptor.needsSystemDatabase ? system : nil,
-            kafkaBrokers: kafkaBrokers, logLevel: .warning)
+            kafkaBrokers: kafkaBrokers, logLevel: .warning, managementPort: ServiceProcess.freePort())
     }
 
     public static var logger: Logger { TestEnvironment.logger }

@@ -125,11 +125,11 @@ struct TokenServiceFixture: Sendable {
         }
     }
 
-    /// Polls `/healthz` on loopback `port` until it answers (the replica has bound its socket).
+    /// Polls `/openapi.json` on loopback `port` until it answers (the replica has bound its socket).
     private static func waitUntilListening(_ port: Int) async throws {
         let deadline = ContinuousClock.now + .seconds(20)
         while ContinuousClock.now < deadline {
-            let request = HTTPClientRequest(url: "http://127.0.0.1:\(port)/healthz")
+            let request = HTTPClientRequest(url: "http://127.0.0.1:\(port)/openapi.json")
             if (try? await HTTPClient.shared.execute(request, timeout: .seconds(2))) != nil { return }
             try await Task.sleep(for: .milliseconds(50))
         }

@@ -98,6 +98,12 @@ def check_deployment(doc, errors):
             errors.append(f"Deployment {name}/{container['name']}: liveness probe must be GET /healthz")
         if lookup(container, "readinessProbe.httpGet.path") != "/readyz":
             errors.append(f"Deployment {name}/{container['name']}: readiness probe must be GET /readyz")
+        # Health and metrics are served on the management port only; the service port never answers them.
+        for probe in ("startupProbe", "livenessProbe", "readinessProbe"):
+            if probe in container and lookup(container, f"{probe}.httpGet.port") != "management":
+                errors.append(f"Deployment {name}/{container['name']}: {probe} must use the port named management")
+        if "management" not in [port.get("name") for port in container.get("ports", [])]:
+            errors.append(f"Deployment {name}/{container['name']}: no container port named management")
 
 
 def validate_target(target, version, errors):

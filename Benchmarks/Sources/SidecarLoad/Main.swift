@@ -56,7 +56,7 @@ struct LoadBenchmark {
         let server = try await upstream.start()
         defer { server.close(promise: nil) }
         try await SimpleHTTP.waitFor(port: upstreamPort, path: "/t/bench/jwks", seconds: 10)
-        try await SimpleHTTP.waitFor(port: sidecarPort, path: "/readyz", seconds: 30)
+        try await SimpleHTTP.waitFor(port: sidecarPort + 1000, path: "/readyz", seconds: 30)
 
         let signer = DPoPProofSigner(key: try SigningKey.generate(.es256))
         let token = try upstream.token(jkt: signer.jkt, audience: origin)
@@ -98,15 +98,15 @@ struct LoadBenchmark {
                                                      mode: .open(perSecond: half)) { fixed }
 
         // Fill the replay cache past its bound (its entries outlive the run: iat window), then measure memory.
-        var metrics = try await SimpleHTTP.get(port: sidecarPort, path: "/metrics").body
+        var metrics = try await SimpleHTTP.get(port: sidecarPort + 1000, path: "/metrics").body
         try await Task.sleep(for: .seconds(6))  // one gauge interval
-        metrics = try await SimpleHTTP.get(port: sidecarPort, path: "/metrics").body
+        metrics = try await SimpleHTTP.get(port: sidecarPort + 1000, path: "/metrics").body
         if (SimpleHTTP.metric(metrics, "latchkey_dpop_replay_cache_entries") ?? 0) < Double(replayCapacity), pool.remaining > 0 {
             log("filling the replay cache")
             _ = try await LoadGenerator.run(port: sidecarPort, connections: connections, seconds: Double(replayCapacity) / max(peak.rate, 1),
                                             mode: .closed, next: pool.next)
             try await Task.sleep(for: .seconds(6))
-            metrics = try await SimpleHTTP.get(port: sidecarPort, path: "/metrics").body
+            metrics = try await SimpleHTTP.get(port: sidecarPort + 1000, path: "/metrics").body
         }
         let memory = sidecarPID > 0 ? Self.memory(pid: sidecarPID) : (rss: 0, peak: 0)
 

@@ -36,11 +36,23 @@ struct Reply: Sendable {
 /// loopback, driven over real sockets with AsyncHTTPClient.
 struct LiveSidecar: Sendable {
     let port: Int
+    /// Health, readiness, metrics and the OpenAPI document.
+    let managementPort: Int
     var baseURL: String { "http://127.0.0.1:\(port)" }
 
     func send(_ method: HTTPMethod = .GET, _ target: String, headers: [(String, String)] = [],
               body: HTTPClientRequest.Body? = nil, timeout: TimeAmount = .seconds(20)) async throws -> Reply {
-        var request = HTTPClientRequest(url: baseURL + target)
+        try await send(to: baseURL, method, target, headers: headers, body: body, timeout: timeout)
+    }
+
+    /// GET `target` on the management port.
+    func management(_ target: String, timeout: TimeAmount = .seconds(20)) async throws -> Reply {
+        try await send(to: "http://127.0.0.1:\(managementPort)", .GET, target, timeout: timeout)
+    }
+
+    private func send(to base: String, _ method: HTTPMethod, _ target: String, headers: [(String, String)] = [],
+                      body: HTTPClientRequest.Body? = nil, timeout: TimeAmount) async throws -> Reply {
+        var request = HTTPClientRequest(url: base + target)
         request.method = method
         for (name, value) in headers { request.headers.add(name: name, value: value) }
         request.body = body
@@ -61,7 +73,7 @@ struct LiveSidecar: Sendable {
     func waitUntilReady(within limit: Duration = .seconds(45)) async throws {
         let deadline = ContinuousClock.now + limit
         while ContinuousClock.now < deadline {
-            if let reply = try? await send(.GET, "/readyz", timeout: .seconds(2)), reply.status == 200 { return }
+            if let reply = try? await management("/readyz", timeout: .seconds(2)), reply.status == 200 { return }
             try await Task.sleep(for: .milliseconds(50))
         }
         throw TestFailure("the sidecar did not become ready within \(limit)")
@@ -109,7 +121,7 @@ func withLiveSidecar<T: Sendable>(
     let app = try buildApplication(settings: service, sidecar: settings, logger: TestServiceSettings.logger, overrides: overrides)
     return try await app.test(.live) { client in
         guard let port = client.port else { throw TestFailure("no port") }
-        let sidecar = LiveSidecar(port: port)
+        let sidecar = LiveSidecar(port: port, managementPort: service.managementPort)
         if waitUntilReady { try await sidecar.waitUntilReady() }
         return try await body(sidecar)
     }

@@ -18,7 +18,7 @@ import Shared
 func waitUntilReady(_ client: HTTPClient, port: Int, process: Process) async throws {
     for _ in 0..<300 {
         guard process.isRunning else { throw BenchError("the gateway exited; see its log") }
-        if let response = try? await client.execute(HTTPClientRequest(url: "http://127.0.0.1:\(port)/readyz"), timeout: .seconds(2)),
+        if let response = try? await client.execute(HTTPClientRequest(url: "http://127.0.0.1:\(port + 1000)/readyz"), timeout: .seconds(2)),
            response.status == .ok { return }
         try await Task.sleep(for: .milliseconds(100))
     }
