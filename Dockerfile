@@ -37,13 +37,14 @@ WORKDIR /src
 COPY Package.swift Package.resolved ./
 RUN swift package resolve
 
-COPY Shared ./Shared
+COPY Sources ./Sources
 COPY Services ./Services
 COPY Examples ./Examples
 COPY Tests ./Tests
 # The Swift runtime is linked statically; librdkafka stays dynamic and is copied from this stage
-# into the runtime stage. Event schemas and SQL migrations are SwiftPM
-# resources (Latchkey_Shared.resources), looked up beside the executable, so they travel with it.
+# into the runtime stage. Event schemas, SQL migrations and each service's OpenAPI document are SwiftPM
+# resources (one Latchkey_<target>.resources bundle per target that has any), looked up beside the
+# executable, so they travel with it.
 ARG PRODUCTS="registration-gateway token-service dpop-verifier audit-consumer latchkey"
 RUN for product in $PRODUCTS; do \
         swift build -c release --static-swift-stdlib --product "$product" || exit 1; \
@@ -51,7 +52,7 @@ RUN for product in $PRODUCTS; do \
  && bin="$(swift build -c release --static-swift-stdlib --show-bin-path)" \
  && mkdir -p /staging/bin \
  && for product in $PRODUCTS; do install -m 0755 "$bin/$product" /staging/bin/; done \
- && cp -R "$bin/Latchkey_Shared.resources" /staging/bin/
+ && cp -R "$bin"/Latchkey_*.resources /staging/bin/
 
 # ---------------------------------------------------------------------------------------------
 # Runtime stage: Debian slim with the pinned librdkafka and its libraries, CA certificates and curl

@@ -8,18 +8,10 @@ let swiftSettings: [SwiftSetting] = [
 ]
 
 /// One service executable: its folder under Services/ and the libraries it needs.
-func service(_ name: String, folder: String, extra: [Target.Dependency] = []) -> Target {
+func service(_ name: String, folder: String, dependencies: [Target.Dependency]) -> Target {
     .executableTarget(
         name: name,
-        dependencies: extra + [
-            "Shared",
-            .product(name: "Hummingbird", package: "hummingbird"),
-            .product(name: "PostgresNIO", package: "postgres-nio"),
-            .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-            .product(name: "Configuration", package: "swift-configuration"),
-            .product(name: "Logging", package: "swift-log"),
-            .product(name: "HTTPTypes", package: "swift-http-types"),
-        ],
+        dependencies: dependencies,
         path: "Services/\(folder)",
         swiftSettings: swiftSettings
     )
@@ -31,7 +23,6 @@ func serviceTests(_ name: String, extra: [Target.Dependency] = []) -> Target {
         name: "\(name)Tests",
         dependencies: extra + [
             .target(name: name),
-            "Shared",
             "LatchkeyTestSupport",
             .product(name: "HummingbirdTesting", package: "hummingbird"),
             .product(name: "PostgresNIO", package: "postgres-nio"),
@@ -47,7 +38,6 @@ func platformTests(_ name: String, extra: [Target.Dependency] = []) -> Target {
     .testTarget(
         name: name,
         dependencies: extra + [
-            "Shared",
             "LatchkeyCLI",
             "LatchkeyTestSupport",
             .product(name: "PostgresNIO", package: "postgres-nio"),
@@ -70,7 +60,10 @@ let package = Package(
         .executable(name: "audit-consumer", targets: ["AuditConsumer"]),
         .executable(name: "latchkey", targets: ["LatchkeyCLI"]),
         .executable(name: "demo-api", targets: ["DemoAPI"]),
-        .library(name: "Shared", targets: ["Shared"]),
+        .library(name: "LatchkeyCore", targets: ["LatchkeyCore"]),
+        .library(name: "LatchkeyKafka", targets: ["LatchkeyKafka"]),
+        .library(name: "LatchkeyPersistence", targets: ["LatchkeyPersistence"]),
+        .library(name: "LatchkeyServer", targets: ["LatchkeyServer"]),
     ],
     dependencies: [
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
@@ -90,18 +83,60 @@ let package = Package(
         .package(url: "https://github.com/hummingbird-project/swift-mustache.git", from: "2.1.1"),
     ],
     targets: [
+        // The libraries, lowest layer first (Sources/<target>/); each depends only on targets listed before it.
+        // JSON, JOSE and DPoP, models, events and their schemas, the audit chain, the outbound address
+        // policy: Foundation and swift-crypto only (scripts/check-layers.py keeps it that way).
+        .target(
+            name: "LatchkeyCore",
+            dependencies: [
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+            ],
+            resources: [.copy("Events/Schemas")],
+            swiftSettings: swiftSettings
+        ),
         .systemLibrary(
             name: "CRdKafka",
-            path: "Shared/CRdKafka",
             pkgConfig: "rdkafka",
             providers: [.apt(["librdkafka-dev"])]
         ),
+        // The Kafka client over librdkafka, and the embedded cluster tests and the CLI run.
         .target(
-            name: "Shared",
+            name: "LatchkeyKafka",
             dependencies: [
                 "CRdKafka",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // PostgreSQL: pools, migrations, tenant policy records, the outbox and its relay to Kafka, signing
+        // keys, the shared DPoP replay store.
+        .target(
+            name: "LatchkeyPersistence",
+            dependencies: [
+                "LatchkeyCore",
+                "LatchkeyKafka",
                 .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "_CryptoExtras", package: "swift-crypto"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Configuration", package: "swift-configuration"),
+            ],
+            resources: [.copy("Postgres/Migrations")],
+            swiftSettings: swiftSettings
+        ),
+        // What every service process shares: HTTP middleware and errors, auth, outbound HTTP policy, the
+        // service runtime, settings and metrics.
+        .target(
+            name: "LatchkeyServer",
+            dependencies: [
+                "LatchkeyCore",
+                "LatchkeyKafka",
+                "LatchkeyPersistence",
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
@@ -112,27 +147,52 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Configuration", package: "swift-configuration"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
             ],
-            path: "Shared",
-            exclude: ["CRdKafka"],
-            resources: [.copy("Events/Schemas"), .copy("Postgres/Migrations"), .copy("HTTP/OpenAPI")],
+            resources: [.copy("HTTP/OpenAPI")],
             swiftSettings: swiftSettings
         ),
         service(
             "RegistrationGateway", folder: "RegistrationGateway",
-            extra: [
+            dependencies: [
+                "LatchkeyCore",
+                "LatchkeyPersistence",
+                "LatchkeyServer",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Configuration", package: "swift-configuration"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Mustache", package: "swift-mustache"),
             ]),
         service(
             "TokenService", folder: "TokenService",
-            extra: [
+            dependencies: [
+                "LatchkeyCore",
+                "LatchkeyPersistence",
+                "LatchkeyServer",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Configuration", package: "swift-configuration"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Mustache", package: "swift-mustache"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
             ]),
         service(
             "DPoPVerifier", folder: "DPoPVerifier",
-            extra: [
+            dependencies: [
+                "LatchkeyCore",
+                "LatchkeyKafka",
+                "LatchkeyServer",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Configuration", package: "swift-configuration"),
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
@@ -145,11 +205,27 @@ let package = Package(
                 .product(name: "NIOHTTPTypesHTTP1", package: "swift-nio-extras"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
             ]),
-        service("AuditConsumer", folder: "AuditConsumer"),
+        service(
+            "AuditConsumer", folder: "AuditConsumer",
+            dependencies: [
+                "LatchkeyCore",
+                "LatchkeyKafka",
+                "LatchkeyPersistence",
+                "LatchkeyServer",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Configuration", package: "swift-configuration"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+            ]),
         .executableTarget(
             name: "LatchkeyCLI",
             dependencies: [
-                "Shared",
+                "LatchkeyCore",
+                "LatchkeyKafka",
+                "LatchkeyPersistence",
+                "LatchkeyServer",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Configuration", package: "swift-configuration"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
@@ -175,7 +251,10 @@ let package = Package(
         .target(
             name: "LatchkeyTestSupport",
             dependencies: [
-                "Shared",
+                "LatchkeyCore",
+                "LatchkeyKafka",
+                "LatchkeyPersistence",
+                "LatchkeyServer",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -190,24 +269,64 @@ let package = Package(
             path: "Tests/LatchkeyTestSupport",
             swiftSettings: swiftSettings
         ),
+        // Library tests, one target per layer. LatchkeyCoreTests needs no PostgreSQL and no Kafka.
         .testTarget(
-            name: "SharedTests",
+            name: "LatchkeyCoreTests",
             dependencies: [
-                "Shared",
+                "LatchkeyCore",
                 "LatchkeyTestSupport",
-                .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
-                .product(name: "PostgresNIO", package: "postgres-nio"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "LatchkeyKafkaTests",
+            dependencies: [
+                "LatchkeyKafka",
+                "LatchkeyTestSupport",
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "MetricsTestKit", package: "swift-metrics"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "LatchkeyPersistenceTests",
+            dependencies: [
+                "LatchkeyCore",
+                "LatchkeyKafka",
+                "LatchkeyPersistence",
+                "LatchkeyTestSupport",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "LatchkeyServerTests",
+            dependencies: [
+                "LatchkeyCore",
+                "LatchkeyKafka",
+                "LatchkeyPersistence",
+                "LatchkeyServer",
+                "LatchkeyTestSupport",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
-            path: "Tests/SharedTests",
             swiftSettings: swiftSettings
         ),
         serviceTests(
             "RegistrationGateway",
             extra: [
+                "LatchkeyCore",
+                "LatchkeyKafka",
+                "LatchkeyPersistence",
+                "LatchkeyServer",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -215,20 +334,31 @@ let package = Package(
         serviceTests(
             "TokenService",
             extra: [
+                "LatchkeyCore",
+                "LatchkeyKafka",
+                "LatchkeyPersistence",
+                "LatchkeyServer",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]),
         serviceTests(
             "DPoPVerifier",
             extra: [
+                "LatchkeyCore",
+                "LatchkeyKafka",
+                "LatchkeyServer",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
             ]),
-        serviceTests("AuditConsumer"),
-        platformTests("SecurityTests", extra: [.product(name: "NIOHTTP1", package: "swift-nio")]),
+        serviceTests("AuditConsumer", extra: ["LatchkeyCore", "LatchkeyKafka", "LatchkeyPersistence", "LatchkeyServer"]),
+        platformTests("SecurityTests", extra: [
+            "LatchkeyCore", "LatchkeyPersistence",
+            .product(name: "NIOHTTP1", package: "swift-nio"),
+        ]),
         platformTests("EndToEndTests", extra: [
+            "LatchkeyCore", "LatchkeyPersistence",
             .product(name: "AsyncHTTPClient", package: "async-http-client"),
             .product(name: "HummingbirdTesting", package: "hummingbird"),
         ]),

@@ -21,7 +21,7 @@ let package = Package(
         .executableTarget(
             name: "SidecarLoad",
             dependencies: [
-                .product(name: "Shared", package: latchkey),
+                .product(name: "LatchkeyCore", package: latchkey),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -33,7 +33,8 @@ let package = Package(
         .executableTarget(
             name: "GrantsLoad",
             dependencies: [
-                .product(name: "Shared", package: latchkey),
+                .product(name: "LatchkeyCore", package: latchkey),
+                .product(name: "LatchkeyPersistence", package: latchkey),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),

@@ -71,7 +71,7 @@ def backtraces(pid, path):
         return [f"(no backtrace: {error})"]
     with open(path, "w") as out:
         out.write(trace)
-    ours = re.compile(r"\b(DPoPVerifier|TokenService|RegistrationGateway|AuditConsumer|Shared|LatchkeyTestSupport|\w+Tests)\.")
+    ours = re.compile(r"\b(DPoPVerifier|TokenService|RegistrationGateway|AuditConsumer|LatchkeyCore|LatchkeyKafka|LatchkeyPersistence|LatchkeyServer|LatchkeyTestSupport|\w+Tests)\.")
     interesting = []
     for thread in re.split(r"\n(?=Thread \d+ )", trace):
         if ours.search(thread):

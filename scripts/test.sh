@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# The README's test command: installs what is missing, starts the private PostgreSQL cluster,
-# runs the whole suite (`swift test`) against it and the embedded Kafka cluster, fuzzes every service
-# with schemathesis (scripts/fuzz-api.sh), then validates the deployment files offline
-# (scripts/validate-deploy.sh).
+# The README's test command: installs what is missing, checks the library layering
+# (scripts/check-layers.py), starts the private PostgreSQL cluster, runs the whole suite (`swift test`)
+# against it and the embedded Kafka cluster, fuzzes every service with schemathesis
+# (scripts/fuzz-api.sh), then validates the deployment files offline (scripts/validate-deploy.sh).
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 cd "$ROOT"
 
@@ -17,6 +17,9 @@ export LATCHKEY_TEST_SYSTEM_DATABASE_URL="$DATABASE_SYSTEM_URL"
 export LATCHKEY_TEST_MIGRATION_DATABASE_URL="$DATABASE_MIGRATION_URL"
 export LATCHKEY_VECTORS_DIR="$ROOT/../shared/vectors"
 
+log "checking the library layering (scripts/check-layers.py)"
+# Before the build, so a forbidden dependency fails in seconds.
+python3 "$ROOT/scripts/check-layers.py"
 log "building"
 swift build --build-tests "$@"
 log "running tests"

@@ -63,7 +63,7 @@ for line in text.splitlines():
 for product in ("registration-gateway", "token-service", "dpop-verifier", "audit-consumer", "latchkey"):
     if product not in text:
         errors.append(f"product {product} is not built")
-for needed in ("--static-swift-stdlib", "Latchkey_Shared.resources", "LIBRDKAFKA_SHA256", "sha256sum -c", "USER 10001", "debian:"):
+for needed in ("--static-swift-stdlib", "Latchkey_*.resources", "LIBRDKAFKA_SHA256", "sha256sum -c", "USER 10001", "debian:"):
     if needed not in text:
         errors.append(f"missing: {needed}")
 for error in errors:

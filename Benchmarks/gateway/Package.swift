@@ -19,7 +19,9 @@ let package = Package(
         .executableTarget(
             name: "GatewayBenchmark",
             dependencies: [
-                .product(name: "Shared", package: "Latchkey"),
+                .product(name: "LatchkeyCore", package: "Latchkey"),
+                .product(name: "LatchkeyKafka", package: "Latchkey"),
+                .product(name: "LatchkeyPersistence", package: "Latchkey"),
                 .product(name: "BenchmarkSupport", package: "Support"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),

@@ -1,6 +1,9 @@
 import Hummingbird
+import LatchkeyCore
+import LatchkeyKafka
+import LatchkeyPersistence
+import LatchkeyServer
 import Logging
-import Shared
 
 extension ServiceDescriptor {
     /// `audit-consumer`, port 8084 by default.

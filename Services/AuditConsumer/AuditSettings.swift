@@ -1,6 +1,6 @@
 import Configuration
 import Foundation
-import Shared
+import LatchkeyCore
 
 /// What the audit consumer reads beyond ``ServiceSettings`` (see the README's configuration table).
 struct AuditSettings: Sendable {

@@ -1,5 +1,5 @@
 import Configuration
-import Shared
+import LatchkeyServer
 
 /// `audit-consumer`: the tamper-evident audit log built from the event stream.
 @main

@@ -1,4 +1,4 @@
-import Shared
+import LatchkeyServer
 
 /// Turns a presented access token into verified claims (the seam the vector tests replace, because
 /// the vectors' tokens are opaque strings that no key signed).

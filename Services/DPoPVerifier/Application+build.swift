@@ -1,9 +1,10 @@
 import AsyncHTTPClient
 import Hummingbird
 import HummingbirdCore
+import LatchkeyCore
+import LatchkeyServer
 import Logging
 import NIOPosix
-import Shared
 
 extension ServiceDescriptor {
     /// `dpop-verifier`, port 8083 by default.

@@ -1,7 +1,8 @@
 import AsyncHTTPClient
+import LatchkeyCore
+import LatchkeyServer
 import Prometheus
 import ServiceLifecycle
-import Shared
 
 /// Keeps the shared HTTP client alive for the application's lifetime and shuts it down after the
 /// server has stopped (services stop in reverse order).

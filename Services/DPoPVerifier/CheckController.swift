@@ -1,6 +1,6 @@
 import HTTPTypes
 import Hummingbird
-import Shared
+import LatchkeyServer
 
 /// Check mode: `GET|POST /check` answers a gateway's auth subrequest (nginx `auth_request`,
 /// Traefik `forwardAuth`, Envoy `ext_authz` over HTTP) with 200 + identity headers or the same

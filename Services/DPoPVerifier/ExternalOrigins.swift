@@ -1,5 +1,5 @@
 import Foundation
-import Shared
+import LatchkeyCore
 
 /// The origins clients use to reach the API (`scheme://host[:port]`), from which `htu` is computed.
 ///

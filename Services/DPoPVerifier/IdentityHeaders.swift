@@ -1,6 +1,7 @@
 import HTTPTypes
+import LatchkeyCore
+import LatchkeyServer
 import NIOHTTP1
-import Shared
 
 /// Who made a verified request, as told to the upstream (proxy mode) or the gateway (check mode).
 struct VerifiedIdentity: Sendable, Equatable {

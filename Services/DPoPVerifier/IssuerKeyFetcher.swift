@@ -1,9 +1,9 @@
 import AsyncHTTPClient
 import Foundation
+import LatchkeyCore
 import NIOCore
 import NIOFoundationCompat
 import NIOHTTP1
-import Shared
 
 /// Fetches an issuer's JWKS the way RFC 8414 describes: the discovery document at
 /// `{origin}/.well-known/oauth-authorization-server{issuer path}`, whose `issuer` must equal the

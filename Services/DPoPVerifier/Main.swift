@@ -1,8 +1,9 @@
 import Configuration
 import Foundation
+import LatchkeyCore
+import LatchkeyServer
 import NIOCore
 import NIOPosix
-import Shared
 
 /// `dpop-verifier`: the sidecar that verifies access token and DPoP proof in front of an API.
 @main

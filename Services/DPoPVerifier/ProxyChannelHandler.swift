@@ -1,10 +1,10 @@
 import Foundation
 import HTTPTypes
+import LatchkeyServer
 import Logging
 import NIOCore
 import NIOHTTP1
 import NIOHTTPTypes
-import Shared
 
 /// What proxy mode needs on every connection (shared, immutable).
 struct ProxyRoute: Sendable {

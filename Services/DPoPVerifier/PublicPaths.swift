@@ -1,5 +1,5 @@
 import Foundation
-import Shared
+import LatchkeyCore
 
 /// Paths the sidecar forwards without authentication (e.g. `/health`): exact paths, or prefixes
 /// written `/public/*`. Only canonical paths can match, so `/public/../admin` or `/public%2F..`

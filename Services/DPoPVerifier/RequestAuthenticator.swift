@@ -1,5 +1,6 @@
 import HTTPTypes
-import Shared
+import LatchkeyCore
+import LatchkeyServer
 
 /// Decides whether one request may pass: access token, revocation, Bearer policy, then the DPoP
 /// proof (DESIGN §6 via the Shared ``DPoPProofVerifier``). Cheap checks come first so a bad token

@@ -1,7 +1,8 @@
 import HTTPTypes
 import Hummingbird
+import LatchkeyCore
+import LatchkeyServer
 import Prometheus
-import Shared
 
 /// The request path shared by proxy and check mode: times the decision, counts it, and turns a
 /// rejection into its RFC 9449 §7.1 response.

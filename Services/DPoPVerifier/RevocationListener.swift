@@ -1,8 +1,9 @@
 import Foundation
+import LatchkeyCore
+import LatchkeyKafka
 import Logging
 import Prometheus
 import ServiceLifecycle
-import Shared
 import Synchronization
 
 /// Reads `ClientRevoked`, `TokenRevoked` and `UserDisabled`/`UserEnabled` from the beginning of their topics

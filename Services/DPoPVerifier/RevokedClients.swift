@@ -1,5 +1,5 @@
 import Foundation
-import Shared
+import LatchkeyCore
 import Synchronization
 
 /// The clients whose tokens must be refused, filled from the `ClientRevoked` topic, and single access

@@ -1,8 +1,9 @@
 import AsyncHTTPClient
 import Hummingbird
 import HummingbirdCore
+import LatchkeyCore
+import LatchkeyServer
 import Logging
-import Shared
 
 /// Replaceable parts, for tests: the clock, the token check and the nonce source.
 struct SidecarOverrides: Sendable {

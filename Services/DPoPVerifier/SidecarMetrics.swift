@@ -1,5 +1,5 @@
+import LatchkeyServer
 import Prometheus
-import Shared
 import Synchronization
 
 /// The sidecar's Prometheus metrics (DESIGN §9, issue 5), registered once per process on the

@@ -1,6 +1,7 @@
 import HTTPTypes
 import Hummingbird
-import Shared
+import LatchkeyCore
+import LatchkeyServer
 
 /// A request the sidecar refuses, with everything needed for the RFC 9449 §7.1 / RFC 6750 §3 answer.
 struct SidecarRejection: Error, Sendable, Equatable {

@@ -1,7 +1,8 @@
 import Configuration
 import Crypto
 import Foundation
-import Shared
+import LatchkeyCore
+import LatchkeyServer
 
 /// The sidecar's own settings (`DPOP_*` environment variables; see the README table).
 struct SidecarSettings: Sendable {

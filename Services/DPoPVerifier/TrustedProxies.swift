@@ -3,8 +3,9 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import LatchkeyCore
+import LatchkeyServer
 import NIOCore
-import Shared
 
 /// Addresses (single IPs or CIDR blocks) whose `Forwarded` / `X-Forwarded-*` headers are believed.
 /// Everyone else's are ignored and removed before forwarding.

@@ -2,7 +2,6 @@ import Foundation
 import HTTPTypes
 import NIOCore
 import NIOHTTP1
-import Shared
 
 /// How a verified request is rewritten for the upstream and the upstream's answer for the client:
 /// the request head (target under the base path, `Host`, body framing, forwarding and identity

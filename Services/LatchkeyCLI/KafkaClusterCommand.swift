@@ -1,7 +1,8 @@
 import ArgumentParser
 import Foundation
+import LatchkeyCore
+import LatchkeyKafka
 import Logging
-import Shared
 
 /// `latchkey kafka-cluster`: the embedded development Kafka cluster, shared by local service processes.
 struct KafkaClusterCommand: AsyncParsableCommand {

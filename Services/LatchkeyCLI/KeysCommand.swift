@@ -1,9 +1,10 @@
 import ArgumentParser
 import Configuration
 import Foundation
+import LatchkeyCore
+import LatchkeyPersistence
 import Logging
 import PostgresNIO
-import Shared
 
 /// `latchkey keys list|rotate --tenant T`: a tenant's signing keys, and staging the next one.
 ///

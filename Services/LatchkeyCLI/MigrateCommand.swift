@@ -1,7 +1,7 @@
 import ArgumentParser
 import Configuration
+import LatchkeyServer
 import Logging
-import Shared
 
 /// `latchkey migrate`: applies pending migrations (also the compose job and the Kubernetes init Job).
 struct MigrateCommand: AsyncParsableCommand {

@@ -1,8 +1,10 @@
 import Configuration
 import Hummingbird
+import LatchkeyCore
+import LatchkeyPersistence
+import LatchkeyServer
 import Logging
 import ServiceLifecycle
-import Shared
 
 extension ServiceDescriptor {
     /// `registration-gateway`, port 8081 by default.

@@ -1,5 +1,5 @@
 import Configuration
-import Shared
+import LatchkeyServer
 
 /// `registration-gateway`: RFC 7591/7592 dynamic client registration and the admin API.
 @main

@@ -1,9 +1,11 @@
 import AsyncHTTPClient
 import Configuration
 import Hummingbird
+import LatchkeyCore
+import LatchkeyPersistence
+import LatchkeyServer
 import Logging
 import ServiceLifecycle
-import Shared
 
 extension ServiceDescriptor {
     /// `token-service`, port 8082 by default.

@@ -1,7 +1,9 @@
 import Foundation
+import LatchkeyCore
+import LatchkeyPersistence
+import LatchkeyServer
 import Logging
 import PostgresNIO
-import Shared
 
 /// RFC 6749 §4.1.3 with PKCE (RFC 7636) and DPoP key binding (RFC 9449 §10).
 struct AuthorizationCodeGrant: Sendable {

@@ -1,5 +1,6 @@
 import Foundation
-import Shared
+import LatchkeyCore
+import LatchkeyServer
 
 /// `private_key_jwt` (RFC 7523 §3, OpenID Connect Core §9): a JWT signed with a key from the client's
 /// registered `jwks`, `iss` = `sub` = client_id, `aud` naming this server, short-lived, `jti` single-use.

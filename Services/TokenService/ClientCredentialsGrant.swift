@@ -1,6 +1,8 @@
 import Foundation
 import HTTPTypes
-import Shared
+import LatchkeyCore
+import LatchkeyPersistence
+import LatchkeyServer
 
 /// RFC 6749 §4.4: a confidential client obtains a token for itself.
 struct ClientCredentialsGrant: Sendable {

@@ -1,7 +1,7 @@
 import Foundation
+import LatchkeyCore
 import Logging
 import PostgresNIO
-import Shared
 
 /// A client as the token endpoint needs it, with the keyed hash of its secret (never the secret).
 struct StoredClient: Sendable {

@@ -1,7 +1,9 @@
 import Foundation
 import HTTPTypes
 import Hummingbird
-import Shared
+import LatchkeyCore
+import LatchkeyPersistence
+import LatchkeyServer
 
 /// RFC 8414 / OpenID Connect discovery and the tenant's JWKS.
 struct DiscoveryController: Sendable {

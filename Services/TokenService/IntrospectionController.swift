@@ -1,8 +1,10 @@
 import Foundation
 import HTTPTypes
 import Hummingbird
+import LatchkeyCore
+import LatchkeyPersistence
+import LatchkeyServer
 import PostgresNIO
-import Shared
 
 /// `POST /t/{tenant}/introspect` (RFC 7662) for confidential clients: inactive for revoked tokens,
 /// revoked families, expired tokens and tokens of clients that are no longer active.

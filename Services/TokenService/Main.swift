@@ -1,5 +1,5 @@
 import Configuration
-import Shared
+import LatchkeyServer
 
 /// `token-service`: the authorization server (discovery, JWKS, token, revoke, introspect, userinfo).
 @main

@@ -1,7 +1,9 @@
 import Foundation
+import LatchkeyCore
+import LatchkeyPersistence
+import LatchkeyServer
 import Logging
 import PostgresNIO
-import Shared
 
 /// RFC 6749 §6 with rotation and reuse detection (Security BCP §4.14): a rotated token presented again
 /// revokes its whole family. Public clients' tokens are bound to the DPoP key that obtained them.

@@ -1,6 +1,7 @@
+import LatchkeyPersistence
+import LatchkeyServer
 import Logging
 import ServiceLifecycle
-import Shared
 
 /// Deletes expired entries of the shared DPoP replay store once a minute (entries past their window are
 /// also reused in place, so this only bounds the table's size).

@@ -1,8 +1,10 @@
 import Foundation
 import HTTPTypes
 import Hummingbird
+import LatchkeyCore
+import LatchkeyPersistence
+import LatchkeyServer
 import PostgresNIO
-import Shared
 
 /// `POST /t/{tenant}/revoke` (RFC 7009): refresh tokens revoke their family; unknown tokens are 200.
 struct RevocationController: Sendable {

@@ -1,7 +1,8 @@
 import Foundation
+import LatchkeyPersistence
+import LatchkeyServer
 import Logging
 import ServiceLifecycle
-import Shared
 
 /// Completes key rotations in the background (see ``SigningKeyRotation``): activates staged keys once
 /// published for `publishDelay`, deletes retired keys after their tokens expired, and stages a key when a

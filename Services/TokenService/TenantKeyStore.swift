@@ -1,7 +1,9 @@
 import HTTPTypes
+import LatchkeyCore
+import LatchkeyPersistence
+import LatchkeyServer
 import Logging
 import PostgresNIO
-import Shared
 
 /// A tenant's signing keys for the token service: the first one created on first use (of the policy's
 /// algorithm), published as JWKS; rotation is ``SigningKeyRotation``'s.

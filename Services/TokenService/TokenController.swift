@@ -1,7 +1,9 @@
 import Foundation
 import HTTPTypes
 import Hummingbird
-import Shared
+import LatchkeyCore
+import LatchkeyPersistence
+import LatchkeyServer
 
 /// `POST /t/{tenant}/token`: client authentication, DPoP, then one of the three grants.
 struct TokenController: Sendable {

@@ -1,7 +1,9 @@
 import Foundation
 import HTTPTypes
 import Hummingbird
-import Shared
+import LatchkeyCore
+import LatchkeyPersistence
+import LatchkeyServer
 
 /// Client authentication at the token, revocation and introspection endpoints (RFC 6749 §2.3, RFC 7591 §2).
 struct TokenEndpointAuthentication: Sendable {

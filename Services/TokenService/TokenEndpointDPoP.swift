@@ -1,6 +1,7 @@
 import HTTPTypes
 import Hummingbird
-import Shared
+import LatchkeyCore
+import LatchkeyServer
 
 /// DPoP (RFC 9449) at the token endpoint: verifies the proof, demands one where policy or client require it,
 /// and hands out nonces where the tenant requires them.

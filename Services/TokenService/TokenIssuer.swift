@@ -1,7 +1,9 @@
 import Foundation
+import LatchkeyCore
+import LatchkeyPersistence
+import LatchkeyServer
 import Logging
 import PostgresNIO
-import Shared
 
 /// What one grant response is made of, before anything is signed or stored.
 struct IssuanceRequest: Sendable {

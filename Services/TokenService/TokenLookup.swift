@@ -1,7 +1,8 @@
 import Foundation
+import LatchkeyCore
+import LatchkeyServer
 import Logging
 import PostgresNIO
-import Shared
 
 /// Looks up what the token service knows about a presented token: a self-issued access token (JWT
 /// verified against the tenant's keys, plus its `issued_access_tokens` row) or a refresh token.

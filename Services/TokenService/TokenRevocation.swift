@@ -1,7 +1,9 @@
 import Foundation
+import LatchkeyCore
+import LatchkeyPersistence
+import LatchkeyServer
 import Logging
 import PostgresNIO
-import Shared
 
 /// Ends refresh token families and access tokens on the caller's transaction, with their `TokenRevoked` events.
 struct TokenRevocation: Sendable {

@@ -1,8 +1,10 @@
 import Foundation
 import HTTPTypes
 import Hummingbird
+import LatchkeyCore
+import LatchkeyPersistence
+import LatchkeyServer
 import PostgresNIO
-import Shared
 
 /// `GET /t/{tenant}/userinfo` (OpenID Connect Core §5.3) with a Bearer or DPoP access token.
 /// A DPoP-bound token presented as Bearer is refused (downgrade); DPoP needs a full proof incl. `ath`.

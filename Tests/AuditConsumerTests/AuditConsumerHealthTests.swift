@@ -1,7 +1,7 @@
 import Hummingbird
 import HummingbirdTesting
+import LatchkeyServer
 import LatchkeyTestSupport
-import Shared
 import Testing
 
 @testable import AuditConsumer

@@ -1,9 +1,10 @@
 import Foundation
 import Hummingbird
 import HummingbirdTesting
+import LatchkeyKafka
+import LatchkeyServer
 import LatchkeyTestSupport
 import PostgresNIO
-import Shared
 import Synchronization
 import Testing
 

@@ -1,8 +1,10 @@
 import Foundation
 import Hummingbird
 import HummingbirdTesting
+import LatchkeyCore
+import LatchkeyKafka
+import LatchkeyServer
 import LatchkeyTestSupport
-import Shared
 import Testing
 
 @testable import AuditConsumer

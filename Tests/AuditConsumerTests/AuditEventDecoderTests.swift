@@ -1,6 +1,7 @@
 import Foundation
+import LatchkeyCore
+import LatchkeyKafka
 import LatchkeyTestSupport
-import Shared
 import Testing
 
 @testable import AuditConsumer

@@ -1,9 +1,10 @@
 import Foundation
 import Hummingbird
 import HummingbirdTesting
+import LatchkeyCore
+import LatchkeyPersistence
 import LatchkeyTestSupport
 import PostgresNIO
-import Shared
 import Synchronization
 import Testing
 

@@ -1,5 +1,5 @@
 import Configuration
-import Shared
+import LatchkeyCore
 import Testing
 
 @testable import AuditConsumer

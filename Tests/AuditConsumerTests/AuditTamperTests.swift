@@ -1,9 +1,12 @@
 import Foundation
 import Hummingbird
 import HummingbirdTesting
+import LatchkeyCore
+import LatchkeyKafka
+import LatchkeyPersistence
+import LatchkeyServer
 import LatchkeyTestSupport
 import PostgresNIO
-import Shared
 import Testing
 
 @testable import AuditConsumer

@@ -1,7 +1,7 @@
 import AsyncHTTPClient
+import LatchkeyCore
 import NIOCore
 import NIOHTTP1
-import Shared
 import Testing
 @testable import DPoPVerifier
 

@@ -3,12 +3,12 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
+import LatchkeyCore
 import LatchkeyTestSupport
 import NIOCore
 import NIOFoundationCompat
 import NIOHTTP1
 import NIOPosix
-import Shared
 import Testing
 @testable import DPoPVerifier
 

@@ -1,8 +1,8 @@
 import AsyncHTTPClient
+import LatchkeyServer
 import LatchkeyTestSupport
 import NIOCore
 import NIOHTTP1
-import Shared
 import Testing
 @testable import DPoPVerifier
 

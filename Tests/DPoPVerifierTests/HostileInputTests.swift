@@ -1,10 +1,10 @@
 import AsyncHTTPClient
 import Crypto
 import Foundation
+import LatchkeyCore
 import NIOCore
 import NIOHTTP1
 import NIOPosix
-import Shared
 import Testing
 @testable import DPoPVerifier
 

@@ -1,9 +1,10 @@
 import AsyncHTTPClient
 import Crypto
 import Foundation
+import LatchkeyCore
+import LatchkeyKafka
 import NIOCore
 import NIOHTTP1
-import Shared
 import Testing
 @testable import DPoPVerifier
 

@@ -1,13 +1,15 @@
 import AsyncHTTPClient
 import Crypto
 import Foundation
+import LatchkeyCore
+import LatchkeyKafka
+import LatchkeyServer
 import LatchkeyTestSupport
 import NIOCore
 import NIOFoundationCompat
 import NIOHTTP1
 import NIOPosix
 import ServiceLifecycle
-import Shared
 import Testing
 @testable import DPoPVerifier
 

@@ -1,7 +1,8 @@
 import HTTPTypes
+import LatchkeyCore
+import LatchkeyServer
 import NIOCore
 import NIOHTTP1
-import Shared
 import Testing
 @testable import DPoPVerifier
 

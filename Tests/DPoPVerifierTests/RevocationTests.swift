@@ -1,10 +1,11 @@
 import AsyncHTTPClient
 import Foundation
+import LatchkeyCore
+import LatchkeyKafka
 import LatchkeyTestSupport
 import NIOCore
 import NIOHTTP1
 import ServiceLifecycle
-import Shared
 import Testing
 @testable import DPoPVerifier
 

@@ -1,7 +1,8 @@
+import LatchkeyCore
+import LatchkeyServer
 import LatchkeyTestSupport
 import Prometheus
 import ServiceLifecycle
-import Shared
 import Testing
 @testable import DPoPVerifier
 

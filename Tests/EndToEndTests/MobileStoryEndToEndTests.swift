@@ -1,7 +1,7 @@
 import Foundation
+import LatchkeyPersistence
 import LatchkeyTestSupport
 import PostgresNIO
-import Shared
 import Testing
 @testable import LatchkeyCLI
 

@@ -1,6 +1,7 @@
 import Foundation
+import LatchkeyCore
+import LatchkeyPersistence
 import PostgresNIO
-import Shared
 
 /// Mints RFC 9068 access tokens for admin APIs in tests, with a signing key stored in
 /// `signing_keys` the way the token service keeps its keys (public JWK; private part unused here).

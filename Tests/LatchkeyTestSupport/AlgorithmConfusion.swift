@@ -1,6 +1,6 @@
 import Crypto
 import Foundation
-import Shared
+import LatchkeyCore
 
 /// Hostile tokens that try to make a verifier use a published key with an algorithm it was not made for.
 public enum AlgorithmConfusion {

@@ -1,5 +1,5 @@
+import LatchkeyKafka
 import Logging
-import Shared
 
 /// Runs `body` against a fresh embedded Kafka cluster and always shuts the cluster down afterwards.
 public func withEmbeddedKafkaCluster<T: Sendable>(

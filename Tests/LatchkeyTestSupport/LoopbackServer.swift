@@ -1,7 +1,6 @@
 import Hummingbird
 import Logging
 import ServiceLifecycle
-import Shared
 
 /// Runs a Hummingbird app on 127.0.0.1 (a free port) around `body`: the test upstream and issuer.
 public func withLoopbackServer<T: Sendable>(

@@ -1,9 +1,9 @@
 import AsyncHTTPClient
 import Foundation
 import HTTPTypes
+import LatchkeyServer
 import NIOHTTP1
 import NIOCore
-import Shared
 
 /// Requests to a service's management port (`/healthz`, `/readyz`, `/metrics`, `/openapi.json`) over
 /// real HTTP. The listener starts with the application's services, so the first request waits until it

@@ -1,6 +1,7 @@
 import Foundation
+import LatchkeyCore
+import LatchkeyPersistence
 import PostgresNIO
-import Shared
 
 /// Where the services of a `PlatformProcesses` listen, and the tenant the tests use.
 public struct PlatformURLs: Sendable {

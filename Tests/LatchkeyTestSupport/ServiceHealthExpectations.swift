@@ -1,7 +1,9 @@
 import Foundation
 import Hummingbird
 import HummingbirdTesting
-import Shared
+import LatchkeyKafka
+import LatchkeyPersistence
+import LatchkeyServer
 import Testing
 
 /// The checks every service's application must pass: health, readiness against real dependencies, metrics.

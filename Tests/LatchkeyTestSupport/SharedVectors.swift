@@ -1,5 +1,5 @@
 import Foundation
-import Shared
+import LatchkeyCore
 
 /// Locates and decodes the shared test vectors (`/work/shared/vectors` in the workspace).
 ///

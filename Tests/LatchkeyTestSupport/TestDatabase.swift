@@ -1,7 +1,7 @@
 import Foundation
+import LatchkeyPersistence
 import Logging
 import PostgresNIO
-import Shared
 
 /// The shared, migrated test database, plus helpers to reach it under each role.
 public enum TestDatabase {

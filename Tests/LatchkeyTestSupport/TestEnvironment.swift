@@ -1,7 +1,8 @@
 import Foundation
+import LatchkeyCore
+import LatchkeyPersistence
 import Logging
 import PostgresNIO
-import Shared
 
 /// Where the test PostgreSQL lives; `scripts/test.sh` exports these. Missing means failure, never a skip.
 public enum TestEnvironment {

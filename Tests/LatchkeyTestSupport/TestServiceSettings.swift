@@ -1,5 +1,6 @@
+import LatchkeyPersistence
+import LatchkeyServer
 import Logging
-import Shared
 
 /// Settings for building a service application in tests: the test databases and a given Kafka.
 public enum TestServiceSettings {

@@ -1,10 +1,12 @@
 import Foundation
 import HTTPTypes
 import HummingbirdTesting
+import LatchkeyCore
+import LatchkeyKafka
+import LatchkeyPersistence
 import LatchkeyTestSupport
 import NIOCore
 import PostgresNIO
-import Shared
 import Testing
 @testable import RegistrationGateway
 

@@ -1,10 +1,11 @@
 import Foundation
 import HTTPTypes
 import HummingbirdTesting
+import LatchkeyCore
+import LatchkeyPersistence
 import LatchkeyTestSupport
 import NIOCore
 import PostgresNIO
-import Shared
 import Testing
 @testable import RegistrationGateway
 

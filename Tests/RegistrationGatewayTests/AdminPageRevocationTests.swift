@@ -1,10 +1,10 @@
 import Foundation
+import LatchkeyCore
 import PostgresNIO
 import HTTPTypes
 import HummingbirdTesting
 import LatchkeyTestSupport
 import NIOCore
-import Shared
 import Testing
 @testable import RegistrationGateway
 

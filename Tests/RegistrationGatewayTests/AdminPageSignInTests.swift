@@ -1,10 +1,12 @@
 import Foundation
+import LatchkeyCore
+import LatchkeyPersistence
+import LatchkeyServer
 import PostgresNIO
 import HTTPTypes
 import HummingbirdTesting
 import LatchkeyTestSupport
 import NIOCore
-import Shared
 import Testing
 @testable import RegistrationGateway
 

@@ -1,9 +1,10 @@
 import Foundation
 import HTTPTypes
 import HummingbirdTesting
+import LatchkeyCore
+import LatchkeyPersistence
 import LatchkeyTestSupport
 import PostgresNIO
-import Shared
 import Testing
 @testable import RegistrationGateway
 

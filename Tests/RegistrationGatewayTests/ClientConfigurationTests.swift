@@ -1,10 +1,11 @@
+import LatchkeyCore
+import LatchkeyPersistence
 import PostgresNIO
 import NIOCore
 import HTTPTypes
 import Foundation
 import HummingbirdTesting
 import LatchkeyTestSupport
-import Shared
 import Testing
 @testable import RegistrationGateway
 

@@ -1,8 +1,9 @@
 import Foundation
+import LatchkeyCore
+import LatchkeyPersistence
 import LatchkeyTestSupport
 import PostgresNIO
 import ServiceLifecycle
-import Shared
 import Testing
 @testable import RegistrationGateway
 

@@ -1,7 +1,7 @@
+import LatchkeyCore
 import PostgresNIO
 import NIOCore
 import HTTPTypes
-import Shared
 import Testing
 import Configuration
 @testable import RegistrationGateway

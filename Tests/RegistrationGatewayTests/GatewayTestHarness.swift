@@ -2,11 +2,14 @@ import HTTPTypes
 import Foundation
 import Hummingbird
 import HummingbirdTesting
+import LatchkeyCore
+import LatchkeyKafka
+import LatchkeyPersistence
+import LatchkeyServer
 import LatchkeyTestSupport
 import Logging
 import NIOCore
 import PostgresNIO
-import Shared
 import Testing
 @testable import RegistrationGateway
 

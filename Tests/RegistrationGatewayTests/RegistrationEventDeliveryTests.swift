@@ -1,3 +1,7 @@
+import LatchkeyCore
+import LatchkeyKafka
+import LatchkeyPersistence
+import LatchkeyServer
 import NIOCore
 import HTTPTypes
 import Foundation
@@ -5,7 +9,6 @@ import HummingbirdTesting
 import LatchkeyTestSupport
 import Logging
 import PostgresNIO
-import Shared
 import Testing
 @testable import RegistrationGateway
 

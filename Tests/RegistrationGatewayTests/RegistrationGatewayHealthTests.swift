@@ -2,7 +2,6 @@ import PostgresNIO
 import NIOCore
 import HTTPTypes
 import LatchkeyTestSupport
-import Shared
 import Testing
 @testable import RegistrationGateway
 

@@ -1,10 +1,10 @@
+import LatchkeyCore
 import PostgresNIO
 import NIOCore
 import HTTPTypes
 import Foundation
 import HummingbirdTesting
 import LatchkeyTestSupport
-import Shared
 import Testing
 @testable import RegistrationGateway
 

@@ -1,9 +1,11 @@
 import Foundation
 import HTTPTypes
 import HummingbirdTesting
+import LatchkeyCore
+import LatchkeyKafka
+import LatchkeyPersistence
 import LatchkeyTestSupport
 import NIOCore
-import Shared
 import Testing
 @testable import RegistrationGateway
 

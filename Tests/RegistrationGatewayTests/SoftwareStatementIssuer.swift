@@ -1,5 +1,5 @@
 import Foundation
-import Shared
+import LatchkeyCore
 
 /// A software statement issuer for tests: a key pair, its JWK Set, and statements it signs.
 struct SoftwareStatementIssuer: Sendable {

@@ -4,9 +4,10 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
+import LatchkeyCore
+import LatchkeyServer
 import LatchkeyTestSupport
 import NIOCore
-import Shared
 import Testing
 @testable import RegistrationGateway
 

@@ -2,11 +2,13 @@ import AsyncHTTPClient
 import Foundation
 import HTTPTypes
 import HummingbirdTesting
+import LatchkeyCore
+import LatchkeyKafka
+import LatchkeyPersistence
 import LatchkeyTestSupport
 import NIOCore
 import NIOHTTP1
 import PostgresNIO
-import Shared
 import Testing
 @testable import RegistrationGateway
 

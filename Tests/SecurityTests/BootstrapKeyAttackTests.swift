@@ -1,6 +1,5 @@
 import Foundation
 import LatchkeyTestSupport
-import Shared
 import Testing
 @testable import LatchkeyCLI
 

@@ -1,7 +1,6 @@
 import Foundation
 import LatchkeyTestSupport
 import NIOHTTP1
-import Shared
 import Testing
 @testable import LatchkeyCLI
 

@@ -1,7 +1,6 @@
 import Foundation
 import Hummingbird
 import LatchkeyTestSupport
-import Shared
 import Testing
 @testable import LatchkeyCLI
 

@@ -1,7 +1,7 @@
 import Foundation
+import LatchkeyCore
 import NIOHTTP1
 import LatchkeyTestSupport
-import Shared
 import Testing
 @testable import LatchkeyCLI
 

@@ -1,7 +1,8 @@
 import Foundation
+import LatchkeyCore
+import LatchkeyPersistence
 import LatchkeyTestSupport
 import PostgresNIO
-import Shared
 import Testing
 @testable import LatchkeyCLI
 

@@ -1,6 +1,6 @@
 import Foundation
+import LatchkeyCore
 import LatchkeyTestSupport
-import Shared
 import Testing
 @testable import LatchkeyCLI
 

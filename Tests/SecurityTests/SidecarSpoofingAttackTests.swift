@@ -3,7 +3,6 @@ import HTTPTypes
 import Hummingbird
 import LatchkeyTestSupport
 import NIOCore
-import Shared
 import Testing
 @testable import LatchkeyCLI
 

@@ -1,7 +1,7 @@
 import Foundation
+import LatchkeyCore
 import LatchkeyTestSupport
 import NIOHTTP1
-import Shared
 import Testing
 @testable import LatchkeyCLI
 

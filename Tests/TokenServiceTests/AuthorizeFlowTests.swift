@@ -1,8 +1,9 @@
 import Foundation
 import Hummingbird
 import HummingbirdTesting
+import LatchkeyCore
+import LatchkeyServer
 import LatchkeyTestSupport
-import Shared
 import Testing
 @testable import TokenService
 

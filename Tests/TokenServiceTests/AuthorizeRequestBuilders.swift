@@ -1,10 +1,11 @@
 import Foundation
+import LatchkeyCore
+import LatchkeyPersistence
 import LatchkeyTestSupport
 import HTTPTypes
 import Hummingbird
 import PostgresNIO
 import HummingbirdTesting
-import Shared
 import Testing
 @testable import TokenService
 

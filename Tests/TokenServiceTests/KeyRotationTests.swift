@@ -1,10 +1,12 @@
 import Foundation
 import HTTPTypes
 import HummingbirdTesting
+import LatchkeyCore
+import LatchkeyPersistence
+import LatchkeyServer
 import LatchkeyTestSupport
 import PostgresNIO
 import ServiceLifecycle
-import Shared
 import Testing
 @testable import TokenService
 

@@ -1,6 +1,7 @@
 import Foundation
+import LatchkeyCore
+import LatchkeyPersistence
 import LatchkeyTestSupport
-import Shared
 import Testing
 
 /// `latchkey keys list|rotate` as an operator runs it, against the test database.

@@ -2,10 +2,12 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
+import LatchkeyCore
+import LatchkeyPersistence
+import LatchkeyServer
 import LatchkeyTestSupport
 import NIOCore
 import PostgresNIO
-import Shared
 import Testing
 @testable import TokenService
 

@@ -2,9 +2,11 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
+import LatchkeyCore
+import LatchkeyPersistence
+import LatchkeyServer
 import LatchkeyTestSupport
 import PostgresNIO
-import Shared
 import Testing
 @testable import TokenService
 

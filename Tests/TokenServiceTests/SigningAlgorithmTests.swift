@@ -1,9 +1,11 @@
 import Foundation
 import HTTPTypes
 import HummingbirdTesting
+import LatchkeyCore
+import LatchkeyPersistence
+import LatchkeyServer
 import LatchkeyTestSupport
 import Logging
-import Shared
 import Testing
 @testable import TokenService
 

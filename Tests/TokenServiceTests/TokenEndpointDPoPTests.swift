@@ -2,8 +2,9 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
+import LatchkeyCore
+import LatchkeyServer
 import LatchkeyTestSupport
-import Shared
 import Testing
 @testable import TokenService
 

@@ -1,8 +1,11 @@
 import Foundation
 import Hummingbird
 import HummingbirdTesting
+import LatchkeyCore
+import LatchkeyKafka
+import LatchkeyPersistence
+import LatchkeyServer
 import LatchkeyTestSupport
-import Shared
 import Testing
 @testable import TokenService
 

@@ -3,11 +3,14 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
+import LatchkeyCore
+import LatchkeyKafka
+import LatchkeyPersistence
+import LatchkeyServer
 import LatchkeyTestSupport
 import Logging
 import PostgresNIO
 import ServiceLifecycle
-import Shared
 import Testing
 @testable import TokenService
 

@@ -1,5 +1,4 @@
 import LatchkeyTestSupport
-import Shared
 import Testing
 @testable import TokenService
 

@@ -1,10 +1,11 @@
 import AsyncHTTPClient
 import Foundation
+import LatchkeyCore
+import LatchkeyPersistence
 import Logging
 import NIOCore
 import NIOPosix
 import PostgresNIO
-import Shared
 import Synchronization
 
 /// `GrantsLoad --port P --report FILE …`: seeds the benchmark tenant, prepares DPoP proofs, PKCE pairs and

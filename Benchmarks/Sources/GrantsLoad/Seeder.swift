@@ -1,7 +1,8 @@
 import Foundation
+import LatchkeyCore
+import LatchkeyPersistence
 import Logging
 import PostgresNIO
-import Shared
 
 /// Seeds the benchmark tenant straight into the scratch database, as the admin API and sign-up would:
 /// a confidential static client (client_credentials), a public DPoP-bound native app (code flow) and a

@@ -1,9 +1,9 @@
 import AsyncHTTPClient
 import Foundation
+import LatchkeyCore
 import NIOCore
 import NIOFoundationCompat
 import NIOHTTP1
-import Shared
 
 /// HTTP to the token service under test: sign-in once (SSO cookie), codes through the real `/authorize`,
 /// and the three grants.

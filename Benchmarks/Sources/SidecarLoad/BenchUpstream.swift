@@ -1,8 +1,8 @@
 import Foundation
+import LatchkeyCore
 import NIOCore
 import NIOHTTP1
 import NIOPosix
-import Shared
 
 /// The trivial API behind the sidecar ("ok" for every request) and the issuer the sidecar trusts
 /// (RFC 8414 discovery + JWKS for tenant `bench`), in the load generator's process.

@@ -1,6 +1,6 @@
 import Crypto
 import Foundation
-import Shared
+import LatchkeyCore
 
 /// In-process baselines on the current core: raw swift-crypto P-256 verifies, and whole DPoP proof
 /// checks through the Shared verifier (parse, JSON, signature, thumbprint, replay cache), no HTTP.

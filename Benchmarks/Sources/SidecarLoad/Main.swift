@@ -1,8 +1,8 @@
 import Foundation
+import LatchkeyCore
 import NIOCore
 import NIOHTTP1
 import NIOPosix
-import Shared
 
 /// `SidecarLoad crypto-speed` — in-process baselines on this core.
 /// `SidecarLoad load --sidecar-port P --upstream-port U --sidecar-pid PID …` — the dpop-verifier benchmark:

@@ -1,6 +1,6 @@
 import Foundation
+import LatchkeyCore
 import NIOHTTP1
-import Shared
 import Synchronization
 
 /// Pre-generated requests, each with its own fresh DPoP proof, handed out once each so that proof

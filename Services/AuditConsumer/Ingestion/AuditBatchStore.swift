@@ -1,7 +1,9 @@
 import Foundation
+import LatchkeyCore
+import LatchkeyKafka
+import LatchkeyPersistence
 import Logging
 import PostgresNIO
-import Shared
 
 /// A record as it was appended to its tenant's chain.
 struct StoredRecord: Sendable {

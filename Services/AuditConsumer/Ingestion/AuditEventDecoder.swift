@@ -1,5 +1,6 @@
 import Foundation
-import Shared
+import LatchkeyCore
+import LatchkeyKafka
 
 /// Why a record went to the dead-letter topic; the `reason` label of the DLQ metric.
 enum DeadLetterReason: String, Sendable, CaseIterable {

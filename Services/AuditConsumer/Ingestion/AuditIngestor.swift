@@ -1,7 +1,9 @@
 import Foundation
+import LatchkeyCore
+import LatchkeyKafka
+import LatchkeyPersistence
 import Logging
 import ServiceLifecycle
-import Shared
 import Synchronization
 
 /// Consumes every Latchkey topic into the audit log: validate, chain and store, then commit.

@@ -1,7 +1,7 @@
 import Foundation
+import LatchkeyKafka
 import Logging
 import ServiceLifecycle
-import Shared
 import Synchronization
 
 /// Measures the consumer group's lag on every audit partition (high watermark − committed offset).

@@ -1,7 +1,8 @@
 import CoreMetrics
 import Foundation
+import LatchkeyCore
+import LatchkeyKafka
 import Metrics
-import Shared
 import Synchronization
 
 /// The audit consumer's metrics (Prometheus names under `latchkey_audit_`).

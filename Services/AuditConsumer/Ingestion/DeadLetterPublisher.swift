@@ -1,4 +1,4 @@
-import Shared
+import LatchkeyKafka
 
 /// Publishes refused records to `<prefix>dead-letter`, unchanged, with where they came from and why.
 ///

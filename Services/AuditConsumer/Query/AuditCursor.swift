@@ -1,5 +1,6 @@
 import Foundation
-import Shared
+import LatchkeyCore
+import LatchkeyServer
 
 /// Which end of a tenant's log a listing starts from.
 enum AuditOrder: String, Sendable {

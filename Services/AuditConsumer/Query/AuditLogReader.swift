@@ -1,7 +1,8 @@
 import Foundation
+import LatchkeyCore
+import LatchkeyPersistence
 import Logging
 import PostgresNIO
-import Shared
 
 /// One page of an event listing.
 struct AuditEventPage: Sendable {

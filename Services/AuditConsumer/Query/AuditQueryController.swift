@@ -1,7 +1,9 @@
 import Foundation
 import Hummingbird
+import LatchkeyCore
+import LatchkeyPersistence
+import LatchkeyServer
 import Logging
-import Shared
 
 /// The admin-only audit query API under `/audit/t/{tenant}`.
 ///

@@ -1,6 +1,7 @@
 import Foundation
 import Hummingbird
-import Shared
+import LatchkeyCore
+import LatchkeyServer
 
 /// The query string of an audit request, read strictly: each parameter at most once, bounded in
 /// length, unknown ones refused (a typo like `clientid=` must not silently return everything).

@@ -1,6 +1,7 @@
 import Hummingbird
+import LatchkeyCore
+import LatchkeyServer
 import Logging
-import Shared
 
 /// Resolves `{tenant}` for the audit API: like ``TenantResolverMiddleware`` but suspended tenants
 /// stay readable — a suspended tenant is exactly one whose history a security team may need.

@@ -1,4 +1,4 @@
-import Shared
+import LatchkeyCore
 
 /// The story of one client and of one user, built from the audit log.
 ///

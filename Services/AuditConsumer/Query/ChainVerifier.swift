@@ -1,4 +1,4 @@
-import Shared
+import LatchkeyCore
 
 /// The outcome of walking one tenant's chain.
 struct ChainVerification: Sendable, Equatable {

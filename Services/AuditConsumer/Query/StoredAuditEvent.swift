@@ -1,5 +1,5 @@
+import LatchkeyCore
 import PostgresNIO
-import Shared
 
 /// One `audit_events` row as the query API reads it (times as the chain's RFC 3339 text).
 struct StoredAuditEvent: Sendable {

@@ -1,6 +1,6 @@
 import Foundation
+import LatchkeyCore
 import NIOHTTP1
-import Shared
 
 /// The mobile story of DESIGN §3, played by a client that does PKCE and DPoP itself: sign up, get a DCR
 /// token, register the app instance (full metadata and via the template), sign in again without a prompt,

@@ -1,7 +1,8 @@
 import Foundation
 import HTTPTypes
 import Hummingbird
-import Shared
+import LatchkeyCore
+import LatchkeyServer
 
 /// Authenticates admin API calls: an admin access token (scope `admin`, verified by
 /// ``AdminTokenVerifier``) or, for bootstrapping only, the configured `ADMIN_BOOTSTRAP_KEY`.

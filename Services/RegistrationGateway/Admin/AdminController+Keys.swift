@@ -1,7 +1,9 @@
 import Foundation
 import Hummingbird
+import LatchkeyCore
+import LatchkeyPersistence
+import LatchkeyServer
 import Logging
-import Shared
 
 /// `POST …/keys/rotate`: an optional body naming the algorithm of the staged key.
 struct RotateKeyRequest: Decodable, Sendable {

@@ -1,8 +1,10 @@
 import Foundation
 import HTTPTypes
 import Hummingbird
+import LatchkeyCore
+import LatchkeyPersistence
+import LatchkeyServer
 import Logging
-import Shared
 
 /// The admin API (`/admin/...`): tenants and their policy, static clients, revocation, templates,
 /// initial access tokens and signing keys. Every change records its actor: in

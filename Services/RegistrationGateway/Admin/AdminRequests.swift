@@ -1,6 +1,7 @@
 import Foundation
 import Hummingbird
-import Shared
+import LatchkeyCore
+import LatchkeyServer
 
 /// `POST /admin/tenants`.
 struct CreateTenantRequest: Decodable, Sendable {

@@ -1,7 +1,8 @@
 import Foundation
+import LatchkeyCore
+import LatchkeyPersistence
 import Logging
 import PostgresNIO
-import Shared
 
 /// SQL of the admin API; every call runs in the caller's tenant-scoped transaction (RLS).
 struct AdminStore: Sendable {

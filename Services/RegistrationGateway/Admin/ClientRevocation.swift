@@ -1,8 +1,10 @@
 import Foundation
 import HTTPTypes
+import LatchkeyCore
+import LatchkeyPersistence
+import LatchkeyServer
 import Logging
 import PostgresNIO
-import Shared
 
 /// Revocation by an administrator, for the admin API and the admin page alike: the client leaves `active`,
 /// its refresh tokens die and one `ClientRevoked` (reason `admin`, actor, free-text detail) is written to the

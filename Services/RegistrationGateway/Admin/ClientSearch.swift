@@ -1,7 +1,8 @@
 import Foundation
+import LatchkeyCore
+import LatchkeyServer
 import Logging
 import PostgresNIO
-import Shared
 
 /// Instance search of the admin API and the admin page: filters, newest first, keyset (cursor) paging.
 struct ClientSearch: Sendable {

@@ -1,8 +1,9 @@
 import Foundation
 import HTTPTypes
+import LatchkeyCore
+import LatchkeyServer
 import Logging
 import PostgresNIO
-import Shared
 
 /// The upstream identity providers of a policy an admin writes. A tenant admin gives a provider's client
 /// secret as a value (`client_secret`): it is sealed under the key-encryption key into

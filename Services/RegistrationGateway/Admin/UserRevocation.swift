@@ -1,7 +1,9 @@
 import Foundation
+import LatchkeyCore
+import LatchkeyPersistence
+import LatchkeyServer
 import Logging
 import PostgresNIO
-import Shared
 
 /// Ends what a user holds beyond their clients, on the caller's transaction: SSO sessions (so a stolen
 /// cookie cannot sign in again silently), refresh tokens on every client (static ones too) and live access

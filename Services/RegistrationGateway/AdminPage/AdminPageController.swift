@@ -1,8 +1,10 @@
 import Foundation
 import HTTPTypes
 import Hummingbird
+import LatchkeyCore
+import LatchkeyPersistence
+import LatchkeyServer
 import Logging
-import Shared
 
 /// The server-rendered admin page `GET /admin/t/{tenant}`: search a tenant's instances and revoke them with a
 /// reason. Sign-in with an admin client's credentials, a server-side session, a CSRF token on every form.

@@ -1,5 +1,6 @@
 import Foundation
-import Shared
+import LatchkeyCore
+import LatchkeyServer
 
 /// The admin page's search form (`?user=&status=&template=&created_from=&created_to=&cursor=`), validated.
 struct AdminPageFilters: Sendable {

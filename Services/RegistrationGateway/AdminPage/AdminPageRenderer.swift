@@ -1,8 +1,8 @@
 import Foundation
 import HTTPTypes
 import Hummingbird
+import LatchkeyServer
 import Mustache
-import Shared
 
 /// Renders the admin page's templates with the shared page security headers (strict CSP, no framing, no-store).
 struct AdminPageRenderer: Sendable {

@@ -1,4 +1,5 @@
-import Shared
+import LatchkeyCore
+import LatchkeyServer
 
 /// The mustache templates of the admin page. Every variable is written with `{{…}}` (HTML-escaped:
 /// client names, usernames, reasons and filters are user-supplied) except the constant style sheet.

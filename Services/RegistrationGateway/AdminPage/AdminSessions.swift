@@ -1,7 +1,9 @@
 import Foundation
+import LatchkeyCore
+import LatchkeyPersistence
+import LatchkeyServer
 import Logging
 import PostgresNIO
-import Shared
 
 /// A signed-in admin page session.
 struct AdminSession: Sendable {

@@ -1,5 +1,7 @@
 import Foundation
-import Shared
+import LatchkeyCore
+import LatchkeyPersistence
+import LatchkeyServer
 
 /// Checks an admin client's credentials for the admin page: the population that can get admin API tokens
 /// (an active confidential client of the tenant or of the platform tenant whose scope includes `admin`),

@@ -1,6 +1,6 @@
 import Foundation
 import Hummingbird
-import Shared
+import LatchkeyServer
 
 /// The `Authorization: Bearer` credential of a request (RFC 6750 §2.1), and the 401s that refuse it.
 enum BearerToken {

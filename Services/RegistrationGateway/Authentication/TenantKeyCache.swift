@@ -1,5 +1,6 @@
 import Foundation
-import Shared
+import LatchkeyCore
+import LatchkeyPersistence
 import Synchronization
 
 /// The published signing keys of each tenant, read from Postgres and cached; a `kid` that is not

@@ -1,7 +1,8 @@
 import Foundation
 import HTTPTypes
 import Hummingbird
-import Shared
+import LatchkeyCore
+import LatchkeyServer
 
 /// Verifies DCR access tokens (scope `dcr`, audience = the tenant's registration endpoint) against
 /// the tenant's published keys, and admin tokens (scope `admin`).

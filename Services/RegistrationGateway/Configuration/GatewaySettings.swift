@@ -1,6 +1,8 @@
 import Configuration
 import Foundation
-import Shared
+import LatchkeyCore
+import LatchkeyPersistence
+import LatchkeyServer
 
 /// Settings only the registration gateway reads (see the README configuration table).
 struct GatewaySettings: Sendable {

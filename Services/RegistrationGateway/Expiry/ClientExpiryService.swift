@@ -1,8 +1,10 @@
 import Foundation
+import LatchkeyCore
+import LatchkeyPersistence
+import LatchkeyServer
 import Logging
 import PostgresNIO
 import ServiceLifecycle
-import Shared
 
 /// Expires dynamic clients unused for longer than their tenant's `inactive_client_ttl` (0 = never):
 /// status `expired`, refresh tokens revoked and `ClientRevoked` (reason `expired`, actor system) in one

@@ -1,7 +1,7 @@
 import Foundation
+import LatchkeyCore
 import Logging
 import PostgresNIO
-import Shared
 
 /// What an instance of a template keeps besides its metadata: the members it set itself and the
 /// template version the metadata was built from.

@@ -1,7 +1,7 @@
 import Foundation
+import LatchkeyCore
 import Logging
 import PostgresNIO
-import Shared
 
 /// Initial access tokens and client templates as registration reads them.
 struct RegistrationCredentialStore: Sendable {

@@ -1,7 +1,9 @@
 import HTTPTypes
+import LatchkeyCore
+import LatchkeyPersistence
+import LatchkeyServer
 import Logging
 import PostgresNIO
-import Shared
 
 /// Per-tenant and per-source limits of `POST /t/{tenant}/register` (policy `rate_limits.registration`),
 /// counted in fixed one-minute windows in PostgreSQL so every replica shares them; over → 429 + `Retry-After`.

@@ -1,8 +1,10 @@
 import HTTPTypes
 import Foundation
+import LatchkeyCore
+import LatchkeyPersistence
+import LatchkeyServer
 import Logging
 import PostgresNIO
-import Shared
 
 /// RFC 7592 client configuration: read, replace and delete a client with its registration access token.
 struct ClientConfigurationService: Sendable {

@@ -1,5 +1,5 @@
 import Foundation
-import Shared
+import LatchkeyCore
 
 /// RFC 7591 §2 metadata checks of DESIGN §4 under a tenant policy; returns the metadata to store,
 /// RFC 7591 defaults filled in.

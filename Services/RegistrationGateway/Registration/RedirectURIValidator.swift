@@ -1,5 +1,6 @@
 import Foundation
-import Shared
+import LatchkeyCore
+import LatchkeyServer
 
 /// Redirect URI rules of DESIGN §4 and RFC 8252 §7–8 for native and web clients.
 enum RedirectURIValidator {

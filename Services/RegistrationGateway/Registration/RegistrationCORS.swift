@@ -1,6 +1,7 @@
 import HTTPTypes
 import Hummingbird
-import Shared
+import LatchkeyCore
+import LatchkeyServer
 
 /// CORS for the registration endpoints (browser-based clients), origins from the tenant policy's
 /// `registration_cors_origins`: the allowed `Origin` is echoed exactly (never `*`, never credentials).

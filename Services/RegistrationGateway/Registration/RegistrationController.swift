@@ -1,5 +1,5 @@
 import Hummingbird
-import Shared
+import LatchkeyServer
 
 /// Routes of RFC 7591 (`POST /t/{tenant}/register`) and RFC 7592 (`GET|PUT|DELETE …/register/{client_id}`).
 struct RegistrationController: Sendable {

@@ -1,5 +1,5 @@
 import HTTPTypes
-import Shared
+import LatchkeyServer
 
 /// The RFC 7591 §3.2.2 errors of the registration endpoint.
 enum RegistrationError {

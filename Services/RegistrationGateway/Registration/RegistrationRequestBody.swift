@@ -1,6 +1,7 @@
 import Foundation
 import Hummingbird
-import Shared
+import LatchkeyCore
+import LatchkeyServer
 
 /// Reads and decodes a JSON client metadata body; every failure is an RFC-style 4xx.
 struct RegistrationRequestBody: Sendable {

@@ -1,6 +1,6 @@
 import Foundation
 import Hummingbird
-import Shared
+import LatchkeyCore
 
 /// The RFC 7591 §3.2.1 / RFC 7592 §3 client information response.
 struct RegistrationResponse: Sendable {

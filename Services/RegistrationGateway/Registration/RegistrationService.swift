@@ -1,9 +1,11 @@
 import HTTPTypes
 import Hummingbird
 import Foundation
+import LatchkeyCore
+import LatchkeyPersistence
+import LatchkeyServer
 import Logging
 import PostgresNIO
-import Shared
 
 /// RFC 7591 registration: authenticates the caller by the tenant's mechanisms, validates the
 /// metadata, and stores the client, its hashed credentials and `ClientRegistered` in one transaction.

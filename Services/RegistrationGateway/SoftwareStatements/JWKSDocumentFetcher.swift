@@ -1,9 +1,10 @@
 import AsyncHTTPClient
 import Foundation
+import LatchkeyCore
+import LatchkeyServer
 import NIOCore
 import NIOFoundationCompat
 import NIOHTTP1
-import Shared
 
 /// Fetches a JWK Set document by URL (a software-statement issuer's `jwks_uri`): GET without redirects,
 /// bounded in time and size, through ``GuardedHTTPClient`` (https to public addresses only, unless the

@@ -1,7 +1,8 @@
 import Foundation
 import HTTPTypes
+import LatchkeyCore
+import LatchkeyServer
 import Logging
-import Shared
 
 /// The public keys of a trusted software statement issuer: its inline JWK Set from the policy, or
 /// the set at its `jwks_uri`, fetched once and cached (``JWKSCache``: refreshed when stale or on an

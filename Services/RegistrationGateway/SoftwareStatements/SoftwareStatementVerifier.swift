@@ -1,6 +1,7 @@
 import Foundation
 import HTTPTypes
-import Shared
+import LatchkeyCore
+import LatchkeyServer
 
 /// Verifies RFC 7591 §2.3 software statements against the issuers a tenant's policy trusts and
 /// returns the metadata their claims carry.

@@ -1,8 +1,10 @@
 import Foundation
 import HTTPTypes
+import LatchkeyCore
+import LatchkeyPersistence
+import LatchkeyServer
 import Logging
 import PostgresNIO
-import Shared
 
 /// Applies a changed template to every active instance made from it (templatized DCR: instances
 /// follow their template), inside the caller's transaction so the template, its instances and

@@ -1,7 +1,8 @@
 import Foundation
+import LatchkeyCore
+import LatchkeyServer
 import Logging
 import PostgresNIO
-import Shared
 
 /// Issues authorization codes: 256 random bits, stored only as a keyed hash with everything the
 /// token endpoint checks at redemption (client, redirect URI, user, PKCE challenge, nonce, `dpop_jkt`).

@@ -1,9 +1,11 @@
 import Foundation
 import HTTPTypes
 import Hummingbird
+import LatchkeyCore
+import LatchkeyPersistence
+import LatchkeyServer
 import Logging
 import PostgresNIO
-import Shared
 
 /// `GET|POST /t/{tenant}/authorize` and the sign-in, sign-up and consent pages it leads to.
 struct AuthorizationController: Sendable {

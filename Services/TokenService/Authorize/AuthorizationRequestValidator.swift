@@ -1,5 +1,6 @@
 import Foundation
-import Shared
+import LatchkeyCore
+import LatchkeyServer
 
 /// Checks an authorization request in the order RFC 6749 §4.1.2.1 demands: client and redirect URI
 /// first (failures there must never redirect), then everything else (failures redirect with `error`).

@@ -1,7 +1,7 @@
 import Foundation
+import LatchkeyCore
 import Logging
 import PostgresNIO
-import Shared
 
 /// Whether a signed-in user must approve a client before it gets a code, and the consents users gave
 /// (`consents`: per tenant, user and client, the approved scopes, until the policy's `remember_for`).

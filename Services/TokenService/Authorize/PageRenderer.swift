@@ -1,8 +1,9 @@
 import Foundation
 import HTTPTypes
 import Hummingbird
+import LatchkeyCore
+import LatchkeyServer
 import Mustache
-import Shared
 
 /// Renders the tenant-branded pages and wraps them in the security headers every HTML answer carries.
 struct PageRenderer: Sendable {

@@ -1,6 +1,6 @@
 import Crypto
 import Foundation
-import Shared
+import LatchkeyCore
 
 /// Keys for the pages, derived from `SECRET_HASH_KEY` with distinct labels (``KeyedHasher/deriveKey(_:)``).
 struct PageSecrets: Sendable {

@@ -1,4 +1,4 @@
-import Shared
+import LatchkeyServer
 
 /// The mustache templates of the sign-in, sign-up, consent and error pages. Every variable is written with
 /// `{{…}}` (HTML-escaped) except the style sheet, which is built from validated colours only.

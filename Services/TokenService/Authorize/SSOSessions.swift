@@ -1,7 +1,7 @@
 import Foundation
+import LatchkeyCore
 import Logging
 import PostgresNIO
-import Shared
 
 /// The sign-in session behind the `latchkey_session` cookie: a random value in the browser, only its
 /// keyed hash in `sso_sessions`, a new value on every sign-in (no session fixation).

@@ -1,7 +1,7 @@
 import Foundation
+import LatchkeyCore
 import Logging
 import PostgresNIO
-import Shared
 
 /// Throttling of the password pages, kept in PostgreSQL so every replica shares it, with no
 /// lockout of an account for everyone:

@@ -1,7 +1,9 @@
 import Foundation
+import LatchkeyCore
+import LatchkeyPersistence
+import LatchkeyServer
 import Logging
 import PostgresNIO
-import Shared
 
 /// Password sign-in and sign-up against the tenant's `users` table.
 struct UserAccounts: Sendable {

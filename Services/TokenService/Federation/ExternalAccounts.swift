@@ -1,8 +1,10 @@
 import Crypto
 import Foundation
+import LatchkeyCore
+import LatchkeyPersistence
+import LatchkeyServer
 import Logging
 import PostgresNIO
-import Shared
 
 /// Users who arrive through an upstream provider: found, or created once, by (tenant, provider, sub).
 struct ExternalAccounts: Sendable {

@@ -1,9 +1,11 @@
 import Foundation
 import HTTPTypes
 import Hummingbird
+import LatchkeyCore
+import LatchkeyPersistence
+import LatchkeyServer
 import Logging
 import PostgresNIO
-import Shared
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -1,5 +1,5 @@
 import Foundation
-import Shared
+import LatchkeyCore
 
 /// The claims of an upstream ID token Latchkey reads (OpenID Connect Core §2).
 struct UpstreamIDTokenClaims: Decodable, Sendable {

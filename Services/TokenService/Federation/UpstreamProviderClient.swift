@@ -1,10 +1,11 @@
 import AsyncHTTPClient
 import Foundation
+import LatchkeyCore
+import LatchkeyServer
 import Logging
 import NIOCore
 import NIOFoundationCompat
 import NIOHTTP1
-import Shared
 
 /// The parts of an upstream provider's discovery document Latchkey uses (OpenID Connect Discovery §3).
 struct UpstreamProviderMetadata: Decodable, Sendable {

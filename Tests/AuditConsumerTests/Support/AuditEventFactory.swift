@@ -1,5 +1,5 @@
 import Foundation
-import Shared
+import LatchkeyCore
 
 /// Real CloudEvents of every type, as the services produce them (typed payloads, `encoded()`).
 struct AuditEventFactory {

@@ -1,8 +1,8 @@
 import Foundation
 import Hummingbird
 import HummingbirdTesting
+import LatchkeyCore
 import LatchkeyTestSupport
-import Shared
 import Testing
 
 @testable import AuditConsumer

@@ -1,10 +1,12 @@
 import Foundation
 import Hummingbird
 import HummingbirdTesting
+import LatchkeyCore
+import LatchkeyKafka
+import LatchkeyPersistence
 import LatchkeyTestSupport
 import Logging
 import PostgresNIO
-import Shared
 import Testing
 
 @testable import AuditConsumer

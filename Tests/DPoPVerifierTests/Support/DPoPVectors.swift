@@ -1,6 +1,7 @@
 import Foundation
+import LatchkeyCore
+import LatchkeyServer
 import LatchkeyTestSupport
-import Shared
 @testable import DPoPVerifier
 
 /// Helpers for running the shared proof vectors (``SharedVectors``) through the sidecar.

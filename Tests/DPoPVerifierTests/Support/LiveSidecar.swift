@@ -2,12 +2,14 @@ import AsyncHTTPClient
 import Foundation
 import Hummingbird
 import HummingbirdTesting
+import LatchkeyCore
+import LatchkeyKafka
+import LatchkeyServer
 import LatchkeyTestSupport
 import NIOCore
 import NIOFoundationCompat
 import NIOHTTP1
 import NIOPosix
-import Shared
 @testable import DPoPVerifier
 
 /// One answer of the sidecar, fully read.

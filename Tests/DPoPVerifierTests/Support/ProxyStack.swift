@@ -1,11 +1,12 @@
 import AsyncHTTPClient
 import Foundation
+import LatchkeyCore
+import LatchkeyKafka
 import LatchkeyTestSupport
 import NIOCore
 import NIOFoundationCompat
 import NIOHTTP1
 import NIOPosix
-import Shared
 @testable import DPoPVerifier
 
 /// An issuer + upstream on one loopback server and a live sidecar in front of it, with a client

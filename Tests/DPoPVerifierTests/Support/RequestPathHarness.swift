@@ -1,12 +1,12 @@
 import AsyncHTTPClient
 import Hummingbird
 import HummingbirdTesting
+import LatchkeyServer
 import LatchkeyTestSupport
 import NIOCore
 import NIOFoundationCompat
 import NIOHTTP1
 import NIOPosix
-import Shared
 @testable import DPoPVerifier
 
 /// The sidecar's request path alone — the same middleware, verification and proxy as the service,

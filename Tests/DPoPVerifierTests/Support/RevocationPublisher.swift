@@ -1,6 +1,7 @@
 import Foundation
+import LatchkeyCore
+import LatchkeyKafka
 import LatchkeyTestSupport
-import Shared
 
 /// Publishes `ClientRevoked` events (and garbage) to the embedded cluster, as the gateway's outbox relay would.
 enum RevocationPublisher {

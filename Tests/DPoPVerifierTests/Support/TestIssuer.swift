@@ -1,9 +1,9 @@
 import Foundation
 import Hummingbird
+import LatchkeyCore
 import LatchkeyTestSupport
 import NIOCore
 import NIOFoundationCompat
-import Shared
 import Synchronization
 
 /// A Latchkey-shaped issuer for tests: RFC 8414 discovery and a JWKS (served by the test upstream

@@ -2,9 +2,9 @@ import Crypto
 import Foundation
 import HTTPTypes
 import Hummingbird
+import LatchkeyCore
 import NIOCore
 import NIOFoundationCompat
-import Shared
 
 /// What the test upstream saw of a forwarded request (its echo answer, as JSON).
 struct EchoedRequest: Codable, Sendable {

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The compose topic-creation job: creates every Latchkey topic (Shared/Events/LatchkeyEventType)
+# The compose topic-creation job: creates every Latchkey topic (Sources/LatchkeyCore/Events/LatchkeyEventType)
 # and the audit consumer's dead-letter topic, idempotently, then exits 0.
 set -euo pipefail
 BOOTSTRAP="${KAFKA_BOOTSTRAP:-kafka:9092}"

@@ -1,8 +1,10 @@
 import BenchmarkSupport
 import Foundation
+import LatchkeyCore
+import LatchkeyKafka
+import LatchkeyPersistence
 import Logging
 import PostgresNIO
-import Shared
 
 // Drives the release `audit-consumer` binary with the embedded Kafka cluster and a scratch
 // PostgreSQL database, and prints one JSON object of measurements:

@@ -1,7 +1,7 @@
 import BenchmarkSupport
 import Foundation
+import LatchkeyKafka
 import PostgresNIO
-import Shared
 
 /// Consumes the `ClientRegistered` topic and notes when each event (by CloudEvent `id`) arrived.
 actor ConsumedEvents {

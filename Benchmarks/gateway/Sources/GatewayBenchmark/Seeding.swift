@@ -1,6 +1,7 @@
 import Foundation
+import LatchkeyCore
+import LatchkeyPersistence
 import PostgresNIO
-import Shared
 
 /// The benchmark tenant: initial access tokens only, rate limits raised far above what the run can
 /// reach (they are still counted on every request), no per-user cap, and one template.

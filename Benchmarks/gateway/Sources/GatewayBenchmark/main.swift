@@ -1,9 +1,11 @@
 import AsyncHTTPClient
 import BenchmarkSupport
 import Foundation
+import LatchkeyCore
+import LatchkeyKafka
+import LatchkeyPersistence
 import Logging
 import PostgresNIO
-import Shared
 
 // Drives the release `registration-gateway` binary (its outbox relay publishing to the embedded Kafka
 // cluster) on a scratch PostgreSQL database and prints one JSON object of measurements:

@@ -1,0 +1,76 @@
+import Foundation
+import LatchkeyCore
+import Logging
+import PostgresNIO
+
+/// Connection settings for one PostgreSQL role, parsed from a `postgres://` URL.
+public struct DatabaseConfiguration: Sendable, Equatable {
+    public var host: String
+    public var port: Int
+    public var username: String
+    public var password: String?
+    public var database: String
+    public var useTLS: Bool
+    public var maximumConnections: Int
+    public var statementTimeoutMilliseconds: Int
+    public var applicationName: String
+
+    public init(
+        host: String, port: Int = 5432, username: String, password: String?, database: String,
+        useTLS: Bool = false, maximumConnections: Int = 10, statementTimeoutMilliseconds: Int = 5_000,
+        applicationName: String = "latchkey"
+    ) {
+        self.host = host
+        self.port = port
+        self.username = username
+        self.password = password
+        self.database = database
+        self.useTLS = useTLS
+        self.maximumConnections = maximumConnections
+        self.statementTimeoutMilliseconds = statementTimeoutMilliseconds
+        self.applicationName = applicationName
+    }
+
+    /// Parses `postgres://user:password@host:port/database?sslmode=require&pool_max=10&statement_timeout=5000`.
+    public init(url: String) throws(ConfigurationError) {
+        guard let components = URLComponents(string: url),
+              let scheme = components.scheme, ["postgres", "postgresql"].contains(scheme),
+              let host = components.host, !host.isEmpty,
+              let user = components.user, !user.isEmpty
+        else {
+            throw ConfigurationError("database URL must look like postgres://user:password@host:port/database")
+        }
+        let database = String(components.path.drop(while: { $0 == "/" }))
+        guard !database.isEmpty else { throw ConfigurationError("database URL names no database") }
+        let query = Dictionary(
+            (components.queryItems ?? []).map { ($0.name, $0.value ?? "") }, uniquingKeysWith: { _, last in last })
+        self.init(
+            host: host, port: components.port ?? 5432, username: user.removingPercentEncoding ?? user,
+            password: components.password.map { $0.removingPercentEncoding ?? $0 }, database: database,
+            useTLS: ["require", "verify-full", "verify-ca"].contains(query["sslmode"] ?? "disable"),
+            maximumConnections: query["pool_max"].flatMap(Int.init) ?? 10,
+            statementTimeoutMilliseconds: query["statement_timeout"].flatMap(Int.init) ?? 5_000,
+            applicationName: query["application_name"] ?? "latchkey"
+        )
+    }
+
+    /// The PostgresNIO client configuration: bounded pool, statement timeout set at connection start.
+    public var clientConfiguration: PostgresClient.Configuration {
+        var configuration = PostgresClient.Configuration(
+            host: host, port: port, username: username, password: password, database: database,
+            tls: useTLS ? .require(.makeClientConfiguration()) : .disable)
+        configuration.options.maximumConnections = maximumConnections
+        configuration.options.minimumConnections = 0
+        configuration.options.connectTimeout = .seconds(5)
+        configuration.options.additionalStartupParameters = [
+            ("statement_timeout", String(statementTimeoutMilliseconds)),
+            ("application_name", applicationName),
+        ]
+        return configuration
+    }
+
+    /// A `PostgresClient` for this configuration; run it as a Service.
+    public func makeClient(logger: Logger) -> PostgresClient {
+        PostgresClient(configuration: clientConfiguration, backgroundLogger: logger)
+    }
+}

@@ -1,0 +1,22 @@
+import LatchkeyPersistence
+import Logging
+import ServiceLifecycle
+
+/// The loop of a background job: `body` runs at once and then every `interval` until graceful shutdown
+/// (or cancellation); a failed run is logged as `name` failed and retried at the next interval.
+public func runPeriodically(
+    every interval: Duration, name: String, logger: Logger, _ body: @escaping @Sendable () async throws -> Void
+) async {
+    await cancelWhenGracefulShutdown {
+        while !Task.isCancelled {
+            do {
+                try await body()
+            } catch is CancellationError {
+                return
+            } catch {
+                logger.warning("\(name) run failed", metadata: ["error": "\(error.logDescription)"])
+            }
+            do { try await Task.sleep(for: interval) } catch { return }
+        }
+    }
+}

@@ -1,0 +1,56 @@
+import Configuration
+import Foundation
+import Hummingbird
+import LatchkeyCore
+import LatchkeyPersistence
+import Logging
+import PostgresNIO
+
+/// The thin `@main` every service shares: `serve` (default) or `migrate`.
+public enum ServiceMain {
+    /// Runs the service `descriptor` names; `build` makes its application from the settings read from the environment.
+    public static func run<App: ApplicationProtocol>(
+        _ descriptor: ServiceDescriptor,
+        build: @escaping @Sendable (ServiceSettings, Logger) async throws -> App
+    ) async {
+        let name = descriptor.name
+        LatchkeyMetrics.bootstrap()
+        let reader = ConfigReader(providers: [EnvironmentVariablesProvider()])
+        var logger = Logger(label: name)
+        logger.logLevel = Logger.Level(rawValue: reader.string(forKey: "log.level", default: "info").lowercased()) ?? .info
+        let arguments = Array(CommandLine.arguments.dropFirst())
+        do {
+            switch arguments.first {
+            case nil, "serve":
+                var settings = try ServiceSettings(reader: reader, descriptor: descriptor)
+                settings.exitsOnSchemaMismatch = true
+                let app = try await build(settings, logger)
+                try await app.runService()
+            case "migrate":
+                try await migrate(reader: reader, logger: logger)
+            case "-h", "--help", "help":
+                print("usage: \(name) [serve|migrate]\n  serve    run the service (default)\n  migrate  apply database migrations (DATABASE_MIGRATION_URL, else DATABASE_URL)")
+            default:
+                throw ConfigurationError("unknown command \(arguments[0]); try --help")
+            }
+        } catch {
+            logger.critical("\(name) stopped", metadata: ["error": "\(error.logDescription)"])
+            exit(1)
+        }
+    }
+
+    /// Applies pending migrations with the owner role and exits.
+    public static func migrate(reader: ConfigReader, logger: Logger) async throws {
+        guard let url = reader.string(forKey: "database.migration.url", isSecret: true)
+            ?? reader.string(forKey: "database.url", isSecret: true)
+        else { throw ConfigurationError("DATABASE_MIGRATION_URL (or DATABASE_URL) is required to migrate") }
+        let configuration = try DatabaseConfiguration(url: url)
+        let client = configuration.makeClient(logger: logger)
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { await client.run() }
+            defer { group.cancelAll() }
+            let applied = try await Migrator(logger: logger).migrate(client: client)
+            logger.info("migrations done", metadata: ["applied": "\(applied)"])
+        }
+    }
+}

@@ -1,0 +1,146 @@
+import Foundation
+import Hummingbird
+import HummingbirdCore
+import LatchkeyCore
+import LatchkeyKafka
+import LatchkeyPersistence
+import Metrics
+import Logging
+import PostgresNIO
+import ServiceLifecycle
+
+/// What every service process holds: its pools, its Kafka settings and the standard HTTP pieces.
+public struct ServiceRuntime: Sendable {
+    public let settings: ServiceSettings
+    public let logger: Logger
+    public let postgres: PostgresClient
+    public let database: Database
+    /// Cross-tenant pool (`latchkey_system`), present when the service runs an outbox relay or audit work.
+    public let systemPostgres: PostgresClient?
+    public let systemDatabase: Database?
+    public let migrator: Migrator
+    public let kafka: KafkaConfiguration
+    /// One admin client for readiness probes and topic checks, created once.
+    public let kafkaAdmin: KafkaAdmin
+
+    public init(settings: ServiceSettings, logger: Logger) throws {
+        self.settings = settings
+        self.logger = logger
+        self.postgres = settings.database.makeClient(logger: logger)
+        self.database = Database(client: postgres, logger: logger)
+        if let system = settings.systemDatabase {
+            let client = system.makeClient(logger: logger)
+            self.systemPostgres = client
+            self.systemDatabase = Database(client: client, logger: logger)
+        } else {
+            self.systemPostgres = nil
+            self.systemDatabase = nil
+        }
+        self.migrator = try Migrator(logger: logger)
+        self.kafka = KafkaConfiguration(bootstrapServers: settings.kafkaBrokers, clientID: settings.serviceName)
+        self.kafkaAdmin = try KafkaAdmin(configuration: kafka, logger: logger)
+    }
+
+    /// The Kafka producer and the outbox relay that feeds it (relay on the cross-tenant pool).
+    public func makeOutboxServices(configuration: OutboxRelayConfiguration = .init()) throws -> [any Service] {
+        guard let systemDatabase else {
+            throw ConfigurationError("DATABASE_SYSTEM_URL is required for the outbox relay")
+        }
+        let producer = try KafkaProducer(configuration: kafka, logger: logger)
+        let relay = OutboxRelay(
+            database: systemDatabase, publisher: KafkaOutboxPublisher(producer: producer),
+            configuration: configuration, logger: logger)
+        // Order matters: shutdown runs in reverse, so the relay stops before the producer flushes.
+        return [producer, relay]
+    }
+
+    /// The pools, to add to the application's service group (they must run before any query).
+    public var services: [any Service] {
+        [postgres] + (systemPostgres.map { [$0] } ?? [])
+    }
+
+    /// Postgres reachable with the expected schema, and Kafka answering a metadata request.
+    public func readinessChecks(_ extra: [ReadinessCheck] = []) -> [ReadinessCheck] {
+        let database = self.database, migrator = self.migrator, admin = self.kafkaAdmin
+        return [
+            ReadinessCheck("postgres") { await database.isReachable() },
+            ReadinessCheck("schema") { (try? await migrator.checkSchema(client: database.client)) != nil },
+            ReadinessCheck("kafka") { (try? await admin.metadata(timeout: .seconds(2))) != nil },
+        ] + extra
+    }
+
+    /// A router with the standard middleware (request id, access log, JSON errors, 64 KiB limit) and
+    /// `GET /openapi.json`. Health, readiness and metrics are on the management port
+    /// (`makeManagementApplication(router:)`).
+    public func makeRouter(limitBodies: Bool = true) -> Router<LatchkeyRequestContext> {
+        let router = Router(context: LatchkeyRequestContext.self)
+        router.add(middleware: RequestIDMiddleware())
+        router.add(middleware: AccessLogMiddleware())
+        router.add(middleware: ErrorMiddleware())
+        if limitBodies { router.add(middleware: BodyLimitMiddleware()) }
+        router.add(middleware: MetricsMiddleware())
+        registerOpenAPIDocument(on: router)
+        return router
+    }
+
+    /// Adds `GET /openapi.json` with this service's bundled document (a missing resource is a packaging
+    /// error: logged, and the route is absent, which the OpenAPI route tests catch).
+    public func registerOpenAPIDocument(on router: Router<LatchkeyRequestContext>) {
+        do {
+            try OpenAPIDocument(service: settings.serviceName).register(on: router)
+        } catch {
+            logger.error("OpenAPI document missing", metadata: ["service": "\(settings.serviceName)", "reason": "\(error)"])
+        }
+    }
+
+    /// Compares the router with the bundled OpenAPI document: gauge `latchkey_openapi_routes{service,state}`
+    /// (`undocumented`: served but not in the document; `unregistered`: documented but not served, e.g.
+    /// the sidecar's `/check` in proxy mode), and an error log naming every undocumented route.
+    func reportOpenAPICoverage(of routers: [Router<LatchkeyRequestContext>]) {
+        guard let document = try? OpenAPIDocument(service: settings.serviceName) else { return }
+        let comparison = document.compare(with: routers)
+        let service = settings.serviceName
+        Gauge(label: "latchkey_openapi_routes", dimensions: [("service", service), ("state", "undocumented")])
+            .record(comparison.undocumented.count)
+        Gauge(label: "latchkey_openapi_routes", dimensions: [("service", service), ("state", "unregistered")])
+            .record(comparison.unregistered.count)
+        if !comparison.undocumented.isEmpty {
+            logger.error("routes missing from the OpenAPI document",
+                         metadata: ["service": "\(service)", "routes": "\(comparison.undocumented.joined(separator: ", "))"])
+        }
+    }
+
+    /// Builds the application; refuses to start when the schema is not at the expected version.
+    /// `readiness` adds the service's own checks to `/readyz` on the management port.
+    public func makeApplication<Builder: HTTPResponderBuilder>(
+        router: Builder, server: HTTPServerBuilder = .http1(), readiness: [ReadinessCheck] = [],
+        services extra: [any Service] = []
+    ) -> Application<Builder.Responder> where Builder.Responder.Context == LatchkeyRequestContext {
+        let managementRouter = makeManagementRouter(readiness: readiness)
+        let management = makeManagementApplication(router: managementRouter)
+        var app = Application(
+            router: router, server: server,
+            configuration: .init(
+                address: .hostname(settings.host, port: settings.port), serverName: settings.serviceName),
+            services: services + extra + [management],
+            logger: logger)
+        reportOpenAPICoverage(of: [managementRouter] + ((router as? Router<LatchkeyRequestContext>).map { [$0] } ?? []))
+        let migrator = self.migrator, client = self.postgres, logger = self.logger, name = settings.serviceName
+        let exitsOnSchemaMismatch = settings.exitsOnSchemaMismatch
+        app.beforeServerStarts {
+            do {
+                try await migrator.checkSchema(client: client)
+            } catch {
+                logger.critical("refusing to start", metadata: ["service": "\(name)", "reason": "\(error.logDescription)"])
+                // Nothing has been served or produced yet, so there is nothing to drain: exit now instead of
+                // waiting for every background service's graceful shutdown (slow on a loaded machine).
+                if exitsOnSchemaMismatch {
+                    fflush(nil)
+                    exit(1)
+                }
+                throw error
+            }
+        }
+        return app
+    }
+}

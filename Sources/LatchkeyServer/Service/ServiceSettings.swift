@@ -1,0 +1,88 @@
+import Configuration
+import LatchkeyCore
+import LatchkeyPersistence
+import Logging
+
+/// Settings every Latchkey service reads (environment first, then defaults; see the README table).
+public struct ServiceSettings: Sendable {
+    public var serviceName: String
+    public var host: String
+    public var port: Int
+    /// Where `/healthz`, `/readyz`, `/metrics` and `/openapi.json` are served, apart from the service's
+    /// own port so that a public ingress never exposes them.
+    public var managementHost: String
+    /// 0 binds an ephemeral port (tests).
+    public var managementPort: Int
+    public var database: DatabaseConfiguration
+    /// Cross-tenant role for the outbox relay and audit work; nil where a service needs none.
+    public var systemDatabase: DatabaseConfiguration?
+    public var kafkaBrokers: String
+    public var topicPrefix: String
+    public var logLevel: Logger.Level
+    /// The process exits at once when the schema is not at the expected version (set by `ServiceMain`;
+    /// in-process tests keep it off and get the error thrown instead).
+    public var exitsOnSchemaMismatch = false
+
+    public init(
+        serviceName: String, host: String = "127.0.0.1", port: Int, database: DatabaseConfiguration,
+        systemDatabase: DatabaseConfiguration?, kafkaBrokers: String, topicPrefix: String = LatchkeyEventType.defaultTopicPrefix,
+        logLevel: Logger.Level = .info, managementHost: String? = nil, managementPort: Int? = nil
+    ) {
+        self.serviceName = serviceName
+        self.host = host
+        self.port = port
+        self.managementHost = managementHost ?? host
+        self.managementPort = managementPort ?? Self.defaultManagementPort(servicePort: port)
+        self.database = database
+        self.systemDatabase = systemDatabase
+        self.kafkaBrokers = kafkaBrokers
+        self.topicPrefix = topicPrefix
+        self.logLevel = logLevel
+    }
+
+    /// The service port + 1000 (8081 → 9081); an ephemeral service port gets an ephemeral one.
+    public static func defaultManagementPort(servicePort: Int) -> Int {
+        servicePort == 0 ? 0 : servicePort + 1000
+    }
+
+    /// Reads `HTTP_HOST`, `HTTP_PORT`, `MANAGEMENT_HOST`, `MANAGEMENT_PORT`, `DATABASE_URL`,
+    /// `DATABASE_SYSTEM_URL`, `KAFKA_BROKERS`, `KAFKA_TOPIC_PREFIX` and `LOG_LEVEL`.
+    public init(reader: ConfigReader, descriptor: ServiceDescriptor) throws {
+        let serviceName = descriptor.name
+        guard let databaseURL = reader.string(forKey: "database.url", isSecret: true), !databaseURL.isEmpty else {
+            throw ConfigurationError("DATABASE_URL is required (postgres://latchkey_app:…@host:5432/latchkey)")
+        }
+        var systemDatabase: DatabaseConfiguration?
+        if descriptor.needsSystemDatabase {
+            guard let url = reader.string(forKey: "database.system.url", isSecret: true), !url.isEmpty else {
+                throw ConfigurationError("DATABASE_SYSTEM_URL is required (the latchkey_system role, for the outbox relay)")
+            }
+            systemDatabase = try DatabaseConfiguration(url: url)
+            systemDatabase?.applicationName = "\(serviceName)-system"
+        }
+        guard let brokers = reader.string(forKey: "kafka.brokers"), !brokers.isEmpty else {
+            throw ConfigurationError("KAFKA_BROKERS is required (host:port[,host:port…])")
+        }
+        var database = try DatabaseConfiguration(url: databaseURL)
+        database.applicationName = serviceName
+        let levelName = reader.string(forKey: "log.level", default: "info")
+        guard let level = Logger.Level(rawValue: levelName.lowercased()) else {
+            throw ConfigurationError("LOG_LEVEL must be one of trace, debug, info, notice, warning, error, critical")
+        }
+        let host = reader.string(forKey: "http.host", default: "127.0.0.1")
+        let port = reader.int(forKey: "http.port", default: descriptor.defaultPort)
+        let managementPort = reader.int(forKey: "management.port", default: Self.defaultManagementPort(servicePort: port))
+        guard (0...65535).contains(port), (0...65535).contains(managementPort) else {
+            throw ConfigurationError("HTTP_PORT and MANAGEMENT_PORT must be between 0 and 65535")
+        }
+        guard managementPort != port || port == 0 else {
+            throw ConfigurationError("MANAGEMENT_PORT must differ from HTTP_PORT (\(port)): the management endpoints stay off the public port")
+        }
+        self.init(
+            serviceName: serviceName, host: host, port: port,
+            database: database, systemDatabase: systemDatabase, kafkaBrokers: brokers,
+            topicPrefix: reader.string(forKey: "kafka.topic.prefix", default: LatchkeyEventType.defaultTopicPrefix),
+            logLevel: level, managementHost: reader.string(forKey: "management.host", default: host),
+            managementPort: managementPort)
+    }
+}

@@ -1,9 +1,0 @@
-import Foundation
-@testable import Shared
-
-/// Accepts exactly one nonce value (vector tests and verifier tests).
-struct ExactDPoPNonceSource: DPoPNonceSource {
-    let value: String
-    func currentNonce() -> String { value }
-    func isValid(_ nonce: String) -> Bool { ConstantTime.equals(nonce, value) }
-}
