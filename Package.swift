@@ -7,12 +7,14 @@ let swiftSettings: [SwiftSetting] = [
     .enableUpcomingFeature("MemberImportVisibility"),
 ]
 
-/// One service executable: its folder under Services/ and the libraries it needs.
+/// One service executable: its folder under Services/, the libraries it needs, and its OpenAPI document
+/// (`OpenAPI/<service>.json`, bundled with the service).
 func service(_ name: String, folder: String, dependencies: [Target.Dependency]) -> Target {
     .executableTarget(
         name: name,
         dependencies: dependencies,
         path: "Services/\(folder)",
+        resources: [.copy("OpenAPI")],
         swiftSettings: swiftSettings
     )
 }
@@ -150,7 +152,6 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
             ],
-            resources: [.copy("HTTP/OpenAPI")],
             swiftSettings: swiftSettings
         ),
         service(

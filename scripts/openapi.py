@@ -1,11 +1,12 @@
 #!/usr/bin/env python3
 """The per-service OpenAPI documents: docs/openapi/<service>.yaml is the source, each service serves it
-as JSON at GET /openapi.json from the copy in Sources/LatchkeyServer/HTTP/OpenAPI/<service>.json.
+as JSON at GET /openapi.json from the copy its target bundles, Services/<Service>/OpenAPI/<service>.json.
 
   openapi.py bundle   regenerate the JSON copies from the YAML documents (after editing a document)
   openapi.py check    the JSON copies are current, and each document matches its service's routes:
                       every route the service's Swift sources register is documented, and every
-                      documented operation is registered (routes in Sources/LatchkeyServer/HTTP belong to every service)
+                      documented operation is registered (routes in Sources/LatchkeyServer/HTTP belong
+                      to every service)
 
 Route registrations are found as `.get/.post/.put/.delete/.patch("path")` calls; group prefixes are not
 resolved, so a registered path matches a documented one it is a suffix of. The exact comparison against
@@ -21,7 +22,6 @@ import yaml
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DOCS = os.path.join(ROOT, "docs", "openapi")
-BUNDLED = os.path.join(ROOT, "Sources", "LatchkeyServer", "HTTP", "OpenAPI")
 SERVICES = {  # service name -> source folder
     "registration-gateway": "Services/RegistrationGateway",
     "token-service": "Services/TokenService",
@@ -57,22 +57,27 @@ def registered_routes(folder):
                         yield method, normalized, f"{os.path.relpath(path, ROOT)}:{number}"
 
 
+def bundled(service):
+    """The JSON copy's path in the repository: a resource of the service's own target."""
+    return os.path.join(SERVICES[service], "OpenAPI", f"{service}.json")
+
+
 def bundle():
-    os.makedirs(BUNDLED, exist_ok=True)
     for service in SERVICES:
-        with open(os.path.join(BUNDLED, f"{service}.json"), "w", encoding="utf-8") as handle:
+        os.makedirs(os.path.dirname(os.path.join(ROOT, bundled(service))), exist_ok=True)
+        with open(os.path.join(ROOT, bundled(service)), "w", encoding="utf-8") as handle:
             handle.write(rendered(service))
-        print(f"wrote Sources/LatchkeyServer/HTTP/OpenAPI/{service}.json")
+        print(f"wrote {bundled(service)}")
     return 0
 
 
 def check():
     failures = 0
     for service, folder in SERVICES.items():
-        bundled_path = os.path.join(BUNDLED, f"{service}.json")
+        bundled_path = os.path.join(ROOT, bundled(service))
         current = open(bundled_path, encoding="utf-8").read() if os.path.exists(bundled_path) else None
         if current != rendered(service):
-            print(f"  ✗ Sources/LatchkeyServer/HTTP/OpenAPI/{service}.json is stale: run scripts/openapi.py bundle")
+            print(f"  ✗ {bundled(service)} is stale: run scripts/openapi.py bundle")
             failures += 1
         document = load(service)
         operations = [(method, path) for path, item in document["paths"].items() for method in item

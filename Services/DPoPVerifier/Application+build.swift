@@ -8,7 +8,7 @@ import NIOPosix
 
 extension ServiceDescriptor {
     /// `dpop-verifier`, port 8083 by default.
-    static let dpopVerifier = ServiceDescriptor(name: "dpop-verifier", defaultPort: 8083, needsSystemDatabase: false)
+    static let dpopVerifier = ServiceDescriptor(name: "dpop-verifier", defaultPort: 8083, needsSystemDatabase: false, resources: .module)
 }
 
 /// Builds the dpop-verifier application; `Main` and the tests call this.

@@ -9,7 +9,7 @@ import ServiceLifecycle
 
 extension ServiceDescriptor {
     /// `token-service`, port 8082 by default.
-    static let tokenService = ServiceDescriptor(name: "token-service", defaultPort: 8082, needsSystemDatabase: true)
+    static let tokenService = ServiceDescriptor(name: "token-service", defaultPort: 8082, needsSystemDatabase: true, resources: .module)
 }
 
 /// Builds the token-service application from the environment.

@@ -41,7 +41,7 @@ import Testing
         let sidecar = try Sidecar(settings: Self.checkModeSettings(), httpClient: .shared, revocations: RevokedClients(),
                                   logger: TestServiceSettings.logger)
         sidecar.addRoutes(to: router)
-        let comparison = try OpenAPIDocument(service: ServiceDescriptor.dpopVerifier.name)
+        let comparison = try OpenAPIDocument(service: ServiceDescriptor.dpopVerifier.name, bundle: ServiceDescriptor.dpopVerifier.resources)
             .compare(with: [router, runtime.makeManagementRouter(readiness: [])])
         #expect(comparison.undocumented.isEmpty)
         #expect(comparison.unregistered.isEmpty, "check mode serves every documented operation")

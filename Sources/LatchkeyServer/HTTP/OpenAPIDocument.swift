@@ -3,8 +3,9 @@ import Hummingbird
 
 /// A service's OpenAPI 3.1 document, served at `GET /openapi.json`.
 ///
-/// The source is `docs/openapi/<service>.yaml`; `scripts/openapi.py bundle` writes the JSON copy this
-/// module ships as a resource (`.copy("HTTP/OpenAPI")`), and `scripts/openapi.py check` keeps the two equal.
+/// The source is `docs/openapi/<service>.yaml`; `scripts/openapi.py bundle` writes the JSON copy each
+/// service target ships as a resource (`Services/<Service>/OpenAPI/<service>.json`), and
+/// `scripts/openapi.py check` keeps the two equal.
 public struct OpenAPIDocument: Sendable {
     /// The document could not be found in the resource bundle.
     public struct Missing: Error, CustomStringConvertible {
@@ -15,10 +16,10 @@ public struct OpenAPIDocument: Sendable {
     /// The JSON bytes exactly as shipped.
     public let json: ByteBuffer
 
-    /// Loads the bundled document of `service` (e.g. `token-service`).
-    public init(service: String) throws {
+    /// Loads the document of `service` (e.g. `token-service`) from `bundle`, the service target's resources.
+    public init(service: String, bundle: Bundle) throws {
         guard
-            let url = Bundle.module.resourceURL?
+            let url = bundle.resourceURL?
                 .appendingPathComponent("OpenAPI", isDirectory: true)
                 .appendingPathComponent("\(service).json", isDirectory: false),
             let data = try? Data(contentsOf: url)

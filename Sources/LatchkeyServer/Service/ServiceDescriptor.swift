@@ -1,13 +1,19 @@
-/// What distinguishes one Latchkey executable at start-up: its name, default port and database needs.
+import Foundation
+
+/// What distinguishes one Latchkey executable at start-up: its name, default port, database needs and
+/// the bundle its OpenAPI document ships in.
 public struct ServiceDescriptor: Sendable {
     public let name: String
     public let defaultPort: Int
     /// True when the service runs cross-tenant work (outbox relay, audit ingestion) and needs `DATABASE_SYSTEM_URL`.
     public let needsSystemDatabase: Bool
+    /// The service target's resources (`OpenAPI/<name>.json`): each service bundles its own document.
+    public let resources: Bundle
 
-    public init(name: String, defaultPort: Int, needsSystemDatabase: Bool) {
+    public init(name: String, defaultPort: Int, needsSystemDatabase: Bool, resources: Bundle) {
         self.name = name
         self.defaultPort = defaultPort
         self.needsSystemDatabase = needsSystemDatabase
+        self.resources = resources
     }
 }

@@ -87,17 +87,23 @@ public struct ServiceRuntime: Sendable {
     /// error: logged, and the route is absent, which the OpenAPI route tests catch).
     public func registerOpenAPIDocument(on router: Router<LatchkeyRequestContext>) {
         do {
-            try OpenAPIDocument(service: settings.serviceName).register(on: router)
+            try openAPIDocument().register(on: router)
         } catch {
             logger.error("OpenAPI document missing", metadata: ["service": "\(settings.serviceName)", "reason": "\(error)"])
         }
+    }
+
+    /// This service's OpenAPI document, from the resources its settings carry.
+    func openAPIDocument() throws -> OpenAPIDocument {
+        guard let resources = settings.resources else { throw OpenAPIDocument.Missing(service: settings.serviceName) }
+        return try OpenAPIDocument(service: settings.serviceName, bundle: resources)
     }
 
     /// Compares the router with the bundled OpenAPI document: gauge `latchkey_openapi_routes{service,state}`
     /// (`undocumented`: served but not in the document; `unregistered`: documented but not served, e.g.
     /// the sidecar's `/check` in proxy mode), and an error log naming every undocumented route.
     func reportOpenAPICoverage(of routers: [Router<LatchkeyRequestContext>]) {
-        guard let document = try? OpenAPIDocument(service: settings.serviceName) else { return }
+        guard let document = try? openAPIDocument() else { return }
         let comparison = document.compare(with: routers)
         let service = settings.serviceName
         Gauge(label: "latchkey_openapi_routes", dimensions: [("service", service), ("state", "undocumented")])

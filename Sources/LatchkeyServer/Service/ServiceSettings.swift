@@ -1,4 +1,5 @@
 import Configuration
+import Foundation
 import LatchkeyCore
 import LatchkeyPersistence
 import Logging
@@ -22,11 +23,15 @@ public struct ServiceSettings: Sendable {
     /// The process exits at once when the schema is not at the expected version (set by `ServiceMain`;
     /// in-process tests keep it off and get the error thrown instead).
     public var exitsOnSchemaMismatch = false
+    /// The service target's resources, holding its OpenAPI document (``ServiceDescriptor/resources``);
+    /// without them the service serves no `/openapi.json`.
+    public var resources: Bundle?
 
     public init(
         serviceName: String, host: String = "127.0.0.1", port: Int, database: DatabaseConfiguration,
         systemDatabase: DatabaseConfiguration?, kafkaBrokers: String, topicPrefix: String = LatchkeyEventType.defaultTopicPrefix,
-        logLevel: Logger.Level = .info, managementHost: String? = nil, managementPort: Int? = nil
+        logLevel: Logger.Level = .info, managementHost: String? = nil, managementPort: Int? = nil,
+        resources: Bundle? = nil
     ) {
         self.serviceName = serviceName
         self.host = host
@@ -38,6 +43,7 @@ public struct ServiceSettings: Sendable {
         self.kafkaBrokers = kafkaBrokers
         self.topicPrefix = topicPrefix
         self.logLevel = logLevel
+        self.resources = resources
     }
 
     /// The service port + 1000 (8081 → 9081); an ephemeral service port gets an ephemeral one.
@@ -83,6 +89,6 @@ public struct ServiceSettings: Sendable {
             database: database, systemDatabase: systemDatabase, kafkaBrokers: brokers,
             topicPrefix: reader.string(forKey: "kafka.topic.prefix", default: LatchkeyEventType.defaultTopicPrefix),
             logLevel: level, managementHost: reader.string(forKey: "management.host", default: host),
-            managementPort: managementPort)
+            managementPort: managementPort, resources: descriptor.resources)
     }
 }
