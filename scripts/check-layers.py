@@ -8,7 +8,8 @@
 
 It also reads the sources: SwiftPM on Linux lets a file import any module the build happens to have
 built, so the core's `import` lines are held to the same list, and every target must declare each
-package target it imports (or a product would link without a layer it uses).
+package target it imports (or a product would link without a layer it uses). LatchkeyCoreTests must run
+without PostgreSQL or Kafka: it may not use the test database or the embedded cluster.
 
 Usage: check-layers.py [path to describe JSON; default: run `swift package describe` in the repository]
 """
@@ -29,6 +30,8 @@ ALLOWED_TARGETS = {
     "LatchkeyPersistence": {"LatchkeyCore", "LatchkeyKafka"},
     "LatchkeyServer": {"LatchkeyCore", "LatchkeyKafka", "LatchkeyPersistence"},
 }
+CORE_TESTS = "LatchkeyCoreTests"
+CORE_TESTS_FORBIDDEN = re.compile(r"\b(TestDatabase|EmbeddedKafkaCluster|withEmbeddedKafkaCluster|PostgresNIO|PostgresClient)\b")
 IMPORT = re.compile(r"^\s*(?:@\w+(?:\([^)]*\))?\s+)*import\s+(?:(?:struct|class|enum|protocol|func|var|let|typealias)\s+)?(\w+)", re.M)
 
 
@@ -72,6 +75,18 @@ def main():
         for module, file in sorted(imports(os.path.join(ROOT, core["path"])).items()):
             if module not in CORE_PRODUCTS | SYSTEM_MODULES:
                 errors.append(f"{file} imports {module}: {CORE} may use only Foundation and swift-crypto")
+    if CORE_TESTS in targets:
+        folder = os.path.join(ROOT, targets[CORE_TESTS]["path"])
+        for directory, _, files in os.walk(folder):
+            for file in sorted(files):
+                path = os.path.join(directory, file)
+                if file.endswith(".swift"):
+                    with open(path, encoding="utf-8") as source:
+                        for number, line in enumerate(source, 1):
+                            match = CORE_TESTS_FORBIDDEN.search(line)
+                            if match:
+                                errors.append(f"{os.path.relpath(path, ROOT)}:{number} uses {match.group(1)}: "
+                                              f"{CORE_TESTS} must run without PostgreSQL and Kafka")
     for name, target in sorted(targets.items()):
         if target.get("type") == "system-target":
             continue
@@ -82,7 +97,8 @@ def main():
     for error in errors:
         print(f"  ✗ {error}")
     if not errors:
-        print(f"layers ok: {CORE} uses Foundation and swift-crypto only; every target declares the layers it imports")
+        print(f"layers ok: {CORE} uses Foundation and swift-crypto only, {CORE_TESTS} no PostgreSQL or Kafka; "
+              "every target declares the layers it imports")
     return 1 if errors else 0
 
 

@@ -3,7 +3,7 @@
 #
 # Builds release binaries in .build-bench, starts PostgreSQL (readiness only) and the embedded Kafka
 # cluster, measures the same-run baselines on CPU 0 (`openssl speed ecdsap256`, swift-crypto and the
-# Shared proof verifier in process), starts dpop-verifier pinned to CPU 0, and drives it from CPU 1
+# LatchkeyCore proof verifier in process), starts dpop-verifier pinned to CPU 0, and drives it from CPU 1
 # (load generator + trivial upstream + issuer in one process). Writes Benchmarks/results/dpop-verifier.md.
 source "$(dirname "${BASH_SOURCE[0]}")/../../scripts/lib.sh"
 cd "$ROOT"

@@ -3,7 +3,7 @@ import Foundation
 import LatchkeyCore
 
 /// In-process baselines on the current core: raw swift-crypto P-256 verifies, and whole DPoP proof
-/// checks through the Shared verifier (parse, JSON, signature, thumbprint, replay cache), no HTTP.
+/// checks through the LatchkeyCore verifier (parse, JSON, signature, thumbprint, replay cache), no HTTP.
 enum CryptoSpeed {
     static func p256VerifiesPerSecond(seconds: Double) -> Double {
         let key = P256.Signing.PrivateKey()

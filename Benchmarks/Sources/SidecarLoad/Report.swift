@@ -53,7 +53,7 @@ struct Report {
             |---|---|
             | `openssl speed ecdsap256` verify | \(format(opensslVerify, 0)) |
             | swift-crypto P-256 verify (in process) | \(format(swiftVerify, 0)) |
-            | Shared `DPoPProofVerifier.verify` (in process, no HTTP) | \(format(libraryChecks, 0)) |
+            | LatchkeyCore `DPoPProofVerifier.verify` (in process, no HTTP) | \(format(libraryChecks, 0)) |
 
             ## Throughput and latency
 
