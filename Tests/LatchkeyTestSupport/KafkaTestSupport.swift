@@ -4,9 +4,9 @@ import Synchronization
 import Testing
 
 /// Helpers shared by the Kafka tests: quiet loggers, unique names, running producers, collecting records.
-public enum KafkaTestSupport {
+package enum KafkaTestSupport {
     /// librdkafka is chatty while brokers are down on purpose; set LATCHKEY_KAFKA_TEST_LOG=debug to see it all.
-    public static func logger(_ label: String) -> Logger {
+    package static func logger(_ label: String) -> Logger {
         var logger = Logger(label: "test.kafka.\(label)")
         let requested = KafkaTestEnvironment.value("LATCHKEY_KAFKA_TEST_LOG").flatMap(Logger.Level.init(rawValue:))
         logger.logLevel = requested ?? .error
@@ -14,7 +14,7 @@ public enum KafkaTestSupport {
     }
 
     /// Runs `body` against a fresh embedded cluster and always shuts the cluster down afterwards.
-    public static func withCluster<T: Sendable>(
+    package static func withCluster<T: Sendable>(
         brokers: Int,
         logger: Logger,
         _ body: (EmbeddedKafkaCluster) async throws -> T
@@ -23,14 +23,14 @@ public enum KafkaTestSupport {
     }
 
     /// A topic or group name no other (parallel) test uses.
-    public static func uniqueName(_ prefix: String) -> String {
+    package static func uniqueName(_ prefix: String) -> String {
         "\(prefix)-\(UInt32.random(in: 0...UInt32.max))"
     }
 
     /// Consumer settings for tests. The 2.0.2 mock coordinator waits `session.timeout.ms` − 1 s
     /// before re-forming a group a member has left, so a short session keeps group tests fast;
     /// it must stay above the mock's fixed 3 s initial join delay, or members expire while joining.
-    public static func consumerConfiguration(_ cluster: EmbeddedKafkaCluster, clientID: String) -> KafkaConfiguration {
+    package static func consumerConfiguration(_ cluster: EmbeddedKafkaCluster, clientID: String) -> KafkaConfiguration {
         configuration(
             cluster,
             clientID: clientID,
@@ -39,7 +39,7 @@ public enum KafkaTestSupport {
     }
 
     /// Client settings for tests: fast reconnects so broker outages end quickly, and no statistics.
-    public static func configuration(
+    package static func configuration(
         _ cluster: EmbeddedKafkaCluster,
         clientID: String,
         properties: [String: String] = [:]
@@ -58,7 +58,7 @@ public enum KafkaTestSupport {
     }
 
     /// Runs `producer` as a service around `body`, then shuts it down via cancellation.
-    public static func withRunningProducer<T: Sendable>(
+    package static func withRunningProducer<T: Sendable>(
         _ producer: KafkaProducer,
         _ body: (KafkaProducer) async throws -> T
     ) async throws -> T {
@@ -77,7 +77,7 @@ public enum KafkaTestSupport {
     }
 
     /// Sends all values to `topic` (concurrently) and returns the delivery reports in input order.
-    public static func send(
+    package static func send(
         _ values: [String],
         to topic: String,
         key: (Int) -> String? = { _ in nil },
@@ -101,25 +101,25 @@ public enum KafkaTestSupport {
 }
 
 /// A mutex-protected value that escaping test closures can share.
-public final class KafkaTestLocked<Value: Sendable>: Sendable {
+package final class KafkaTestLocked<Value: Sendable>: Sendable {
     private let mutex: Mutex<Value>
 
-    public init(_ value: Value) {
+    package init(_ value: Value) {
         mutex = Mutex(value)
     }
 
-    public func withLock<T: Sendable>(_ body: (inout Value) -> T) -> T {
+    package func withLock<T: Sendable>(_ body: (inout Value) -> T) -> T {
         mutex.withLock { body(&$0) }
     }
 }
 
-public struct KafkaTestTimeout: Error, CustomStringConvertible {
-    public var description: String
+package struct KafkaTestTimeout: Error, CustomStringConvertible {
+    package var description: String
 }
 
 extension KafkaConsumer {
     /// Reads exactly `count` records, or fails after `timeout`.
-    public func collect(_ count: Int, within timeout: Duration = .seconds(20)) async throws -> [KafkaConsumerMessage] {
+    package func collect(_ count: Int, within timeout: Duration = .seconds(20)) async throws -> [KafkaConsumerMessage] {
         let collected = KafkaTestLocked<[KafkaConsumerMessage]>([])
         let finished = try await withThrowingTaskGroup(of: Bool.self) { group in
             group.addTask {
@@ -149,7 +149,7 @@ extension KafkaConsumer {
 }
 
 extension KafkaConsumerMessage {
-    public var stringValue: String { String(decoding: value, as: UTF8.self) }
+    package var stringValue: String { String(decoding: value, as: UTF8.self) }
 }
 
 /// Environment lookups without Foundation.
