@@ -109,6 +109,8 @@ struct TokenServiceFixture: Sendable {
             // HummingbirdTesting binds port 0, so the public URL is served by a second replica.
             var replicaSettings = serviceSettings
             replicaSettings.port = replicaPort
+            // Each replica has its own management listener; sharing one port, the second could not start.
+            replicaSettings.managementPort = ServiceProcess.freePort()
             let replica = try buildApplication(
                 settings: replicaSettings, tokenSettings: settings, logger: TestServiceSettings.logger)
             let group = ServiceGroup(configuration: .init(services: [replica], logger: TestServiceSettings.logger))
