@@ -3,7 +3,7 @@ import Crypto
 import Foundation
 import Shared
 
-/// The sidecar's own settings (`DPOP_*` environment variables; see the README table).
+/// The sidecar's own settings (`DPOP_*` environment variables; listed in docs/configuration.md).
 struct SidecarSettings: Sendable {
     /// `proxy`: verify, then forward to the upstream; `check`: answer `/check` for a gateway's auth subrequest.
     enum Mode: String, Sendable {

@@ -1,7 +1,7 @@
 import Configuration
 import Logging
 
-/// Settings every Latchkey service reads (environment first, then defaults; see the README table).
+/// Settings every Latchkey service reads (environment first, then defaults; listed in docs/configuration.md).
 public struct ServiceSettings: Sendable {
     public var serviceName: String
     public var host: String
