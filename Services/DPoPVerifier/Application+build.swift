@@ -15,7 +15,8 @@ func buildApplication(settings: ServiceSettings, sidecar sidecarSettings: Sideca
                       overrides: SidecarOverrides = SidecarOverrides()) throws -> some ApplicationProtocol {
     let runtime = try ServiceRuntime(settings: settings, logger: logger)
     let httpClient = HTTPClient(eventLoopGroup: .singletonMultiThreadedEventLoopGroup, configuration: IssuerKeyFetcher.clientConfiguration)
-    let revocations = RevokedClients()
+    let revocations = RevokedClients(retention: RevocationRetention(
+        maxTokenLifetimeSeconds: sidecarSettings.maxTokenLifetimeSeconds, clockSkewSeconds: sidecarSettings.tokenClockSkewSeconds))
     let metrics = SidecarMetrics.shared
     let router = makeSidecarRouter(limitBodies: sidecarSettings.mode == .check)
     let sidecar: Sidecar

@@ -65,7 +65,8 @@ struct Sidecar: Sendable {
                 fetch: { issuer in try await fetcher.fetchKeys(issuer: issuer) })
             let verifier = try AccessTokenVerifier(
                 configuration: .init(issuers: settings.issuers, audiences: settings.audiences,
-                                     clockSkewSeconds: settings.tokenClockSkewSeconds),
+                                     clockSkewSeconds: settings.tokenClockSkewSeconds,
+                                     maximumLifetimeSeconds: settings.maxTokenLifetimeSeconds),
                 keySource: keys, clock: clock)
             let cache = AccessTokenCache(maxEntries: settings.tokenCacheMaxEntries, clock: clock)
             tokens = CachedJWTValidator(verifier: verifier, cache: cache)

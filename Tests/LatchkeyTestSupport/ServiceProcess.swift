@@ -82,6 +82,9 @@ public final class ServiceProcess: Sendable {
         return bound ? Int(UInt16(bigEndian: address.sin_port)) : Int.random(in: 20_000...40_000)
     }
 
+    /// The process id, e.g. to read its resident memory from `/proc`.
+    public var pid: Int32 { child.pid }
+
     /// Everything the process wrote to stdout and stderr so far.
     public func capturedOutput() -> String { child.output() }
 }
