@@ -159,7 +159,7 @@ import Testing
 
     /// The value of the sample `name` (with its labels, if any) on the sidecar's `/metrics`.
     func metric(_ platform: SeededPlatform, _ name: String) async throws -> Double? {
-        let metrics = try await platform.http.get("\(platform.endpoints.sidecar)/metrics")
+        let metrics = try await platform.http.get("\(platform.management("dpop-verifier"))/metrics")
         guard metrics.status == 200 else { throw TestFailure("/metrics answered \(metrics.status)") }
         let line = metrics.body.split(separator: "\n").first { $0.hasPrefix(name + " ") }
         return line?.split(separator: " ").last.flatMap { Double($0) }
@@ -180,7 +180,7 @@ import Testing
     func waitUntilReady(_ platform: SeededPlatform) async throws -> Bool {
         let deadline = ContinuousClock.now + .seconds(120)
         while ContinuousClock.now < deadline {
-            if let ready = try? await platform.http.get("\(platform.endpoints.sidecar)/readyz"), ready.status == 200 { return true }
+            if let ready = try? await platform.http.get("\(platform.management("dpop-verifier"))/readyz"), ready.status == 200 { return true }
             try await Task.sleep(for: .milliseconds(250))
         }
         return false

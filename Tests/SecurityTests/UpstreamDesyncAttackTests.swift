@@ -48,7 +48,7 @@ import Testing
 
     /// Decisions the sidecar has taken so far (its verification histogram's count).
     func decisions(_ platform: SeededPlatform) async throws -> Int {
-        let metrics = try await platform.http.get("\(platform.endpoints.sidecar)/metrics")
+        let metrics = try await platform.http.get("\(platform.management("dpop-verifier"))/metrics")
         guard metrics.status == 200 else { throw TestFailure("/metrics answered \(metrics.status)") }
         let line = metrics.body.split(separator: "\n").first { $0.hasPrefix("latchkey_dpop_verification_duration_seconds_count ") }
         return line?.split(separator: " ").last.flatMap { Double($0) }.map { Int($0) } ?? 0
