@@ -106,6 +106,7 @@ struct TokenServiceFixture: Sendable {
             // HummingbirdTesting binds port 0, so the public URL is served by a second replica.
             var replicaSettings = serviceSettings
             replicaSettings.port = replicaPort
+            replicaSettings.managementPort = ServiceProcess.freePort()
             let replica = try buildApplication(
                 settings: replicaSettings, tokenSettings: settings, logger: TestServiceSettings.logger)
             let group = ServiceGroup(configuration: .init(services: [replica], logger: TestServiceSettings.logger))
