@@ -23,17 +23,9 @@ final class LeftoverUpstream: @unchecked Sendable {
     private let gates: [String: DispatchSemaphore]
 
     init() throws {
-        let listening = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listening, $0, length) == 0 && getsockname(listening, $0, &length) == 0 }
-        }
-        guard bound, listen(listening, 16) == 0 else { close(listening); throw RawHTTPFailure("could not listen") }
-        fd = listening
-        port = Int(UInt16(bigEndian: address.sin_port))
+        let listening = try listenOnLoopback()
+        fd = listening.fd
+        port = listening.port
         gates = Dictionary(uniqueKeysWithValues: Self.heldPaths.map { ($0, DispatchSemaphore(value: 0)) })
         Thread { [self] in acceptUntilStopped() }.start()
     }
@@ -102,12 +94,12 @@ final class LeftoverUpstream: @unchecked Sendable {
         // The rest of a split smuggled response, sent before answering the next request on this connection.
         var owed = ""
         while true {
-            var headEnd = Self.endOfHead(pending)
+            var headEnd = endOfHTTPHead(pending)
             while headEnd == nil {
                 let count = chunk.withUnsafeMutableBytes { recv(client, $0.baseAddress, $0.count, 0) }
                 guard count > 0 else { return }
                 pending += chunk[..<count]
-                headEnd = Self.endOfHead(pending)
+                headEnd = endOfHTTPHead(pending)
             }
             guard let end = headEnd else { return }
             let head = String(decoding: pending[..<end], as: UTF8.self)
@@ -135,14 +127,5 @@ final class LeftoverUpstream: @unchecked Sendable {
             let bytes = Array(answer.utf8)
             guard bytes.withUnsafeBytes({ send(client, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }) == bytes.count else { return }
         }
-    }
-
-    private static func endOfHead(_ bytes: [UInt8]) -> Int? {
-        guard bytes.count >= 4 else { return nil }
-        for index in 0...(bytes.count - 4)
-        where bytes[index] == 13 && bytes[index + 1] == 10 && bytes[index + 2] == 13 && bytes[index + 3] == 10 {
-            return index
-        }
-        return nil
     }
 }

@@ -3,12 +3,10 @@ import Foundation
 import Glibc
 #endif
 
-/// One request written byte for byte to a loopback port, for targets an HTTP client would re-encode
-/// (`%u002e` becomes `%25u002e` in AsyncHTTPClient). Answers the status code of the response.
-func rawHTTPStatus(port: Int, _ request: String, timeoutSeconds: Int = 30) throws -> Int {
+/// A TCP connection to 127.0.0.1:`port` whose reads give up after `timeoutSeconds`; the caller closes it.
+func connectToLoopback(port: Int, timeoutSeconds: Int) throws -> Int32 {
     let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
     guard fd >= 0 else { throw RawHTTPFailure("socket() failed") }
-    defer { close(fd) }
     var timeout = timeval(tv_sec: timeoutSeconds, tv_usec: 0)
     setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
     var address = sockaddr_in()
@@ -18,7 +16,42 @@ func rawHTTPStatus(port: Int, _ request: String, timeoutSeconds: Int = 30) throw
     let connected = withUnsafePointer(to: &address) {
         $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
     }
-    guard connected == 0 else { throw RawHTTPFailure("connect to port \(port) failed") }
+    guard connected == 0 else {
+        close(fd)
+        throw RawHTTPFailure("connect to port \(port) failed")
+    }
+    return fd
+}
+
+/// A listening socket on 127.0.0.1 and an ephemeral port; the caller closes it.
+func listenOnLoopback() throws -> (fd: Int32, port: Int) {
+    let listening = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+    let bound = withUnsafeMutablePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listening, $0, length) == 0 && getsockname(listening, $0, &length) == 0 }
+    }
+    guard bound, listen(listening, 16) == 0 else { close(listening); throw RawHTTPFailure("could not listen") }
+    return (listening, Int(UInt16(bigEndian: address.sin_port)))
+}
+
+/// The index of the blank line ending an HTTP head in `bytes`, if it is there yet.
+func endOfHTTPHead(_ bytes: [UInt8]) -> Int? {
+    guard bytes.count >= 4 else { return nil }
+    for index in 0...(bytes.count - 4)
+    where bytes[index] == 13 && bytes[index + 1] == 10 && bytes[index + 2] == 13 && bytes[index + 3] == 10 {
+        return index
+    }
+    return nil
+}
+
+/// One request written byte for byte to a loopback port, for targets an HTTP client would re-encode
+/// (`%u002e` becomes `%25u002e` in AsyncHTTPClient). Answers the status code of the response.
+func rawHTTPStatus(port: Int, _ request: String, timeoutSeconds: Int = 30) throws -> Int {
+    let fd = try connectToLoopback(port: port, timeoutSeconds: timeoutSeconds)
+    defer { close(fd) }
     let bytes = Array(request.utf8)
     guard bytes.withUnsafeBytes({ send(fd, $0.baseAddress, $0.count, 0) }) == bytes.count else { throw RawHTTPFailure("send failed") }
     var received: [UInt8] = []
@@ -52,19 +85,8 @@ func rawHTTPExchange(
     var head = "\(method) \(parts.percentEncodedPath) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nConnection: close\r\n"
     for (name, value) in headers { head += "\(name): \(value)\r\n" }
     head += "Content-Length: \(body.count)\r\n\r\n"
-    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-    guard fd >= 0 else { throw RawHTTPFailure("socket() failed") }
+    let fd = try connectToLoopback(port: port, timeoutSeconds: timeoutSeconds)
     defer { close(fd) }
-    var timeout = timeval(tv_sec: timeoutSeconds, tv_usec: 0)
-    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-    var address = sockaddr_in()
-    address.sin_family = sa_family_t(AF_INET)
-    address.sin_port = in_port_t(UInt16(port).bigEndian)
-    address.sin_addr.s_addr = inet_addr("127.0.0.1")
-    let connected = withUnsafePointer(to: &address) {
-        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-    }
-    guard connected == 0 else { throw RawHTTPFailure("connect to port \(port) failed") }
     let bytes = Array(head.utf8) + body
     guard bytes.withUnsafeBytes({ send(fd, $0.baseAddress, $0.count, 0) }) == bytes.count else { throw RawHTTPFailure("send failed") }
     var received: [UInt8] = []
@@ -107,17 +129,9 @@ final class ConnectionCounter: @unchecked Sendable {
     private var closed = false
 
     init() throws {
-        let listening = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listening, $0, length) == 0 && getsockname(listening, $0, &length) == 0 }
-        }
-        guard bound, listen(listening, 16) == 0 else { close(listening); throw RawHTTPFailure("could not listen") }
-        fd = listening
-        port = Int(UInt16(bigEndian: address.sin_port))
+        let listening = try listenOnLoopback()
+        fd = listening.fd
+        port = listening.port
         Thread { [self] in acceptUntilStopped() }.start()
     }
 

@@ -10,22 +10,7 @@ final class RawHTTPConnection {
     private var pending: [UInt8] = []
 
     init(port: Int, timeoutSeconds: Int = 30) throws {
-        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard descriptor >= 0 else { throw RawHTTPFailure("socket() failed") }
-        var timeout = timeval(tv_sec: timeoutSeconds, tv_usec: 0)
-        setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(UInt16(port).bigEndian)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        guard connected == 0 else {
-            close(descriptor)
-            throw RawHTTPFailure("connect to port \(port) failed")
-        }
-        fd = descriptor
+        fd = try connectToLoopback(port: port, timeoutSeconds: timeoutSeconds)
     }
 
     deinit { close(fd) }
@@ -42,7 +27,7 @@ final class RawHTTPConnection {
     func readResponse(bodyless: Bool) throws -> (status: Int, head: String, body: String) {
         var end: Int?
         while end == nil {
-            end = Self.endOfHead(pending)
+            end = endOfHTTPHead(pending)
             if end == nil { try receive() }
         }
         let head = String(decoding: pending[..<end!], as: UTF8.self)
@@ -66,14 +51,5 @@ final class RawHTTPConnection {
         let count = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
         guard count > 0 else { throw RawHTTPFailure("the connection ended or timed out before the response was complete") }
         pending += chunk[..<count]
-    }
-
-    private static func endOfHead(_ bytes: [UInt8]) -> Int? {
-        guard bytes.count >= 4 else { return nil }
-        for index in 0...(bytes.count - 4)
-        where bytes[index] == 13 && bytes[index + 1] == 10 && bytes[index + 2] == 13 && bytes[index + 3] == 10 {
-            return index
-        }
-        return nil
     }
 }
