@@ -110,12 +110,13 @@ public struct ServiceRuntime: Sendable {
 
     /// Builds the application; refuses to start when the schema is not at the expected version.
     public func makeApplication<Builder: HTTPResponderBuilder>(
-        router: Builder, server: HTTPServerBuilder = .http1(), services extra: [any Service] = []
+        router: Builder, server: HTTPServerBuilder? = nil, services extra: [any Service] = []
     ) -> Application<Builder.Responder> where Builder.Responder.Context == LatchkeyRequestContext {
         var app = Application(
-            router: router, server: server,
+            router: router, server: server ?? .latchkey(settings.http),
             configuration: .init(
-                address: .hostname(settings.host, port: settings.port), serverName: settings.serviceName),
+                address: .hostname(settings.host, port: settings.port), serverName: settings.serviceName,
+                availableConnectionsDelegate: settings.http.connectionLimit),
             services: services + extra,
             logger: logger)
         if let router = router as? Router<LatchkeyRequestContext> { reportOpenAPICoverage(of: router) }

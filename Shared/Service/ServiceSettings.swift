@@ -12,6 +12,8 @@ public struct ServiceSettings: Sendable {
     public var kafkaBrokers: String
     public var topicPrefix: String
     public var logLevel: Logger.Level
+    /// Header and idle deadlines and the connection cap of the HTTP server.
+    public var http = HTTPServerSettings()
     /// The process exits at once when the schema is not at the expected version (set by `ServiceMain`;
     /// in-process tests keep it off and get the error thrown instead).
     public var exitsOnSchemaMismatch = false
@@ -32,7 +34,7 @@ public struct ServiceSettings: Sendable {
     }
 
     /// Reads `HTTP_HOST`, `HTTP_PORT`, `DATABASE_URL`, `DATABASE_SYSTEM_URL`, `KAFKA_BROKERS`,
-    /// `KAFKA_TOPIC_PREFIX` and `LOG_LEVEL`.
+    /// `KAFKA_TOPIC_PREFIX`, `LOG_LEVEL` and the server limits of ``HTTPServerSettings``.
     public init(reader: ConfigReader, descriptor: ServiceDescriptor) throws {
         let serviceName = descriptor.name
         guard let databaseURL = reader.string(forKey: "database.url", isSecret: true), !databaseURL.isEmpty else {
@@ -62,5 +64,6 @@ public struct ServiceSettings: Sendable {
             database: database, systemDatabase: systemDatabase, kafkaBrokers: brokers,
             topicPrefix: reader.string(forKey: "kafka.topic.prefix", default: LatchkeyEventType.defaultTopicPrefix),
             logLevel: level)
+        http = try HTTPServerSettings(reader: reader)
     }
 }
