@@ -25,7 +25,7 @@ func buildApplication(settings: ServiceSettings, sidecar sidecarSettings: Sideca
         sidecar = try Sidecar(settings: sidecarSettings, httpClient: httpClient, revocations: revocations, metrics: metrics,
                               overrides: overrides, logger: logger)
         sidecar.addRoutes(to: router)
-        server = try sidecar.server()
+        server = try sidecar.server(http: settings.http)
     } catch {
         // AsyncHTTPClient traps when a client is released without its shutdown.
         try? httpClient.syncShutdown()
