@@ -151,6 +151,8 @@ let package = Package(
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
+                .product(name: "NIOHTTPTypesHTTP1", package: "swift-nio-extras"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -266,6 +268,7 @@ let package = Package(
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "NIOPosix", package: "swift-nio"),
             ],
             path: "Tests/LatchkeyTestSupport",
             swiftSettings: swiftSettings
@@ -355,7 +358,7 @@ let package = Package(
             ]),
         serviceTests("AuditConsumer", extra: ["LatchkeyCore", "LatchkeyKafka", "LatchkeyPersistence", "LatchkeyServer"]),
         platformTests("SecurityTests", extra: [
-            "LatchkeyCore", "LatchkeyPersistence",
+            "LatchkeyCore", "LatchkeyKafka", "LatchkeyPersistence",
             .product(name: "NIOHTTP1", package: "swift-nio"),
         ]),
         platformTests("EndToEndTests", extra: [

@@ -2,7 +2,7 @@ import Configuration
 import Foundation
 import LatchkeyCore
 
-/// What the audit consumer reads beyond ``ServiceSettings`` (see the README's configuration table).
+/// What the audit consumer reads beyond ``ServiceSettings`` (listed in docs/configuration.md).
 struct AuditSettings: Sendable {
     /// Consumer group of the ingestion (DESIGN: `audit-consumer`).
     var groupID = "audit-consumer"

@@ -16,7 +16,8 @@ func buildApplication(settings: ServiceSettings, sidecar sidecarSettings: Sideca
                       overrides: SidecarOverrides = SidecarOverrides()) throws -> some ApplicationProtocol {
     let runtime = try ServiceRuntime(settings: settings, logger: logger)
     let httpClient = HTTPClient(eventLoopGroup: .singletonMultiThreadedEventLoopGroup, configuration: IssuerKeyFetcher.clientConfiguration)
-    let revocations = RevokedClients()
+    let revocations = RevokedClients(retention: RevocationRetention(
+        maxTokenLifetimeSeconds: sidecarSettings.maxTokenLifetimeSeconds, clockSkewSeconds: sidecarSettings.tokenClockSkewSeconds))
     let metrics = SidecarMetrics.shared
     let router = makeSidecarRouter(limitBodies: sidecarSettings.mode == .check)
     let sidecar: Sidecar
@@ -25,7 +26,7 @@ func buildApplication(settings: ServiceSettings, sidecar sidecarSettings: Sideca
         sidecar = try Sidecar(settings: sidecarSettings, httpClient: httpClient, revocations: revocations, metrics: metrics,
                               overrides: overrides, logger: logger)
         sidecar.addRoutes(to: router)
-        server = try sidecar.server()
+        server = try sidecar.server(http: settings.http)
     } catch {
         // AsyncHTTPClient traps when a client is released without its shutdown.
         try? httpClient.syncShutdown()

@@ -15,7 +15,8 @@ struct HTTPClientService: Service {
     }
 }
 
-/// Publishes cache sizes and evictions as gauges/counters at a fixed interval.
+/// Publishes cache sizes and evictions as gauges/counters at a fixed interval, dropping revocations that
+/// no longer matter first.
 struct CacheGaugeReporter: Service {
     let replayCache: InMemoryDPoPReplayCache
     let tokenCache: AccessTokenCache?
@@ -32,6 +33,8 @@ struct CacheGaugeReporter: Service {
                 reportedEvictions = evictions
                 metrics.replayCacheEntries.set(Int64(replayCache.count))
                 metrics.tokenCacheEntries.set(Int64(tokenCache?.count ?? 0))
+                // Revocations otherwise leave only while others arrive: the gauge shows what is really held.
+                revocations.sweep()
                 metrics.revokedClients.set(Int64(revocations.count))
                 try await Task.sleep(for: interval)
             }

@@ -53,7 +53,7 @@ struct IssuerKeyFetcher: Sendable {
         guard response.status == .ok else { throw Failure(description: "\(url) answered \(response.status.code)") }
         let body = try await response.body.collect(upTo: maximumBytes)
         do {
-            return try JSONDecoder().decode(T.self, from: Data(buffer: body))
+            return try StrictJSONParser.decode(T.self, from: Array(body.readableBytesView))
         } catch {
             throw Failure(description: "\(url) is not a valid \(T.self) document")
         }

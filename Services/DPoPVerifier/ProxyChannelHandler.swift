@@ -20,8 +20,8 @@ struct ProxyRoute: Sendable {
     static let ownPaths: Set<Substring> = []
 }
 
-/// Proxy mode's request path, in the server connection's channel pipeline (after Hummingbird's
-/// connection-state handler): every request that is not one of the sidecar's own endpoints is
+/// Proxy mode's request path, in the server connection's channel pipeline (right after the
+/// connection guard of ``LatchkeyHTTPServer``, before Hummingbird's codec): every request that is not one of the sidecar's own endpoints is
 /// verified and forwarded right here on the event loop — no task hop when the access token is
 /// cached — over a keep-alive connection of the loop's ``UpstreamPool``, with bodies streamed in
 /// both directions under backpressure. The sidecar's own endpoints pass through to the router.
@@ -244,9 +244,17 @@ final class ProxyChannelHandler: ChannelDuplexHandler, RemovableChannelHandler {
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
         switch phase {
         case .idle, .passThrough:
-            context.fireErrorCaught(error)  // the router answers parse errors with 400
+            context.fireErrorCaught(error)  // the router's exchange ends with it
+        case .closed:
+            return
         default:
-            closeConnection(context: context)
+            if error is HTTPRequestAborted {
+                // The connection guard answered the malformed or stalled request and closes the
+                // connection itself (after its answer is out): only this exchange ends here.
+                abandonExchange()
+            } else {
+                closeConnection(context: context)
+            }
         }
     }
 
@@ -422,11 +430,16 @@ final class ProxyChannelHandler: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     private func closeConnection(context: ChannelHandlerContext) {
+        abandonExchange()
+        context.close(promise: nil)
+    }
+
+    private func abandonExchange() {
         phase = .closed
         cancelTimers()
         upstream?.abandon()
         upstream = nil
-        context.close(promise: nil)
+        queued.removeAll()
     }
 
     private func cancelTimers() {

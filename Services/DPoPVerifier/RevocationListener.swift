@@ -11,10 +11,11 @@ import Synchronization
 /// expire, and disabled users.
 ///
 /// Every replica reads every partition itself (manual assignment under its own group id, nothing
-/// committed): the set is rebuilt from the topic at each start, so a restarted sidecar still
-/// refuses a client revoked long ago. The set is marked loaded once each partition has been read
-/// up to the high watermark it had at start-up. A malformed record is counted and skipped; a
-/// consumer failure is logged and the consumer recreated after a short pause.
+/// committed): the set is rebuilt from the topics at each start, so a restarted sidecar still refuses
+/// every client and token whose revocation still matters. Revocations that no longer matter are skipped,
+/// and the topics keep them longer than any token the sidecar accepts can live. The set is marked loaded
+/// once each partition has been read up to the high watermark it had at start-up. A malformed record is
+/// counted and skipped; a consumer failure is logged and the consumer recreated after a short pause.
 struct RevocationListener: Service {
     let kafka: KafkaConfiguration
     let admin: KafkaAdmin
@@ -105,7 +106,8 @@ struct RevocationListener: Service {
         }
         do {
             let event = try CloudEvent<ClientRevoked>.decode(from: Data(message.value))
-            if revocations.insert(tenant: event.data.tenant, clientID: event.data.clientID) {
+            if revocations.insert(tenant: event.data.tenant, clientID: event.data.clientID, revokedAt: event.data.revokedAt,
+                                  tokensExpireAt: event.data.accessTokensExpireAt) {
                 logger.info("client revoked", metadata: [
                     "tenant": "\(event.data.tenant)", "client_id": "\(event.data.clientID)", "reason": "\(event.data.reason.rawValue)",
                 ])
@@ -125,12 +127,10 @@ struct RevocationListener: Service {
         do {
             let event = try CloudEvent<TokenRevoked>.decode(from: Data(message.value))
             let jtis = Set((event.data.revokedJTIs ?? []) + (event.data.jti.map { [$0] } ?? []))
-            if let expiry = event.data.accessTokensExpireAt, !jtis.isEmpty {
-                let now = Int64(Date().timeIntervalSince1970)
-                for jti in jtis {
-                    revocations.insertToken(
-                        tenant: event.data.tenant, jti: jti, expiresAt: Int64(expiry.timeIntervalSince1970.rounded(.up)), now: now)
-                }
+            let now = Date()
+            for jti in jtis {
+                revocations.insertToken(tenant: event.data.tenant, jti: jti, revokedAt: event.data.revokedAt,
+                                        expiresAt: event.data.accessTokensExpireAt, now: now)
             }
             metrics.revocationEventsApplied.increment()
         } catch {

@@ -7,61 +7,73 @@ import Synchronization
 /// reuse, code replay), and disabled users, filled from the `UserDisabled`/`UserEnabled` topic.
 ///
 /// `isLoaded` turns true once the topics' backlog (everything present at start-up) has been read;
-/// until then the sidecar refuses to decide (503) rather than let a revoked client through. A revoked
-/// token is remembered only until it expires: afterwards its signature check refuses it anyway.
+/// until then the sidecar refuses to decide (503) rather than let a revoked client through.
+///
+/// A revoked client or token is remembered only while a token it ended could still pass the other checks
+/// (``RevocationRetention``); a revocation that is over already when it is read (at start-up, most of the
+/// topic) is not kept at all. Disabled users are remembered until they are enabled again: only an
+/// administrator disables a user, so there are never more entries than the tenants' users.
 final class RevokedClients: Sendable {
-    private let keys = Mutex<Set<String>>([])
+    let retention: RevocationRetention
     private let loaded = Atomic<Bool>(false)
-    /// `tenant/jti` → `exp` (Unix seconds) of revoked access tokens; expired entries are swept on insert.
-    private let tokens = Mutex<(entries: [String: Int64], nextSweep: Int64)>(([:], 0))
+    /// `tenant/client_id` (the Kafka key) of revoked clients.
+    private let clients = Mutex(ExpiringKeys())
+    /// `tenant/jti` of revoked access tokens.
+    private let tokens = Mutex(ExpiringKeys())
     /// `tenant/user_id` (lowercase) of users disabled and not enabled since.
     private let users = Mutex<Set<String>>([])
 
-    init(loaded: Bool = false) {
+    init(loaded: Bool = false, retention: RevocationRetention = RevocationRetention()) {
+        self.retention = retention
         self.loaded.store(loaded, ordering: .relaxed)
     }
 
     var isLoaded: Bool { loaded.load(ordering: .acquiring) }
-    var count: Int { keys.withLock { $0.count } }
+    /// Revoked clients remembered right now.
+    var count: Int { clients.withLock { $0.count } }
 
     func markLoaded() {
         loaded.store(true, ordering: .releasing)
     }
 
-    /// Adds a client; returns false when it was already known (events are replayed at every start).
+    /// Adds a client revoked at `revokedAt` whose tokens expire by `tokensExpireAt` (when the event says);
+    /// false when it was known already (events are replayed at every start) or its tokens are all past.
     @discardableResult
-    func insert(tenant: TenantSlug, clientID: String) -> Bool {
+    func insert(tenant: TenantSlug, clientID: String, revokedAt: Date, tokensExpireAt: Date?, now: Date = Date()) -> Bool {
         let key = LatchkeyEventType.kafkaKey(tenant: tenant, clientID: clientID)
-        return keys.withLock { $0.insert(key).inserted }
+        let until = retention.keepUntil(revokedAt: revokedAt, tokensExpireAt: tokensExpireAt)
+        let now = RevocationRetention.seconds(now)
+        return clients.withLock { $0.insert(key, until: until, now: now) }
     }
 
     func contains(tenant: TenantSlug, clientID: String) -> Bool {
         let key = LatchkeyEventType.kafkaKey(tenant: tenant, clientID: clientID)
-        return keys.withLock { $0.contains(key) }
+        return clients.withLock { $0.contains(key) }
     }
 
-    /// Refuses the access token `jti` of `tenant` until `expiresAt` (Unix seconds); nothing to do for a
-    /// token that has expired already.
-    func insertToken(tenant: TenantSlug, jti: String, expiresAt: Int64, now: Int64) {
-        guard expiresAt > now else { return }
+    /// Refuses the access token `jti` of `tenant`, revoked at `revokedAt`, until it would be refused anyway
+    /// (`expiresAt`: when it expires, if the event says).
+    func insertToken(tenant: TenantSlug, jti: String, revokedAt: Date, expiresAt: Date?, now: Date = Date()) {
         let key = tenant.rawValue + "/" + jti
-        tokens.withLock { state in
-            state.entries[key] = max(state.entries[key] ?? 0, expiresAt)
-            // At most one sweep a minute keeps inserts O(1) amortised and memory bounded by live tokens.
-            if now >= state.nextSweep {
-                state.entries = state.entries.filter { $0.value > now }
-                state.nextSweep = now + 60
-            }
-        }
+        let until = retention.keepUntil(revokedAt: revokedAt, tokensExpireAt: expiresAt)
+        let now = RevocationRetention.seconds(now)
+        _ = tokens.withLock { $0.insert(key, until: until, now: now) }
     }
 
     func containsToken(tenant: TenantSlug, jti: String) -> Bool {
         guard !jti.isEmpty else { return false }
         let key = tenant.rawValue + "/" + jti
-        return tokens.withLock { $0.entries[key] != nil }
+        return tokens.withLock { $0.contains(key) }
     }
 
-    var revokedTokenCount: Int { tokens.withLock { $0.entries.count } }
+    var revokedTokenCount: Int { tokens.withLock { $0.count } }
+
+    /// Drops the clients and tokens nothing is left to refuse of (inserting does it too, at most once a minute).
+    func sweep(now: Date = Date()) {
+        let now = RevocationRetention.seconds(now)
+        clients.withLock { $0.sweep(now: now) }
+        tokens.withLock { $0.sweep(now: now) }
+    }
 
     /// Applies `UserDisabled` (true) or `UserEnabled` (false); the topic's order per user decides.
     func setUser(tenant: TenantSlug, userID: UUID, disabled: Bool) {

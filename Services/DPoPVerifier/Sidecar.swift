@@ -66,7 +66,8 @@ struct Sidecar: Sendable {
                 fetch: { issuer in try await fetcher.fetchKeys(issuer: issuer) })
             let verifier = try AccessTokenVerifier(
                 configuration: .init(issuers: settings.issuers, audiences: settings.audiences,
-                                     clockSkewSeconds: settings.tokenClockSkewSeconds),
+                                     clockSkewSeconds: settings.tokenClockSkewSeconds,
+                                     maximumLifetimeSeconds: settings.maxTokenLifetimeSeconds),
                 keySource: keys, clock: clock)
             let cache = AccessTokenCache(maxEntries: settings.tokenCacheMaxEntries, clock: clock)
             tokens = CachedJWTValidator(verifier: verifier, cache: cache)
@@ -88,18 +89,19 @@ struct Sidecar: Sendable {
         if settings.mode == .check { CheckController(gate: gate, resolver: resolver).addRoutes(to: router) }
     }
 
-    /// The HTTP server: in proxy mode Hummingbird's HTTP/1.1 channel with the proxy in its pipeline
-    /// (``SidecarHTTPServer``), in check mode the plain one.
-    func server() throws -> HTTPServerBuilder {
+    /// The HTTP server every service uses (``LatchkeyHTTPServer``); in proxy mode with a
+    /// ``ProxyChannelHandler`` right after the connection guard, so proxied requests are verified and
+    /// forwarded inside the channel pipeline and only the sidecar's own endpoints reach the router.
+    func server(http: HTTPServerSettings) throws -> HTTPServerBuilder {
         switch settings.mode {
         case .check:
-            return .http1()
+            return .latchkey(http)
         case .proxy:
             guard let upstream = settings.upstream else { throw ConfigurationError("DPOP_UPSTREAM_URL is required in proxy mode") }
             let route = ProxyRoute(
                 gate: gate, resolver: resolver, proxy: UpstreamProxy(settings: upstream, forwardCredentials: settings.forwardCredentials),
                 pools: try UpstreamPools(settings: upstream), logger: logger, ownPaths: ProxyRoute.ownPaths)
-            return SidecarHTTPServer.builder(route: route)
+            return .latchkey(http, requestHandlers: { [ProxyChannelHandler(route: route)] })
         }
     }
 }

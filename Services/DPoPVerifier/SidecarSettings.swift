@@ -4,7 +4,7 @@ import Foundation
 import LatchkeyCore
 import LatchkeyServer
 
-/// The sidecar's own settings (`DPOP_*` environment variables; see the README table).
+/// The sidecar's own settings (`DPOP_*` environment variables; listed in docs/configuration.md).
 struct SidecarSettings: Sendable {
     /// `proxy`: verify, then forward to the upstream; `check`: answer `/check` for a gateway's auth subrequest.
     enum Mode: String, Sendable {
@@ -34,6 +34,9 @@ struct SidecarSettings: Sendable {
     /// Forward the client's `Authorization` and `DPoP` headers to the upstream.
     var forwardCredentials: Bool = false
     var tokenClockSkewSeconds: Int64 = 10
+    /// Longest access-token lifetime (`exp` − `iat`) accepted; it also bounds how long a revocation is remembered,
+    /// so the revocation topics must keep records at least this long (plus the skew and a minute).
+    var maxTokenLifetimeSeconds: Int64 = 86_400
     var tokenCacheMaxEntries: Int = 10_000
     var jwksMaxAgeSeconds: Double = 300
     var jwksMinimumRefreshSeconds: Double = 10
@@ -79,6 +82,8 @@ struct SidecarSettings: Sendable {
         publicPaths = try PublicPaths(env.list(env.string("dpop.public.paths") ?? ""))
         forwardCredentials = try env.bool("dpop.forward.credentials", default: false)
         tokenClockSkewSeconds = Int64(try env.int("dpop.token.clock.skew.seconds", default: 10, range: 0...600))
+        maxTokenLifetimeSeconds = Int64(try env.int(
+            "dpop.max.token.lifetime.seconds", default: 86_400, range: 1...TenantPolicy.maximumDurationSeconds))
         tokenCacheMaxEntries = try env.int("dpop.token.cache.max.entries", default: 10_000, range: 1...10_000_000)
         jwksMaxAgeSeconds = Double(try env.int("dpop.jwks.max.age.seconds", default: 300, range: 1...86_400))
         jwksMinimumRefreshSeconds = Double(try env.int("dpop.jwks.min.refresh.seconds", default: 10, range: 1...86_400))

@@ -17,6 +17,10 @@ protocol UpstreamConnectionDelegate: AnyObject {
 
 /// One keep-alive HTTP/1.1 connection to the upstream: the last handler of its pipeline,
 /// confined to its event loop, leased by an ``UpstreamPool`` to one request at a time.
+///
+/// Reusable only while the upstream has sent nothing beyond the responses asked for: any byte after a
+/// response's end (counted by the ``UpstreamByteCounter`` in front of the decoder) would otherwise become
+/// the start of the next request's response.
 final class UpstreamConnection: ChannelDuplexHandler {
     typealias InboundIn = HTTPClientResponsePart
     typealias OutboundIn = HTTPClientRequestPart
@@ -26,9 +30,19 @@ final class UpstreamConnection: ChannelDuplexHandler {
     weak var delegate: (any UpstreamConnectionDelegate)?
     /// Told when the connection closes, so it leaves the pool.
     weak var pool: UpstreamPool?
+    private let counter: UpstreamByteCounter
+    /// Bytes the decoder had been given when the last response ended.
+    private var deliveredAtResponseEnd: Int64 = 0
     private var context: ChannelHandlerContext?
     private var readHeld = false
     private(set) var isOpen = true
+
+    init(counter: UpstreamByteCounter) {
+        self.counter = counter
+    }
+
+    /// Open, and nothing arrived after the last response ended.
+    var isReusable: Bool { isOpen && counter.delivered == deliveredAtResponseEnd }
 
     func handlerAdded(context: ChannelHandlerContext) {
         self.context = context
@@ -43,12 +57,20 @@ final class UpstreamConnection: ChannelDuplexHandler {
         switch unwrapInboundIn(data) {
         case .head(let head): delegate.upstreamHead(head)
         case .body(let body): delegate.upstreamBody(body)
-        case .end: delegate.upstreamEnd()
+        case .end:
+            deliveredAtResponseEnd = counter.delivered
+            delegate.upstreamEnd()
         }
     }
 
     func channelReadComplete(context: ChannelHandlerContext) {
-        delegate?.upstreamReadComplete()
+        guard let delegate else {
+            // Bytes after the last response that decode to nothing whole yet (part of a head) come to light only here.
+            if counter.delivered != deliveredAtResponseEnd { context.close(promise: nil) }
+            context.fireChannelReadComplete()
+            return
+        }
+        delegate.upstreamReadComplete()
         context.fireChannelReadComplete()
     }
 

@@ -4,7 +4,7 @@ import LatchkeyCore
 import LatchkeyPersistence
 import LatchkeyServer
 
-/// Settings only the token service reads (see the README configuration table).
+/// Settings only the token service reads (listed in docs/configuration.md).
 struct TokenServiceSettings: Sendable {
     /// External origin of this service; issuers are `{publicURL}/t/{tenant}` and DPoP `htu` is computed from it.
     var publicURL: String

@@ -22,8 +22,13 @@ struct UserInfoController: Sendable {
         let tenant = try context.requireTenant()
         let endpoints = TenantEndpoints(settings: settings, tenant: tenant.id)
         let authorizations = request.headers[values: .authorization]
-        guard authorizations.count == 1, let header = authorizations.first else {
-            throw Self.unauthorized("invalid_request", "one Authorization header is required")
+        // RFC 6750 §3.1: two credentials make a malformed request (400), a missing one an unauthenticated one.
+        guard authorizations.count <= 1 else { throw Self.challenge(.badRequest, "invalid_request", "exactly one Authorization header is allowed") }
+        guard let header = authorizations.first else {
+            // RFC 6750 §3.1: no error code in the challenge when no credentials were sent.
+            throw OAuthError(.unauthorized, "invalid_token", "an access token is required", headers: [
+                .wwwAuthenticate: "Bearer, DPoP algs=\"\(JWSAlgorithm.allCases.map(\.rawValue).joined(separator: " "))\"",
+            ])
         }
         let parts = header.split(separator: " ", maxSplits: 1)
         guard parts.count == 2 else { throw Self.unauthorized("invalid_token", "malformed Authorization header") }
@@ -66,7 +71,11 @@ struct UserInfoController: Sendable {
     }
 
     static func unauthorized(_ code: String, _ description: String) -> OAuthError {
-        OAuthError(.unauthorized, code, description,
+        challenge(.unauthorized, code, description)
+    }
+
+    static func challenge(_ status: HTTPResponse.Status, _ code: String, _ description: String) -> OAuthError {
+        OAuthError(status, code, description,
                    headers: [.wwwAuthenticate: "Bearer error=\"\(code)\", DPoP algs=\"\(JWSAlgorithm.allCases.map(\.rawValue).joined(separator: " "))\""])
     }
 }

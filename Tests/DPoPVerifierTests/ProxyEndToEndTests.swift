@@ -401,11 +401,14 @@ import Testing
             audience.aud = ["https://other.example.com"]
             var issuer = stack.issuer.claims(port: port, jkt: stack.signer.jkt)
             issuer.iss = "http://127.0.0.1:\(port)/t/other"
+            // Longer-lived than the sidecar accepts (a day by default): its revocation might be forgotten before it expires.
+            let longLived = stack.issuer.claims(port: port, jkt: stack.signer.jkt, lifetime: 86_401)
             let cases: [(String, String)] = [
                 (try stack.issuer.sign(expired), "expired"),
                 (try stack.issuer.sign(future), "not yet valid"),
                 (try stack.issuer.sign(audience), "audience"),
                 (try stack.issuer.sign(issuer), "issuer"),
+                (try stack.issuer.sign(longLived), "lifetime"),
                 (try stack.issuer.sign(stack.issuer.claims(port: port, jkt: stack.signer.jkt), typ: "JWT"), "typ"),
                 (try stack.issuer.sign(stack.issuer.claims(port: port, jkt: stack.signer.jkt), kid: "k1") + "x", "signature"),
             ]

@@ -1,3 +1,4 @@
+import Foundation
 import LatchkeyCore
 import LatchkeyServer
 import LatchkeyTestSupport
@@ -19,7 +20,7 @@ import Testing
         let replay = InMemoryDPoPReplayCache(maxEntries: 3, clock: clock)
         for index in 0..<5 { _ = await replay.insertIfAbsent(jkt: "k", jti: "\(index)", expiresAt: 1_060) }
         let revocations = RevokedClients(loaded: true)
-        revocations.insert(tenant: TenantSlug(rawValue: "acme")!, clientID: "c1")
+        revocations.insert(tenant: TenantSlug(rawValue: "acme")!, clientID: "c1", revokedAt: Date(), tokensExpireAt: nil)
         let reporter = CacheGaugeReporter(replayCache: replay, tokenCache: AccessTokenCache(maxEntries: 4), revocations: revocations,
                                           metrics: metrics, interval: .milliseconds(10))
         let group = ServiceGroup(configuration: .init(services: [reporter], logger: TestServiceSettings.logger))

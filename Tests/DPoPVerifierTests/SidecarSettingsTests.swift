@@ -38,6 +38,7 @@ import Testing
         #expect(!settings.forwardCredentials)
         #expect(settings.publicPaths.isEmpty)
         #expect(settings.replayCacheMaxEntries == 100_000)
+        #expect(settings.maxTokenLifetimeSeconds == 86_400)
         guard case .off = settings.nonceMode else { Issue.record("nonces on by default"); return }
     }
 
@@ -57,7 +58,7 @@ import Testing
             "DPOP_JWKS_MAX_AGE_SECONDS": "600", "DPOP_JWKS_MIN_REFRESH_SECONDS": "20",
             "DPOP_ISSUER_METADATA_ORIGIN": "http://token-service:8082",
             "DPOP_UPSTREAM_CONNECT_TIMEOUT_MS": "100", "DPOP_UPSTREAM_IDLE_TIMEOUT_MS": "200", "DPOP_UPSTREAM_TIMEOUT_MS": "300",
-            "DPOP_UPSTREAM_MAX_CONNECTIONS": "16",
+            "DPOP_UPSTREAM_MAX_CONNECTIONS": "16", "DPOP_MAX_TOKEN_LIFETIME_SECONDS": "3600",
         ]) { $1 })
         #expect(settings.upstream?.origin == "http://api.internal:9000")
         #expect(settings.upstream?.basePath == "/base")
@@ -80,6 +81,7 @@ import Testing
         #expect(settings.tokenCacheMaxEntries == 77)
         #expect(settings.jwksMaxAgeSeconds == 600 && settings.jwksMinimumRefreshSeconds == 20)
         #expect(settings.issuerMetadataOrigin == "http://token-service:8082")
+        #expect(settings.maxTokenLifetimeSeconds == 3_600)
     }
 
     @Test func checkModeNeedsNoUpstream() throws {
@@ -108,6 +110,7 @@ import Testing
             ("DPOP_PUBLIC_PATHS", "health", "DPOP_PUBLIC_PATHS"),
             ("DPOP_PUBLIC_PATHS", "/a/../b", "DPOP_PUBLIC_PATHS"),
             ("DPOP_NONCE_MODE", "sometimes", "DPOP_NONCE_MODE"),
+            ("DPOP_MAX_TOKEN_LIFETIME_SECONDS", "0", "DPOP_MAX_TOKEN_LIFETIME_SECONDS"),
         ]
         for (name, value, text) in cases {
             expectError(Self.minimal.merging([name: value]) { $1 }, mentioning: text)

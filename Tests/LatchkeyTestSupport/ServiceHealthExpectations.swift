@@ -18,10 +18,14 @@ public enum ServiceHealthExpectations {
             try await TestDatabase.migrate(scratch)
             let cluster = try EmbeddedKafkaCluster(brokers: 1)
             defer { cluster.shutdown() }
+            // Settings of their own for each application: each gets a fresh management port, so one
+            // application's listener never has to be gone before the next one binds.
             let settings = try await TestServiceSettings.make(
                 descriptor, kafkaBrokers: cluster.bootstrapServers, database: scratch.database)
             try await expectHealthy(build(settings), settings)
-            try await expectOpenAPIDocument(build(settings), settings, descriptor)
+            let documented = try await TestServiceSettings.make(
+                descriptor, kafkaBrokers: cluster.bootstrapServers, database: scratch.database)
+            try await expectOpenAPIDocument(build(documented), documented, descriptor)
             let unreachable = try await TestServiceSettings.make(descriptor, kafkaBrokers: unreachableKafka, database: scratch.database)
             try await expectNotReadyWithoutKafka(build(unreachable), unreachable)
         }

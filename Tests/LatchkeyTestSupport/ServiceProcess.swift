@@ -5,6 +5,7 @@ import Glibc
 #endif
 import NIOCore
 import NIOHTTP1
+import Synchronization
 
 /// A built Latchkey executable run as a child process, for start-up and shutdown tests.
 public final class ServiceProcess: Sendable {
@@ -66,21 +67,38 @@ public final class ServiceProcess: Sendable {
         return nil
     }
 
-    /// A TCP port nothing listens on right now (the kernel's pick for an ephemeral bind).
+    /// A loopback TCP port nothing listens on, for a server that binds it a little later. Picked below the
+    /// kernel's ephemeral range (32768–60999), where no outgoing connection (to PostgreSQL, Kafka, …) can take
+    /// it in between, and handed out in sequence so that no two callers of this process get the same one;
+    /// each candidate is bound once to check that it is free.
     public static func freePort() -> Int {
+        while true {
+            let offset = portCounter.add(1, ordering: .relaxed).oldValue
+            let port = portBase + offset % portSpan
+            if canBind(port) { return port }
+        }
+    }
+
+    private static let portSpan = 16_000
+    /// Another test process (another checkout's suite) starts elsewhere in the range.
+    private static let portBase = 16_000 + Int(getpid() % 40) * 100
+    private static let portCounter = Atomic<Int>(0)
+
+    private static func canBind(_ port: Int) -> Bool {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { return false }
         defer { close(fd) }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { raw in
-                bind(fd, raw, length) == 0 && getsockname(fd, raw, &length) == 0
-            }
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        return withUnsafePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
         }
-        return bound ? Int(UInt16(bigEndian: address.sin_port)) : Int.random(in: 20_000...40_000)
     }
+
+    /// The process id, e.g. to read its resident memory from `/proc`.
+    public var pid: Int32 { child.pid }
 
     /// Everything the process wrote to stdout and stderr so far.
     public func capturedOutput() -> String { child.output() }

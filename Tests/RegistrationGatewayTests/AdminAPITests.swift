@@ -50,6 +50,10 @@ import Testing
         #expect(data["reason"] as? String == "admin")
         #expect(data["reason_detail"] as? String == "device stolen")
         #expect((data["actor"] as? [String: String]) == ["type": "admin", "id": "admin-client"])
+        // No token on record: one being signed right now lives the policy's 600 s, plus the issuance slack.
+        let revoked = try CloudEvent<ClientRevoked>.decode(from: Data(try #require(events.last).utf8)).data
+        let expiry = try #require(revoked.accessTokensExpireAt, "ClientRevoked does not say when the client's tokens expire")
+        #expect(abs(expiry.timeIntervalSince(revoked.revokedAt) - 660) < 1, "\(revoked.revokedAt) → \(expiry)")
     }
 
     @Test func tokensWithoutTheAdminScopeOrFromAnotherTenantAreRefused() async throws {

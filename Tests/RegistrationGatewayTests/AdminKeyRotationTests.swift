@@ -32,7 +32,7 @@ import Testing
             #expect(rotated.json["policy_version"] as? Int == 2)
             let stagedKid = try #require(rotated.json["kid"] as? String)
 
-            let again = try await client.send(.post, "/admin/tenants/\(h.tenant)/keys/rotate", token: admin)
+            let again = try await client.send(.post, "/admin/tenants/\(h.tenant)/keys/rotate", token: admin, json: "{}")
             #expect(again.status == .conflict && again.errorCode == "invalid_request")
             #expect(String(buffer: again.body).contains(stagedKid))
 
@@ -65,8 +65,8 @@ import Testing
         let h = try await GatewayTestHarness.make()
         let admin = try await adminToken(h)
         try await GatewayTestHarness.withApp(keyRotation: true) { client in
-            async let first = client.send(.post, "/admin/tenants/\(h.tenant)/keys/rotate", token: admin)
-            async let second = client.send(.post, "/admin/tenants/\(h.tenant)/keys/rotate", token: admin)
+            async let first = client.send(.post, "/admin/tenants/\(h.tenant)/keys/rotate", token: admin, json: "{}")
+            async let second = client.send(.post, "/admin/tenants/\(h.tenant)/keys/rotate", token: admin, json: "{}")
             let statuses = try await [first.status.code, second.status.code].sorted()
             #expect(statuses == [201, 409])
             let keys = try await client.send(.get, "/admin/tenants/\(h.tenant)/keys", token: admin).json["keys"] as? [[String: Any]]
@@ -80,6 +80,9 @@ import Testing
         (#"{"algorithm":"PS256"}"#, "application/json", 400), (#"{"algorithm":"es256"}"#, "application/json", 400),
         (#"{"algorithm":7}"#, "application/json", 400), ("{", "application/json", 400), ("[]", "application/json", 400),
         (#"{"algorithm":"RS256"}"#, "text/plain", 415),
+        // The body is required and says exactly what to do: nothing is staged by default or by guesswork.
+        ("", "application/json", 400), ("null", "application/json", 400), (#"{"algorithm":null}"#, "application/json", 400),
+        (#"{"algoritm":"RS256"}"#, "application/json", 400), (#"{"algorithm":"RS256","algorithm":"EdDSA"}"#, "application/json", 400),
     ]
 
     @Test func hostileRotationBodiesAreClearErrors() async throws {

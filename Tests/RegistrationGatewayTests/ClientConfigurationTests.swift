@@ -106,6 +106,12 @@ import Testing
                         INSERT INTO refresh_tokens (tenant_id, token_hash, family_id, client_id, user_id, scope, expires_at)
                         VALUES (\(h.tenant), 'rt-hash-1', \(UUID()), \(clientID), \(h.user), 'openid', now() + interval '1 day')
                         """, logger: database.logger)
+                    // An access token issued under an earlier, longer lifetime outlives the policy's 600 s.
+                    try await connection.query(
+                        """
+                        INSERT INTO issued_access_tokens (tenant_id, jti, client_id, user_id, expires_at)
+                        VALUES (\(h.tenant), \(UUID().uuidString), \(clientID), \(h.user), now() + interval '2 hours')
+                        """, logger: database.logger)
                 }
             }
             let other = try await GatewayTestHarness.make()
@@ -135,6 +141,8 @@ import Testing
             #expect(event.data.reason == .deregistered)
             #expect(event.data.clientID == clientID)
             #expect(!events[0].contains(token))
+            let expiry = try #require(event.data.accessTokensExpireAt, "ClientRevoked does not say when the client's tokens expire")
+            #expect(expiry.timeIntervalSince(event.data.revokedAt) > 7_100, "the token on record counts: \(expiry)")
         }
     }
 }

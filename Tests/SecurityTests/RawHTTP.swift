@@ -3,12 +3,10 @@ import Foundation
 import Glibc
 #endif
 
-/// One request written byte for byte to a loopback port, for targets an HTTP client would re-encode
-/// (`%u002e` becomes `%25u002e` in AsyncHTTPClient). Answers the status code of the response.
-func rawHTTPStatus(port: Int, _ request: String, timeoutSeconds: Int = 30) throws -> Int {
+/// A TCP connection to 127.0.0.1:`port` whose reads give up after `timeoutSeconds`; the caller closes it.
+func connectToLoopback(port: Int, timeoutSeconds: Int) throws -> Int32 {
     let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
     guard fd >= 0 else { throw RawHTTPFailure("socket() failed") }
-    defer { close(fd) }
     var timeout = timeval(tv_sec: timeoutSeconds, tv_usec: 0)
     setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
     var address = sockaddr_in()
@@ -18,7 +16,42 @@ func rawHTTPStatus(port: Int, _ request: String, timeoutSeconds: Int = 30) throw
     let connected = withUnsafePointer(to: &address) {
         $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
     }
-    guard connected == 0 else { throw RawHTTPFailure("connect to port \(port) failed") }
+    guard connected == 0 else {
+        close(fd)
+        throw RawHTTPFailure("connect to port \(port) failed")
+    }
+    return fd
+}
+
+/// A listening socket on 127.0.0.1 and an ephemeral port; the caller closes it.
+func listenOnLoopback() throws -> (fd: Int32, port: Int) {
+    let listening = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+    let bound = withUnsafeMutablePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listening, $0, length) == 0 && getsockname(listening, $0, &length) == 0 }
+    }
+    guard bound, listen(listening, 16) == 0 else { close(listening); throw RawHTTPFailure("could not listen") }
+    return (listening, Int(UInt16(bigEndian: address.sin_port)))
+}
+
+/// The index of the blank line ending an HTTP head in `bytes`, if it is there yet.
+func endOfHTTPHead(_ bytes: [UInt8]) -> Int? {
+    guard bytes.count >= 4 else { return nil }
+    for index in 0...(bytes.count - 4)
+    where bytes[index] == 13 && bytes[index + 1] == 10 && bytes[index + 2] == 13 && bytes[index + 3] == 10 {
+        return index
+    }
+    return nil
+}
+
+/// One request written byte for byte to a loopback port, for targets an HTTP client would re-encode
+/// (`%u002e` becomes `%25u002e` in AsyncHTTPClient). Answers the status code of the response.
+func rawHTTPStatus(port: Int, _ request: String, timeoutSeconds: Int = 30) throws -> Int {
+    let fd = try connectToLoopback(port: port, timeoutSeconds: timeoutSeconds)
+    defer { close(fd) }
     let bytes = Array(request.utf8)
     guard bytes.withUnsafeBytes({ send(fd, $0.baseAddress, $0.count, 0) }) == bytes.count else { throw RawHTTPFailure("send failed") }
     var received: [UInt8] = []
@@ -32,6 +65,53 @@ func rawHTTPStatus(port: Int, _ request: String, timeoutSeconds: Int = 30) throw
     let parts = statusLine.split(separator: " ")
     guard parts.count >= 2, let status = Int(parts[1]) else { throw RawHTTPFailure("no status line: \(statusLine)") }
     return status
+}
+
+/// What a raw exchange answered: the status and the body (the service closes the connection after it).
+struct RawHTTPResponse {
+    let status: Int
+    let body: [UInt8]
+    var json: [String: Any] { (try? JSONSerialization.jsonObject(with: Data(body)) as? [String: Any]) ?? [:] }
+    var error: String? { json["error"] as? String }
+    var text: String { String(decoding: body.prefix(300), as: UTF8.self) }
+}
+
+/// Sends a request whose body is exact bytes (invalid UTF-8 included, which a `String` cannot carry) to
+/// `url` (`http://127.0.0.1:port/path`) with `Connection: close`, and reads the whole answer.
+func rawHTTPExchange(
+    _ method: String, _ url: String, headers: [(String, String)] = [], body: [UInt8], timeoutSeconds: Int = 30
+) throws -> RawHTTPResponse {
+    guard let parts = URLComponents(string: url), let port = parts.port else { throw RawHTTPFailure("not a loopback URL: \(url)") }
+    var head = "\(method) \(parts.percentEncodedPath) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nConnection: close\r\n"
+    for (name, value) in headers { head += "\(name): \(value)\r\n" }
+    head += "Content-Length: \(body.count)\r\n\r\n"
+    let fd = try connectToLoopback(port: port, timeoutSeconds: timeoutSeconds)
+    defer { close(fd) }
+    let bytes = Array(head.utf8) + body
+    guard bytes.withUnsafeBytes({ send(fd, $0.baseAddress, $0.count, 0) }) == bytes.count else { throw RawHTTPFailure("send failed") }
+    var received: [UInt8] = []
+    var buffer = [UInt8](repeating: 0, count: 4096)
+    let separator: [UInt8] = Array("\r\n\r\n".utf8)
+    func headEnd() -> Int? { (0..<max(0, received.count - 3)).first { received[$0..<$0 + 4].elementsEqual(separator) } }
+    // Until the server closes or, with a Content-Length, the whole body is in.
+    while true {
+        if let end = headEnd() {
+            let head = String(decoding: received[..<end], as: UTF8.self).lowercased()
+            let length = head.split(separator: "\r\n").first { $0.hasPrefix("content-length:") }
+                .flatMap { Int($0.dropFirst("content-length:".count).trimmingCharacters(in: .whitespaces)) }
+            if let length, received.count >= end + 4 + length { break }
+        }
+        let count = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+        guard count > 0 else { break }
+        received += buffer[..<count]
+    }
+    guard let end = headEnd() else {
+        throw RawHTTPFailure("no complete response head: \(String(decoding: received.prefix(200), as: UTF8.self))")
+    }
+    let statusLine = String(decoding: received.prefix { $0 != UInt8(ascii: "\r") }, as: UTF8.self)
+    let fields = statusLine.split(separator: " ")
+    guard fields.count >= 2, let status = Int(fields[1]) else { throw RawHTTPFailure("no status line: \(statusLine)") }
+    return RawHTTPResponse(status: status, body: Array(received[(end + 4)...]))
 }
 
 struct RawHTTPFailure: Error, CustomStringConvertible {
@@ -49,17 +129,9 @@ final class ConnectionCounter: @unchecked Sendable {
     private var closed = false
 
     init() throws {
-        let listening = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listening, $0, length) == 0 && getsockname(listening, $0, &length) == 0 }
-        }
-        guard bound, listen(listening, 16) == 0 else { close(listening); throw RawHTTPFailure("could not listen") }
-        fd = listening
-        port = Int(UInt16(bigEndian: address.sin_port))
+        let listening = try listenOnLoopback()
+        fd = listening.fd
+        port = listening.port
         Thread { [self] in acceptUntilStopped() }.start()
     }
 

@@ -54,6 +54,9 @@ struct SeededPlatform {
 
     var adminBase: String { "\(endpoints.gateway)/admin/tenants/\(endpoints.tenant)" }
 
+    /// The management port's base URL of `service` (`/healthz`, `/readyz`, `/metrics`), as it runs now.
+    func management(_ service: String) -> String { processes.processes[service]?.managementURL ?? "http://127.0.0.1:1" }
+
     func bearer(_ token: String) -> [(String, String)] { [("Authorization", "Bearer \(token)")] }
 
     func basic(_ clientID: String, _ secret: String) -> [(String, String)] {

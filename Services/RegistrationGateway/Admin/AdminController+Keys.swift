@@ -5,11 +5,6 @@ import LatchkeyPersistence
 import LatchkeyServer
 import Logging
 
-/// `POST …/keys/rotate`: an optional body naming the algorithm of the staged key.
-struct RotateKeyRequest: Decodable, Sendable {
-    var algorithm: String?
-}
-
 extension AdminController {
     /// `GET /admin/tenants/{tenant}/keys`: every stored signing key with its lifecycle (no key material).
     @Sendable func listKeys(_ request: Request, context: Context) async throws -> Response {
@@ -57,14 +52,15 @@ extension AdminController {
         TenantSigningKeys(envelope: try settings.keyEnvelope ?? KeyEnvelope(configuration: KeyMaterial.generateConfigurationValue()))
     }
 
-    /// The algorithm of an optional JSON body `{"algorithm": "RS256"}`; nil for an empty body.
+    /// The algorithm of the required JSON body: `{}` for the policy's, or `{"algorithm": "RS256"}`. Nothing
+    /// else is accepted, so an empty or misspelt body never stages a key by default.
     private static func requestedAlgorithm(_ request: Request) async throws -> JWSAlgorithm? {
-        let body = try await request.body.collect(upTo: HTTPLimits.maximumBodySize)
-        guard body.readableBytes > 0 else { return nil }
-        try RegistrationRequestBody.requireJSON(request)
-        guard let name = try AdminBody.decode(RotateKeyRequest.self, from: Data(body.readableBytesView)).algorithm else {
-            return nil
+        let body = try await AdminBody.read(request)
+        let name = try AdminBody.checked { () throws(JSONRequestBody.Problem) in
+            try body.requireOnly(["algorithm"])
+            return try body.string("algorithm")
         }
+        guard let name else { return nil }
         guard let algorithm = JWSAlgorithm(parsing: name), TenantPolicy.signingAlgorithms.contains(algorithm) else {
             throw OAuthError.invalidRequest(SigningKeyRotationError.unsupportedAlgorithm(name).description)
         }

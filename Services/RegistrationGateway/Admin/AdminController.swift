@@ -52,13 +52,16 @@ struct AdminController: Sendable {
     // MARK: Tenants
 
     @Sendable func createTenant(_ request: Request, context: Context) async throws -> Response {
-        let body = try await AdminBody.read(CreateTenantRequest.self, from: request)
+        let json = try await AdminBody.read(request)
+        let body = try AdminBody.decode(CreateTenantRequest.self, from: json)
         guard let slug = TenantSlug(rawValue: body.tenantID) else {
             throw OAuthError.invalidRequest("tenant_id must be 1–63 characters of a-z, 0-9 and '-', starting with a letter or digit")
         }
         let (actor, bootstrap) = try await authenticator.actor(request, tenant: slug, bootstrap: .firstTenant)
         if bootstrap != nil { try await refuseSpentBootstrap() }
-        let prepared = try upstreamSecrets.prepare(try body.policy.map(Self.parsePolicy) ?? TenantPolicy(), tenant: slug.rawValue)
+        let requestedPolicy = json.members["policy"].flatMap { $0.isNull ? nil : $0 }
+        let prepared = try upstreamSecrets.prepare(
+            try requestedPolicy.map { try Self.parsePolicy(Data(CanonicalJSON.encode($0))) } ?? TenantPolicy(), tenant: slug.rawValue)
         let policy = prepared.policy
         let displayName = try Self.bounded(body.displayName ?? slug.rawValue, field: "display_name", maximum: 200)
         let logger = database.logger
@@ -93,7 +96,7 @@ struct AdminController: Sendable {
     @Sendable func updatePolicy(_ request: Request, context: Context) async throws -> Response {
         let (tenant, actor) = try await authorized(request, context)
         let slug = tenant.slug.rawValue
-        let prepared = try upstreamSecrets.prepare(try Self.parsePolicy(try await AdminBody.read(JSONValue.self, from: request)), tenant: slug)
+        let prepared = try upstreamSecrets.prepare(try Self.parsePolicy(Data(try await AdminBody.read(request).bytes)), tenant: slug)
         let policy = prepared.policy
         let logger = database.logger
         guard let version = try await database.withTenantTransaction(slug, { connection in
@@ -122,9 +125,10 @@ struct AdminController: Sendable {
         let slug = try Self.tenantSlug(context)
         let (actor, bootstrap) = try await authenticator.actor(request, tenant: slug, bootstrap: .firstClient)
         guard let tenant = try await tenants.tenant(slug) else { throw OAuthError.notFound("unknown tenant") }
-        let body = try await RegistrationRequestBody.jsonData(request)
+        let body = try await AdminBody.read(request)
         let requested = try AdminBody.decode(ClientMetadata.self, from: body)
-        let firstParty = try AdminBody.decode(AdminClientOptions.self, from: body).firstParty ?? false
+        // The tenant's own app: its signed-in users are not asked to consent.
+        let firstParty = try AdminBody.checked { () throws(JSONRequestBody.Problem) in try body.bool("first_party") } ?? false
         var policy = tenant.policy
         // An administrator may grant any scope (also the reserved `dcr` and `admin`) and grant type;
         // every other registration rule still applies.
@@ -409,8 +413,8 @@ struct AdminController: Sendable {
         return slug
     }
 
-    private static func parsePolicy(_ value: JSONValue) throws -> TenantPolicy {
-        do { return try TenantPolicy.parse(try LatchkeyJSON.encode(value)) } catch {
+    private static func parsePolicy(_ json: Data) throws -> TenantPolicy {
+        do { return try TenantPolicy.parse(json) } catch {
             throw OAuthError.invalidRequest("\(error)")
         }
     }

@@ -3,24 +3,13 @@ import Hummingbird
 import LatchkeyCore
 import LatchkeyServer
 
-/// `POST /admin/tenants`.
+/// `POST /admin/tenants` (its `policy` member is read by `TenantPolicy.parse`).
 struct CreateTenantRequest: Decodable, Sendable {
     var tenantID: String
     var displayName: String?
-    var policy: JSONValue?
     enum CodingKeys: String, CodingKey {
         case tenantID = "tenant_id"
         case displayName = "display_name"
-        case policy
-    }
-}
-
-/// `POST …/clients`: the members beside the RFC 7591 metadata that only an administrator sets.
-struct AdminClientOptions: Decodable, Sendable {
-    /// The tenant's own app: its signed-in users are not asked to consent (defaults to false).
-    var firstParty: Bool?
-    enum CodingKeys: String, CodingKey {
-        case firstParty = "first_party"
     }
 }
 
@@ -68,23 +57,28 @@ struct InitialAccessTokenRequest: Decodable, Sendable {
     }
 }
 
-/// Admin request bodies: JSON only, size-bounded, decode failures as 400 `invalid_request`.
+/// Admin request bodies: required (every change is asked for explicitly), JSON only, size-bounded and
+/// strict (``JSONRequestBody``); every problem is a 400 `invalid_request`.
 enum AdminBody {
-    static func read<T: Decodable>(_ type: T.Type, from request: Request) async throws -> T {
-        try decode(type, from: try await RegistrationRequestBody.jsonData(request))
+    static func read(_ request: Request) async throws -> JSONRequestBody {
+        let bytes = Array(try await request.body.collect(upTo: HTTPLimits.maximumBodySize).readableBytesView)
+        // Checked before the media type: a missing body is the mistake to name, whatever the header says.
+        guard !bytes.isEmpty else { throw OAuthError.invalidRequest(JSONRequestBody.Problem.empty.description) }
+        try RegistrationRequestBody.requireJSON(request)
+        return try checked { () throws(JSONRequestBody.Problem) in try JSONRequestBody(bytes) }
     }
 
-    static func decode<T: Decodable>(_ type: T.Type, from data: Data) throws -> T {
-        guard !JSONNULCheck.containsNUL(data) else {
-            throw OAuthError.invalidRequest("the request body must not contain U+0000 characters")
-        }
-        do {
-            return try LatchkeyJSON.decode(type, from: data)
-        } catch let error as DecodingError {
-            throw OAuthError.invalidRequest(error.readableDescription)
-        } catch {
-            throw OAuthError.invalidRequest("the request body is not a valid JSON object")
-        }
+    static func read<T: Decodable>(_ type: T.Type, from request: Request) async throws -> T {
+        try decode(type, from: try await read(request))
+    }
+
+    static func decode<T: Decodable>(_ type: T.Type, from body: JSONRequestBody) throws(OAuthError) -> T {
+        try checked { () throws(JSONRequestBody.Problem) in try body.decode(type) }
+    }
+
+    /// Runs `work` on a body, its problems answered as 400 `invalid_request`.
+    static func checked<T>(_ work: () throws(JSONRequestBody.Problem) -> T) throws(OAuthError) -> T {
+        do { return try work() } catch { throw OAuthError.invalidRequest(error.description) }
     }
 
     /// A JSON response that may carry a credential shown once, so never cached.

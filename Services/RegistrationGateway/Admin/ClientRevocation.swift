@@ -70,9 +70,10 @@ struct ClientRevocation: Sendable {
         try await clients.revoke(
             record.clientID, tenant: record.tenant.rawValue, status: reason.resultingStatus, reason: detail ?? reason.rawValue,
             at: now, on: connection)
+        let expiry = try await clients.accessTokensExpireAt(record, revokedAt: now, on: connection)
         let event = ClientRevoked(
             tenant: record.tenant, clientID: record.clientID, reason: reason, reasonDetail: detail,
-            authenticatedUser: record.authenticatedUser, actor: actor, revokedAt: now)
+            authenticatedUser: record.authenticatedUser, actor: actor, revokedAt: now, accessTokensExpireAt: expiry)
         try await outbox.append(CloudEvent(source: EventSource.registrationGateway, data: event), on: connection, logger: database.logger)
     }
 }

@@ -13,7 +13,7 @@ enum BearerToken {
         var isDPoP: Bool
     }
 
-    /// The token, nil when no Authorization header was sent; a malformed header is a 401.
+    /// The token, nil when no Authorization header was sent; a malformed header is a 401, two headers a 400.
     static func extract(from request: Request) throws -> String? {
         guard let credential = try credential(from: request, acceptingDPoP: false) else { return nil }
         return credential.token
@@ -23,7 +23,7 @@ enum BearerToken {
     static func credential(from request: Request, acceptingDPoP: Bool) throws -> Credential? {
         let values = request.headers[values: .authorization]
         guard !values.isEmpty else { return nil }
-        guard values.count == 1 else { throw invalidToken("exactly one Authorization header is allowed") }
+        guard values.count == 1 else { throw invalidRequest("exactly one Authorization header is allowed") }
         let value = values[0]
         guard value.utf8.count <= maximumLength + 7 else { throw invalidToken("token is too long") }
         let parts = value.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: true)
@@ -45,6 +45,13 @@ enum BearerToken {
         return OAuthError(
             .unauthorized, "invalid_token", description,
             headers: [.wwwAuthenticate: "Bearer error=\"invalid_token\", error_description=\"\(escaped)\""])
+    }
+
+    /// 400 `invalid_request` (RFC 6750 §3.1): the request itself is malformed, e.g. it carries two credentials.
+    static func invalidRequest(_ description: String) -> OAuthError {
+        OAuthError(
+            .badRequest, "invalid_request", description,
+            headers: [.wwwAuthenticate: "Bearer error=\"invalid_request\", error_description=\"\(description)\""])
     }
 
     private static func isB64TokenByte(_ byte: UInt8) -> Bool {

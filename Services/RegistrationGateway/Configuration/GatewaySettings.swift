@@ -4,7 +4,7 @@ import LatchkeyCore
 import LatchkeyPersistence
 import LatchkeyServer
 
-/// Settings only the registration gateway reads (see the README configuration table).
+/// Settings only the registration gateway reads (listed in docs/configuration.md).
 struct GatewaySettings: Sendable {
     /// External base URL of this gateway; registration endpoint = `{publicURL}/t/{tenant}/register`.
     var publicURL: String

@@ -126,6 +126,31 @@ struct ClientRepository: Sendable {
             WHERE tenant_id = \(tenant) AND client_id = \(clientID) AND status IN ('active', 'rotated')
             """, logger: logger)
     }
+
+    /// For `ClientRevoked`: the latest moment an access token of `client` can still be valid. That is the last
+    /// expiry on record, or later a token being signed right now (its grant read the client as active before this
+    /// transaction commits) with the tenant's access-token lifetime (its DCR-token lifetime too for a client that
+    /// may obtain `dcr`). A policy that does not decode counts as the longest lifetime a policy may set.
+    func accessTokensExpireAt(_ client: ClientRecord, revokedAt time: Date, on connection: PostgresConnection) async throws -> Date {
+        let tenant = client.tenant.rawValue, clientID = client.clientID
+        let mayHoldDCRTokens = TenantPolicy.scopeTokens(client.metadata.scope ?? "").contains("dcr")
+        let rows = try await connection.query(
+            """
+            SELECT (SELECT max(expires_at) FROM issued_access_tokens WHERE tenant_id = \(tenant) AND client_id = \(clientID)),
+                   (SELECT policy::text FROM tenants WHERE tenant_id = \(tenant))
+            """, logger: logger)
+        var recorded: Date?
+        var lifetime = TenantPolicy.maximumDurationSeconds
+        for try await (last, json) in rows.decode((Date?, String?).self) {
+            recorded = last
+            if let json, let policy = try? LatchkeyJSON.makeDecoder().decode(TenantPolicy.self, from: Data(json.utf8)) {
+                lifetime = policy.tokenLifetimes.accessToken
+                if mayHoldDCRTokens { lifetime = max(lifetime, policy.tokenLifetimes.dcrAccessToken) }
+            }
+        }
+        let signedNow = time.addingTimeInterval(TimeInterval(Int64(lifetime) + ClientRevoked.issuanceSlackSeconds))
+        return max(recorded ?? signedNow, signedNow)
+    }
 }
 
 /// A client row whose stored enums no longer decode: a bug or a manual edit, answered as a 500.

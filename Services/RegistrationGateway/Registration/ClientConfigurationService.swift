@@ -113,9 +113,10 @@ struct ClientConfigurationService: Sendable {
             try await clients.revoke(
                 clientID, tenant: tenant.id, status: reason.resultingStatus, reason: reason.rawValue, at: now, on: connection)
             let user = stored.record.authenticatedUser
+            let expiry = try await clients.accessTokensExpireAt(stored.record, revokedAt: now, on: connection)
             let event = ClientRevoked(
                 tenant: tenant.slug, clientID: clientID, reason: reason, authenticatedUser: user,
-                actor: user.map(EventActor.user) ?? .client(clientID), revokedAt: now)
+                actor: user.map(EventActor.user) ?? .client(clientID), revokedAt: now, accessTokensExpireAt: expiry)
             try await outbox.append(
                 CloudEvent(source: EventSource.registrationGateway, data: event), on: connection, logger: database.logger)
         }

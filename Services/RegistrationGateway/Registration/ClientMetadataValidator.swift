@@ -91,20 +91,15 @@ struct ClientMetadataValidator: Sendable {
 
     /// An inline JWK Set of public keys: `{"keys": [{"kty": …}, …]}`, no private members.
     private func validateJWKS(_ jwks: JSONValue) throws {
-        let data: Data
-        do { data = try LatchkeyJSON.encode(jwks) } catch {
-            throw RegistrationError.invalidMetadata("jwks is not a JWK Set")
-        }
-        guard let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
-              let keys = object["keys"] as? [[String: Any]], !keys.isEmpty, keys.count <= Self.maximumJWKSKeys,
-              (object["keys"] as? [Any])?.count == keys.count
-        else {
+        guard let keys = jwks["keys"]?.arrayValue, !keys.isEmpty, keys.count <= Self.maximumJWKSKeys else {
             throw RegistrationError.invalidMetadata("jwks must be a JWK Set with 1 to \(Self.maximumJWKSKeys) keys")
         }
-        let privateMembers: Set<String> = ["d", "p", "q", "dp", "dq", "qi", "oth", "k"]
         for key in keys {
-            guard key["kty"] is String else { throw RegistrationError.invalidMetadata("every jwks key needs kty") }
-            guard privateMembers.isDisjoint(with: key.keys) else {
+            guard let members = key.objectValue else {
+                throw RegistrationError.invalidMetadata("jwks must be a JWK Set with 1 to \(Self.maximumJWKSKeys) keys")
+            }
+            guard members["kty"]?.stringValue != nil else { throw RegistrationError.invalidMetadata("every jwks key needs kty") }
+            guard !JWK.privateMemberKeys.contains(where: { members[$0] != nil }) else {
                 throw RegistrationError.invalidMetadata("jwks must hold public keys only")
             }
         }

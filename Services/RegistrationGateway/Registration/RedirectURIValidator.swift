@@ -2,7 +2,9 @@ import Foundation
 import LatchkeyCore
 import LatchkeyServer
 
-/// Redirect URI rules of DESIGN §4 and RFC 8252 §7–8 for native and web clients.
+/// Redirect URI rules of RFC 3986, RFC 7591 and RFC 8252 §7–8 for native and web clients. Every place
+/// that stores a redirect URI (registration, RFC 7592 updates, admin clients, templates, software
+/// statements) goes through `validate`.
 enum RedirectURIValidator {
     static let maximumLength = 2048
     static let maximumCount = 20
@@ -27,10 +29,14 @@ enum RedirectURIValidator {
             throw refuse("URIs must be printable ASCII without spaces (percent-encode anything else)")
         }
         guard !uri.contains("#") else { throw refuse("a redirect URI must not contain a fragment") }
+        // Exact matching compares strings, while browsers and apps resolve what they are given: anything
+        // two readers could resolve differently (broken escapes, dot segments, impossible ports) is refused.
+        let syntax: Syntax
+        do { syntax = try Syntax(uri) } catch { throw refuse(error.reason) }
         guard let components = URLComponents(string: uri), let scheme = components.scheme?.lowercased(),
-              isValidScheme(scheme)
+              isValidScheme(scheme), scheme == syntax.scheme
         else { throw refuse("not an absolute URI") }
-        guard components.user == nil, components.password == nil else {
+        guard components.user == nil, components.password == nil, !syntax.hasUserInfo else {
             throw refuse("a redirect URI must not contain user information")
         }
         let host = components.host?.lowercased() ?? ""

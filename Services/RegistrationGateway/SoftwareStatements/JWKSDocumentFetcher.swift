@@ -25,7 +25,7 @@ struct JWKSDocumentFetcher: Sendable {
         request.headers.add(name: "Accept", value: "application/jwk-set+json, application/json")
         let response = try await client.execute(request)
         guard response.status == .ok else { throw Failure(description: "\(url) answered \(response.status.code)") }
-        do { return try JSONDecoder().decode(JWKSet.self, from: Data(buffer: response.body)) } catch {
+        do { return try StrictJSONParser.decode(JWKSet.self, from: Array(response.body.readableBytesView)) } catch {
             throw Failure(description: "\(url) is not a JWK Set document")
         }
     }

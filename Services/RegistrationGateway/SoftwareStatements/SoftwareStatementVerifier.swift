@@ -59,13 +59,13 @@ struct SoftwareStatementVerifier: Sendable {
             throw Self.invalid("the signature does not verify with the issuer's keys")
         }
         try checkTimes(claims)
-        guard !JSONNULCheck.containsNUL(jws.payload) else { throw Self.invalid("claims must not contain U+0000 characters") }
-        do {
-            var metadata = try LatchkeyJSON.decode(ClientMetadata.self, from: jws.payload)
+        // The claims are metadata sent from outside like the body itself, and read the same strict way.
+        do throws(JSONRequestBody.Problem) {
+            var metadata = try JSONRequestBody(Array(jws.payload)).decode(ClientMetadata.self)
             metadata.softwareStatement = nil
             return metadata
-        } catch let error as DecodingError {
-            throw Self.invalid("claims are not valid client metadata: \(error.readableDescription)")
+        } catch {
+            throw Self.invalid("claims are not valid client metadata: \(error.description)")
         }
     }
 

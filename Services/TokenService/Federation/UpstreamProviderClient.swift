@@ -77,7 +77,7 @@ final class UpstreamProviderClient: Sendable {
             let idToken: String?
             enum CodingKeys: String, CodingKey { case idToken = "id_token" }
         }
-        guard let idToken = (try? JSONDecoder().decode(TokenResponse.self, from: Data(buffer: body)))?.idToken else {
+        guard let idToken = (try? StrictJSONParser.decode(TokenResponse.self, from: Array(body.readableBytesView)))?.idToken else {
             throw UpstreamFailure(description: "token response has no id_token")
         }
         return idToken
@@ -103,7 +103,7 @@ final class UpstreamProviderClient: Sendable {
         let response = try await client.execute(request)
         let body = response.body
         guard response.status == .ok else { throw UpstreamFailure(description: "\(url) answered \(response.status.code)") }
-        do { return try JSONDecoder().decode(T.self, from: Data(buffer: body)) } catch {
+        do { return try StrictJSONParser.decode(T.self, from: Array(body.readableBytesView)) } catch {
             throw UpstreamFailure(description: "\(url) is not a valid \(T.self) document")
         }
     }

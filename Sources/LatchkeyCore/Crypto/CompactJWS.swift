@@ -35,19 +35,13 @@ public struct CompactJWS: Sendable {
 
         let headerJSON = Data(headerBytes)
         guard JOSEJSON.looksLikeObject(headerJSON) else { throw .malformed("JWS header is not a JSON object") }
-        let fields: DecodedHeaderFields
-        do {
-            fields = try JSONDecoder().decode(DecodedHeaderFields.self, from: headerJSON)
-        } catch let error as DecodingError {
-            throw .malformed("JWS header: \(JOSEJSON.describe(error))")
-        } catch {
-            throw .malformed("JWS header is not valid JSON")
-        }
+        let members = try JOSEJSON.members(headerBytes, what: "JWS header")
+        let fields = try DecodedHeaderFields(members)
 
         let header = JWSHeader(alg: fields.alg, typ: fields.typ, kid: fields.kid, cty: fields.cty,
                                jwk: fields.jwk, crit: fields.crit, rawJSON: headerJSON)
         if let crit = fields.crit {
-            try Self.checkCritical(crit, header: header, understood: understoodCriticalHeaders)
+            try Self.checkCritical(crit, members: members, understood: understoodCriticalHeaders)
         }
 
         self.header = header
@@ -98,7 +92,7 @@ public struct CompactJWS: Sendable {
         }
     }
 
-    private static func checkCritical(_ crit: [String], header: JWSHeader, understood: Set<String>) throws(JOSEError) {
+    private static func checkCritical(_ crit: [String], members: [String: JSONValue], understood: Set<String>) throws(JOSEError) {
         guard !crit.isEmpty else { throw .malformed("crit must not be empty") }
         guard Set(crit).count == crit.count else { throw .malformed("crit lists a parameter twice") }
         for name in crit {
@@ -110,8 +104,7 @@ public struct CompactJWS: Sendable {
             }
         }
         // Only reached when the caller understands every listed name; each must then be present.
-        let object = try header.jsonObject()
-        for name in crit where object[name] == nil {
+        for name in crit where members[name] == nil {
             throw .malformed("critical header parameter \(name) is missing")
         }
     }
@@ -154,6 +147,8 @@ public struct CompactJWS: Sendable {
     /// Decodes the payload as a JSON object into `type`; non-objects and mistyped members are refused.
     public func claims<T: Decodable>(as type: T.Type = T.self) throws(JOSEError) -> T {
         guard JOSEJSON.looksLikeObject(payload) else { throw .malformed("JWS payload is not a JSON object") }
+        // Decoded only once the strict parser accepted it, so `JSONDecoder` cannot resolve anything it refuses.
+        _ = try JOSEJSON.members(Array(payload), what: "JWS payload")
         do {
             return try JSONDecoder().decode(T.self, from: payload)
         } catch let error as DecodingError {

@@ -14,12 +14,32 @@ enum JOSEJSON {
         return false
     }
 
+    /// The members of a header or payload, read by ``StrictJSONParser`` like every JSON document from
+    /// outside: duplicate members (which another reader could resolve to a different value), broken
+    /// UTF-8, lone surrogates and out-of-range numbers are refused.
+    static func members(_ bytes: [UInt8], what: String) throws(JOSEError) -> [String: JSONValue] {
+        let value: JSONValue
+        do { value = try StrictJSONParser.parse(bytes) } catch { throw .malformed("\(what): \(error.reason)") }
+        guard case .object(let members) = value else { throw .malformed("\(what) is not a JSON object") }
+        return members
+    }
+
+    /// A dictionary of a document the strict parser accepts (then Foundation can only read it the same way).
     static func parse(_ data: Data, what: String) throws(JOSEError) -> [String: Any] {
-        guard looksLikeObject(data),
-              let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any] else {
+        _ = try members(Array(data), what: what)
+        guard let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any] else {
             throw .malformed("\(what) is not a JSON object")
         }
         return object
+    }
+
+    /// An optional string member; `null` means absent, any other type is refused.
+    static func optionalString(_ members: [String: JSONValue], _ name: String, in what: String) throws(JOSEError) -> String? {
+        switch members[name] {
+        case nil, .null?: return nil
+        case .string(let value)?: return value
+        case _?: throw .malformed("\(what): wrong type for \(name)")
+        }
     }
 
     /// Compact, deterministic output (sorted keys); slashes unescaped so URLs in claims stay readable.

@@ -72,6 +72,24 @@ public struct JWK: Codable, Sendable, Hashable {
         privateMemberNames = privateKeys.filter { container.contains($0) }.map(\.rawValue)
     }
 
+    /// A key from members read by ``StrictJSONParser`` (an embedded `jwk` header), under the rules of
+    /// `init(from:)`: `kty` required, the other known members strings when present (`null` means absent),
+    /// private members recorded by name only.
+    init(members: [String: JSONValue]) throws(JOSEError) {
+        guard case .string(let kty)? = members["kty"] else { throw .malformed("JWS header: missing or mistyped jwk.kty") }
+        self.kty = kty
+        crv = try JOSEJSON.optionalString(members, "crv", in: "JWS header jwk")
+        x = try JOSEJSON.optionalString(members, "x", in: "JWS header jwk")
+        y = try JOSEJSON.optionalString(members, "y", in: "JWS header jwk")
+        n = try JOSEJSON.optionalString(members, "n", in: "JWS header jwk")
+        e = try JOSEJSON.optionalString(members, "e", in: "JWS header jwk")
+        kid = try JOSEJSON.optionalString(members, "kid", in: "JWS header jwk")
+        use = try JOSEJSON.optionalString(members, "use", in: "JWS header jwk")
+        alg = try JOSEJSON.optionalString(members, "alg", in: "JWS header jwk")
+        // Presence alone disqualifies the key, whatever the member's JSON type (even null).
+        privateMemberNames = Self.privateMemberKeys.filter { members[$0] != nil }
+    }
+
     /// Emits public members only, whatever was decoded.
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)

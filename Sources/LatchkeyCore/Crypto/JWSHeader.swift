@@ -17,21 +17,49 @@ public struct JWSHeader: Sendable {
     /// `alg` parsed case-sensitively; `nil` for `none`, `HS256` and anything else not implemented.
     public var algorithm: JWSAlgorithm? { JWSAlgorithm(rawValue: alg) }
 
-    /// The header as a JSON dictionary, for parameters without a typed property (decoded on demand,
+    /// The header as a JSON dictionary, for parameters without a typed property (converted on demand,
     /// so the common path never pays for it).
     public func jsonObject() throws(JOSEError) -> [String: Any] {
         try JOSEJSON.parse(rawJSON, what: "header")
     }
 }
 
-/// The parts of the header that are typed; decoding fails on wrong JSON types (e.g. numeric `alg`).
-struct DecodedHeaderFields: Decodable {
+/// The parts of the header that are typed, read from the members ``StrictJSONParser`` produced; wrong JSON
+/// types (e.g. numeric `alg`) are refused, `null` for an optional parameter means absent.
+struct DecodedHeaderFields {
     let alg: String
     let typ: String?
     let kid: String?
     let cty: String?
     let jwk: JWK?
     let crit: [String]?
+
+    init(_ members: [String: JSONValue]) throws(JOSEError) {
+        switch members["alg"] {
+        case .string(let value)?: alg = value
+        case nil, .null?: throw .malformed("JWS header: missing alg")
+        case _?: throw .malformed("JWS header: wrong type for alg")
+        }
+        typ = try JOSEJSON.optionalString(members, "typ", in: "JWS header")
+        kid = try JOSEJSON.optionalString(members, "kid", in: "JWS header")
+        cty = try JOSEJSON.optionalString(members, "cty", in: "JWS header")
+        switch members["jwk"] {
+        case nil, .null?: jwk = nil
+        case .object(let key)?: jwk = try JWK(members: key)
+        case _?: throw .malformed("JWS header: wrong type for jwk")
+        }
+        switch members["crit"] {
+        case nil, .null?: crit = nil
+        case .array(let names)?:
+            var strings: [String] = []
+            for name in names {
+                guard case .string(let text) = name else { throw .malformed("JWS header: wrong type for crit") }
+                strings.append(text)
+            }
+            crit = strings
+        case _?: throw .malformed("JWS header: wrong type for crit")
+        }
+    }
 }
 
 /// Extra protected-header parameters for signing (`alg` always comes from the key).

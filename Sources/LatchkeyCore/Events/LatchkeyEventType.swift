@@ -40,6 +40,25 @@ public enum LatchkeyEventType: String, ProtocolStringEnum {
         prefix + topicSuffix
     }
 
+    /// How long the revocation topics keep a record: sidecars rebuild their revocations from them at every start,
+    /// so a record must outlive every token it ended. Seven days is well above the longest access-token lifetime
+    /// a sidecar accepts by default (one day, `DPOP_MAX_TOKEN_LIFETIME_SECONDS`) plus its skew.
+    public static let revocationRetentionMilliseconds: Int64 = 604_800_000
+
+    /// Topic settings this event type's topic needs, for every place that creates topics (the embedded cluster, the
+    /// compose job, the Kubernetes topics). `ClientRevoked` names one client per key, so compaction keeps one record
+    /// per client, and deletion drops it well after no token of the client can be valid any more. `TokenRevoked` is never compacted:
+    /// the records of one client name different tokens. `UserDisabled`/`UserEnabled` keep each user's latest state.
+    public var topicConfigs: [String: String] {
+        let retention = String(Self.revocationRetentionMilliseconds)
+        switch self {
+        case .clientRevoked: return ["cleanup.policy": "compact,delete", "retention.ms": retention]
+        case .tokenRevoked: return ["cleanup.policy": "delete", "retention.ms": retention]
+        case .userDisabled, .userEnabled: return ["cleanup.policy": "compact"]
+        default: return [:]
+        }
+    }
+
     /// The first event type whose topic is `topic` under `prefix` (a shared topic carries several types).
     public init?(topic: String, prefix: String = LatchkeyEventType.defaultTopicPrefix) {
         guard topic.hasPrefix(prefix) else { return nil }

@@ -35,6 +35,13 @@ public struct StrictJSONParser {
         try parse(Array(text.utf8), maximumDepth: maximumDepth)
     }
 
+    /// A member name fit to echo in an error: quoted when short and printable ASCII, otherwise a placeholder
+    /// (names come from outside and may be long or hold anything).
+    public static func printableName(_ name: String) -> String {
+        let printable = name.utf8.allSatisfy { $0 >= 0x20 && $0 < 0x7F && $0 != UInt8(ascii: "\"") && $0 != UInt8(ascii: "\\") }
+        return printable && name.utf8.count <= 40 ? "\"\(name)\"" : "(a member name that cannot be shown)"
+    }
+
     private init(bytes: [UInt8], maximumDepth: Int) {
         self.bytes = bytes
         self.maximumDepth = maximumDepth
@@ -97,7 +104,7 @@ public struct StrictJSONParser {
             skipWhitespace()
             let value = try parseValue(depth: depth)
             guard members.updateValue(value, forKey: name) == nil else {
-                throw Failure(offset: start, reason: "duplicate member \"\(name)\"")
+                throw Failure(offset: start, reason: "duplicate member \(Self.printableName(name))")
             }
             skipWhitespace()
             guard index < bytes.count else { throw failure("unexpected end of input") }
@@ -251,5 +258,16 @@ public struct StrictJSONParser {
         let start = index
         while index < bytes.count, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[index]) { index += 1 }
         return index - start
+    }
+}
+
+extension StrictJSONParser {
+    /// Decodes `type` from a document fetched from outside once this parser accepted it, so `decoder`
+    /// never resolves what it refuses (which of two duplicate members wins, broken UTF-8, 1e400).
+    public static func decode<T: Decodable>(
+        _ type: T.Type, from bytes: [UInt8], decoder: JSONDecoder = LatchkeyJSON.makeDecoder()
+    ) throws -> T {
+        _ = try parse(bytes)
+        return try decoder.decode(type, from: Data(bytes))
     }
 }

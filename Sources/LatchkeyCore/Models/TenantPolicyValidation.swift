@@ -35,13 +35,15 @@ extension TenantPolicy {
     /// Upper bound for every duration so arithmetic on `Date` never overflows: ten years.
     public static let maximumDurationSeconds = 315_360_000
 
-    /// The strict reading the admin API applies to a submitted policy: decode, refuse unknown
-    /// members, then `validate()`.
+    /// The strict reading the admin API applies to a submitted policy: strict JSON (duplicate members,
+    /// U+0000 and the rest of what ``StrictJSONParser`` refuses), decode, refuse unknown members, then
+    /// `validate()`.
     public static func parse(_ data: Data) throws(TenantPolicyError) -> TenantPolicy {
         let tree: JSONValue
+        do { tree = try StrictJSONParser.parse(Array(data)) } catch { throw .malformed(error.description) }
+        guard !JSONNULCheck.containsNUL(tree) else { throw .malformed("the policy must not contain U+0000 characters") }
         let policy: TenantPolicy
         do {
-            tree = try LatchkeyJSON.decode(JSONValue.self, from: data)
             policy = try LatchkeyJSON.decode(TenantPolicy.self, from: data)
         } catch let error as DecodingError {
             throw .malformed(error.readableDescription)

@@ -13,6 +13,8 @@ public enum AccessTokenError: Error, Sendable, Equatable, CustomStringConvertibl
     case notYetValid
     /// `aud` names none of the accepted audiences.
     case wrongAudience
+    /// `exp` − `iat` is longer than the verifier accepts.
+    case lifetimeTooLong
     /// The issuer's keys could not be fetched and none are cached: a server-side outage, not the client's fault.
     case keysUnavailable
 
@@ -24,6 +26,7 @@ public enum AccessTokenError: Error, Sendable, Equatable, CustomStringConvertibl
         case .expired: return "access token has expired"
         case .notYetValid: return "access token is not yet valid"
         case .wrongAudience: return "access token audience is not accepted"
+        case .lifetimeTooLong: return "access token lifetime is longer than accepted here"
         case .keysUnavailable: return "the issuer's signing keys are unavailable"
         }
     }
@@ -37,6 +40,7 @@ public enum AccessTokenError: Error, Sendable, Equatable, CustomStringConvertibl
         case .expired: return "token_expired"
         case .notYetValid: return "token_not_yet_valid"
         case .wrongAudience: return "token_wrong_audience"
+        case .lifetimeTooLong: return "token_lifetime_too_long"
         case .keysUnavailable: return "token_keys_unavailable"
         }
     }

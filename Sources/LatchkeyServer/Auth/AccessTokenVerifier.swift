@@ -11,7 +11,7 @@ public protocol AccessTokenKeySource: Sendable {
 ///
 /// Checks, in order: size, compact JWS, `typ`, allow-listed `alg`, typed claims, accepted `iss`
 /// (before any key is looked up, so a token never makes us fetch an arbitrary issuer's keys),
-/// signature with the issuer's key, `exp` and `nbf` with a small skew, and `aud`.
+/// signature with the issuer's key, `exp` and `nbf` with a small skew, `aud`, and the lifetime when it is bounded.
 public struct AccessTokenVerifier: Sendable {
     /// Verifier settings.
     public struct Configuration: Sendable {
@@ -24,14 +24,17 @@ public struct AccessTokenVerifier: Sendable {
         public var clockSkewSeconds: Int64
         /// Largest accepted token, in bytes.
         public var maximumTokenBytes: Int
+        /// Longest accepted lifetime (`exp` − `iat`), in seconds; nil accepts any.
+        public var maximumLifetimeSeconds: Int64?
 
         public init(issuers: [String], audiences: Set<String>, allowedAlgorithms: Set<JWSAlgorithm> = Set(JWSAlgorithm.allCases),
-                    clockSkewSeconds: Int64 = 10, maximumTokenBytes: Int = 8 * 1024) {
+                    clockSkewSeconds: Int64 = 10, maximumTokenBytes: Int = 8 * 1024, maximumLifetimeSeconds: Int64? = nil) {
             self.issuers = issuers
             self.audiences = audiences
             self.allowedAlgorithms = allowedAlgorithms
             self.clockSkewSeconds = clockSkewSeconds
             self.maximumTokenBytes = maximumTokenBytes
+            self.maximumLifetimeSeconds = maximumLifetimeSeconds
         }
     }
 
@@ -81,6 +84,8 @@ public struct AccessTokenVerifier: Sendable {
         let claims = try Self.check(parsed, keys: candidates, clock: clock, clockSkewSeconds: configuration.clockSkewSeconds) {
             $0.values.contains(where: audiences.contains)
         }
+        // `exp` is near `now` or later here, so subtracting the bound cannot overflow.
+        if let longest = configuration.maximumLifetimeSeconds, claims.iat < claims.exp - longest { throw .lifetimeTooLong }
         var jkt: String?
         if let cnf = claims.cnf {
             // Other confirmation methods (e.g. mTLS x5t#S256) cannot be checked here, so they are refused.

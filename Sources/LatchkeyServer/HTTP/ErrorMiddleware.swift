@@ -16,6 +16,11 @@ public struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
             return OAuthError.jsonResponse(
                 status: error.status, code: Self.code(for: error.status),
                 description: error.body ?? error.status.reasonPhrase, extraHeaders: error.headers)
+        } catch let error as HTTPRequestAborted {
+            // The connection guard already answered (or closed) for a malformed or stalled request: the
+            // client's mistake, not the server's, and this response is never sent.
+            context.logger.debug("request aborted", metadata: ["reason": "\(error.reason)"])
+            return OAuthError.jsonResponse(status: .badRequest, code: "invalid_request", description: error.reason)
         } catch let error as any HTTPResponseError {
             return OAuthError.jsonResponse(
                 status: error.status, code: Self.code(for: error.status), description: error.status.reasonPhrase)

@@ -9,10 +9,10 @@ extension ServiceRuntime {
     /// It runs as one more service of the application, so it starts and stops with it.
     func makeManagementApplication(router: Router<LatchkeyRequestContext>) -> some ApplicationProtocol {
         Application(
-            router: router,
+            router: router, server: .latchkey(settings.http),
             configuration: .init(
                 address: .hostname(settings.managementHost, port: settings.managementPort),
-                serverName: settings.serviceName),
+                serverName: settings.serviceName, availableConnectionsDelegate: settings.http.connectionLimit),
             logger: logger)
     }
 

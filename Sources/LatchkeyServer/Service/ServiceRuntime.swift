@@ -119,15 +119,16 @@ public struct ServiceRuntime: Sendable {
     /// Builds the application; refuses to start when the schema is not at the expected version.
     /// `readiness` adds the service's own checks to `/readyz` on the management port.
     public func makeApplication<Builder: HTTPResponderBuilder>(
-        router: Builder, server: HTTPServerBuilder = .http1(), readiness: [ReadinessCheck] = [],
+        router: Builder, server: HTTPServerBuilder? = nil, readiness: [ReadinessCheck] = [],
         services extra: [any Service] = []
     ) -> Application<Builder.Responder> where Builder.Responder.Context == LatchkeyRequestContext {
         let managementRouter = makeManagementRouter(readiness: readiness)
         let management = makeManagementApplication(router: managementRouter)
         var app = Application(
-            router: router, server: server,
+            router: router, server: server ?? .latchkey(settings.http),
             configuration: .init(
-                address: .hostname(settings.host, port: settings.port), serverName: settings.serviceName),
+                address: .hostname(settings.host, port: settings.port), serverName: settings.serviceName,
+                availableConnectionsDelegate: settings.http.connectionLimit),
             services: services + extra + [management],
             logger: logger)
         reportOpenAPICoverage(of: [managementRouter] + ((router as? Router<LatchkeyRequestContext>).map { [$0] } ?? []))

@@ -4,7 +4,7 @@ import LatchkeyCore
 import LatchkeyPersistence
 import Logging
 
-/// Settings every Latchkey service reads (environment first, then defaults; see the README table).
+/// Settings every Latchkey service reads (environment first, then defaults; listed in docs/configuration.md).
 public struct ServiceSettings: Sendable {
     public var serviceName: String
     public var host: String
@@ -20,6 +20,8 @@ public struct ServiceSettings: Sendable {
     public var kafkaBrokers: String
     public var topicPrefix: String
     public var logLevel: Logger.Level
+    /// Header and idle deadlines and the connection cap of the HTTP server.
+    public var http = HTTPServerSettings()
     /// The process exits at once when the schema is not at the expected version (set by `ServiceMain`;
     /// in-process tests keep it off and get the error thrown instead).
     public var exitsOnSchemaMismatch = false
@@ -52,7 +54,8 @@ public struct ServiceSettings: Sendable {
     }
 
     /// Reads `HTTP_HOST`, `HTTP_PORT`, `MANAGEMENT_HOST`, `MANAGEMENT_PORT`, `DATABASE_URL`,
-    /// `DATABASE_SYSTEM_URL`, `KAFKA_BROKERS`, `KAFKA_TOPIC_PREFIX` and `LOG_LEVEL`.
+    /// `DATABASE_SYSTEM_URL`, `KAFKA_BROKERS`, `KAFKA_TOPIC_PREFIX`, `LOG_LEVEL`
+    /// and the server limits of ``HTTPServerSettings``.
     public init(reader: ConfigReader, descriptor: ServiceDescriptor) throws {
         let serviceName = descriptor.name
         guard let databaseURL = reader.string(forKey: "database.url", isSecret: true), !databaseURL.isEmpty else {
@@ -90,5 +93,6 @@ public struct ServiceSettings: Sendable {
             topicPrefix: reader.string(forKey: "kafka.topic.prefix", default: LatchkeyEventType.defaultTopicPrefix),
             logLevel: level, managementHost: reader.string(forKey: "management.host", default: host),
             managementPort: managementPort, resources: descriptor.resources)
+        http = try HTTPServerSettings(reader: reader)
     }
 }

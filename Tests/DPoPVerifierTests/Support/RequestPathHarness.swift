@@ -24,7 +24,7 @@ func withRequestPath<T: Sendable>(
         let router = Router(context: LatchkeyRequestContext.self)
         router.add(middleware: ErrorMiddleware())
         sidecar.addRoutes(to: router)
-        let app = Application(router: router, server: try sidecar.server(), configuration: .init(address: .hostname("127.0.0.1", port: 0)),
+        let app = Application(router: router, server: try sidecar.server(http: HTTPServerSettings()), configuration: .init(address: .hostname("127.0.0.1", port: 0)),
                               logger: TestServiceSettings.logger)
         let result = try await app.test(.live, body)
         try await httpClient.shutdown()

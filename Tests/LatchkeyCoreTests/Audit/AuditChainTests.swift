@@ -4,7 +4,7 @@ import Testing
 @testable import LatchkeyCore
 
 /// The audit chain's canonical record and hash, pinned by a known answer computed outside Swift
-/// (Python `hashlib` over the documented form), so the README's description stays true.
+/// (Python `hashlib` over the documented form), so the description in docs/audit-consumer.md stays true.
 @Suite struct AuditChainTests {
     static let event = #"{"type":"io.latchkey.client.registered.v1","id":"3d5c9b8e-0f1a-4b2c-8d3e-4f5a6b7c8d9e","data":{"tenant":"acme","client_id":"c-1"}}"#
 

@@ -132,6 +132,30 @@ struct CompactJWSTests {
         }
     }
 
+    /// Headers and payloads are read by the strict parser, like every JSON document from outside: what
+    /// another reader could resolve differently (which duplicate wins, broken text, 1e400) is refused.
+    @Test func headersAndPayloadsThatParsersCouldReadDifferentlyAreRefused() throws {
+        for header in [#"{"alg":"ES256","alg":"none"}"#, #"{"alg":"ES256","typ":"JWT","typ":"dpop+jwt"}"#,
+                       #"{"alg":"ES256","kid":"\ud800"}"#, "{\"alg\":\"ES256\",\"kid\":\"a\tb\"}", #"{"alg":"ES256","x":1e400}"#,
+                       #"{"alg":"ES256","jwk":{"kty":"EC","kty":"oct"}}"#] {
+            #expect(throws: JOSEError.self, "\(header)") { try CompactJWS(parsing: b64(header) + "." + b64("{}") + ".") }
+        }
+        let invalidUTF8 = Base64URL.encode(Data(#"{"alg":"ES256","kid":""#.utf8) + Data([0xC3, 0x28]) + Data(#""}"#.utf8))
+        #expect(throws: JOSEError.self) { try CompactJWS(parsing: invalidUTF8 + "." + b64("{}") + ".") }
+        for payload in [#"{"sub":"alice","sub":"mallory","iat":1}"#, #"{"sub":"alice","iat":1,"x":-1e400}"#,
+                        #"{"sub":"\udc00","iat":1}"#] {
+            let jws = try CompactJWS(parsing: b64(#"{"alg":"ES256"}"#) + "." + b64(payload) + ".")
+            #expect(throws: JOSEError.self, "\(payload)") { try jws.claims(as: Claims.self) }
+            #expect(throws: JOSEError.self, "\(payload)") { try jws.payloadObject() }
+        }
+        // Typed header parameters keep their rules: wrong types are refused, null means absent.
+        #expect(throws: JOSEError.self) { try CompactJWS(parsing: b64(#"{"alg":256}"#) + "." + b64("{}") + ".") }
+        #expect(throws: JOSEError.self) { try CompactJWS(parsing: b64(#"{"alg":"ES256","jwk":{"kty":"EC","x":7}}"#) + "." + b64("{}") + ".") }
+        let nulls = try CompactJWS(parsing: b64(#"{"alg":"ES256","typ":null,"kid":"k","jwk":{"kty":"EC","d":null}}"#) + "." + b64("{}") + ".")
+        #expect(nulls.header.typ == nil && nulls.header.kid == "k")
+        #expect(nulls.header.jwk?.hasPrivateMembers == true)
+    }
+
     @Test func criticalHeadersFollowRFC7515() throws {
         let key = JOSETestKeys.es256
         let payload = #"{"sub":"a"}"#

@@ -65,7 +65,8 @@ enum SampleEvents {
 
     static let fullClientRevoked = ClientRevoked(
         tenant: tenant, clientID: clientID, reason: .admin, reasonDetail: "device reported stolen",
-        authenticatedUser: userID, actor: .admin("alice@acme.example"), revokedAt: time)
+        authenticatedUser: userID, actor: .admin("alice@acme.example"), revokedAt: time,
+        accessTokensExpireAt: time.addingTimeInterval(660))
 
     static let minimalClientRevoked = ClientRevoked(
         tenant: tenant, clientID: clientID, reason: .expired, actor: .system("inactive-client-expiry"),

@@ -15,15 +15,18 @@ create() {
 
 create client-registered
 create token-issued
-# dpop-verifier replays this topic from the start on every boot to rebuild its revocation set:
-# it must never lose a record.
-create client-revoked --config retention.ms=-1
+# dpop-verifier replays the revocation topics from the start on every boot (Shared/Events/LatchkeyEventType
+# topicConfigs). A record must outlive every token it ended: 7 days, above the longest access-token lifetime a
+# sidecar accepts (DPOP_MAX_TOKEN_LIFETIME_SECONDS, 1 day by default); raise both together. ClientRevoked is
+# keyed by client, so compaction keeps one record per client.
+create client-revoked --config cleanup.policy=compact,delete --config retention.ms=604800000
 create client-updated
 create user-registered
-create token-revoked
+# Never compacted: the records of one client name different tokens.
+create token-revoked --config cleanup.policy=delete --config retention.ms=604800000
 create refresh-token-reuse-detected
-# UserDisabled and UserEnabled: dpop-verifier replays it from the start too, and a user stays disabled
-# however long ago that happened.
-create user-disabled --config retention.ms=-1
+# UserDisabled and UserEnabled: a user stays disabled however long ago that happened; compaction keeps each
+# user's latest state.
+create user-disabled --config cleanup.policy=compact
 create dead-letter --config retention.ms=2592000000
 "$TOPICS_BIN" --bootstrap-server "$BOOTSTRAP" --list

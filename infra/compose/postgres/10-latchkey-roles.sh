@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs once, when the compose Postgres volume is first initialised (docker-entrypoint-initdb.d).
-# Creates what `latchkey migrate` expects to exist (README "Pointing at a real PostgreSQL"):
+# Creates what `latchkey migrate` expects to exist (docs/deployment.md, "A real PostgreSQL and Kafka"):
 #   latchkey_owner   owns the database and runs migrations (DATABASE_MIGRATION_URL)
 #   latchkey_app     tenant-scoped service role, Row-Level Security, never BYPASSRLS (DATABASE_URL)
 #   latchkey_system  cross-tenant jobs: outbox relay, audit ingestion (DATABASE_SYSTEM_URL)

@@ -38,8 +38,15 @@ public struct ClientRevoked: EventPayload, Hashable {
     public var authenticatedUser: UUID?
     public var actor: EventActor
     public var revokedAt: Date
+    /// When the last access token the client may hold expires, at the latest; after it, nobody needs to remember
+    /// the revocation. Absent in events of older producers, and where the producer cannot see the client's tokens.
+    public var accessTokensExpireAt: Date?
 
     public var eventSubject: String { clientID }
+
+    /// Added to `revoked_at` plus an access-token lifetime: a grant that read the client as active just before the
+    /// revocation committed signs its token a little later than `revoked_at`.
+    public static let issuanceSlackSeconds: Int64 = 60
 
     public init(
         tenant: TenantSlug,
@@ -48,7 +55,8 @@ public struct ClientRevoked: EventPayload, Hashable {
         reasonDetail: String? = nil,
         authenticatedUser: UUID? = nil,
         actor: EventActor,
-        revokedAt: Date
+        revokedAt: Date,
+        accessTokensExpireAt: Date? = nil
     ) {
         self.tenant = tenant
         self.clientID = clientID
@@ -57,6 +65,7 @@ public struct ClientRevoked: EventPayload, Hashable {
         self.authenticatedUser = authenticatedUser
         self.actor = actor
         self.revokedAt = RFC3339Timestamp.normalized(revokedAt)
+        self.accessTokensExpireAt = accessTokensExpireAt.map(RFC3339Timestamp.normalized)
     }
 
     enum CodingKeys: String, CodingKey, CaseIterable {
@@ -67,5 +76,6 @@ public struct ClientRevoked: EventPayload, Hashable {
         case authenticatedUser = "authenticated_user"
         case actor
         case revokedAt = "revoked_at"
+        case accessTokensExpireAt = "access_tokens_expire_at"
     }
 }
