@@ -5,7 +5,11 @@ import PackageDescription
 // The main package is a path dependency; its identity is the name of the folder it is checked out in.
 let latchkey = URL(fileURLWithPath: Context.packageDirectory).deletingLastPathComponent().lastPathComponent.lowercased()
 
-/// Benchmarks live outside the main package so that CI's build stays lean; `run.sh` builds and runs them.
+/// Every benchmark of Latchkey: load generators and drivers, and the support they share. A package of its
+/// own so that the product's build and CI stay lean; `Benchmarks/run.sh <name>` builds (through
+/// `bench_build` in `lib.sh`) and runs them.
+let swiftSettings: [SwiftSetting] = [.enableUpcomingFeature("ExistentialAny")]
+
 let package = Package(
     name: "LatchkeyBenchmarks",
     platforms: [.macOS(.v15)],
@@ -18,9 +22,17 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
     ],
     targets: [
+        // Environment knobs, errors, child processes, percentiles and the JSON report of a run.
+        .target(
+            name: "BenchmarkSupport",
+            dependencies: [.product(name: "Logging", package: "swift-log")],
+            path: "Sources/BenchmarkSupport",
+            swiftSettings: swiftSettings
+        ),
         .executableTarget(
             name: "SidecarLoad",
             dependencies: [
+                "BenchmarkSupport",
                 .product(name: "LatchkeyCore", package: latchkey),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -28,11 +40,12 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
             path: "Sources/SidecarLoad",
-            swiftSettings: [.enableUpcomingFeature("ExistentialAny")]
+            swiftSettings: swiftSettings
         ),
         .executableTarget(
             name: "GrantsLoad",
             dependencies: [
+                "BenchmarkSupport",
                 .product(name: "LatchkeyCore", package: latchkey),
                 .product(name: "LatchkeyPersistence", package: latchkey),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
@@ -44,7 +57,35 @@ let package = Package(
                 .product(name: "NIOHTTP1", package: "swift-nio"),
             ],
             path: "Sources/GrantsLoad",
-            swiftSettings: [.enableUpcomingFeature("ExistentialAny")]
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
+            name: "AuditBenchmark",
+            dependencies: [
+                "BenchmarkSupport",
+                .product(name: "LatchkeyCore", package: latchkey),
+                .product(name: "LatchkeyKafka", package: latchkey),
+                .product(name: "LatchkeyPersistence", package: latchkey),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Sources/AuditBenchmark",
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
+            name: "GatewayBenchmark",
+            dependencies: [
+                "BenchmarkSupport",
+                .product(name: "LatchkeyCore", package: latchkey),
+                .product(name: "LatchkeyKafka", package: latchkey),
+                .product(name: "LatchkeyPersistence", package: latchkey),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+            ],
+            path: "Sources/GatewayBenchmark",
+            swiftSettings: swiftSettings
         ),
     ]
 )

@@ -1,8 +1,10 @@
 # Shared by the Benchmarks/<name>/run.sh scripts: release binaries, a work folder whose processes stop on
 # exit, a recreated scratch database on the private PostgreSQL cluster, and the embedded Kafka cluster.
 source "$(dirname "${BASH_SOURCE[0]}")/../scripts/lib.sh"
+RESULTS="$ROOT/Benchmarks/results"
 
-# Release builds of the products in .build-bench (shared by every benchmark); sets BIN.
+# Release builds of the products in .build-bench, the one scratch folder of every benchmark: the
+# Benchmarks package's own executables and the product's executables it depends on. Sets BIN.
 bench_build() {
     local scratch="$ROOT/.build-bench" product
     log "building release binaries (the first build takes several minutes)"
@@ -16,11 +18,18 @@ bench_build() {
 
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()'; }
 
+# Commands run when the script exits, in order (bench_workspace and bench_databases add theirs).
+EXIT_COMMANDS=()
+on_exit() {
+    EXIT_COMMANDS+=("$1")
+    trap 'for command in "${EXIT_COMMANDS[@]}"; do eval "$command"; done' EXIT INT TERM
+}
+
 # A temporary folder WORK; processes whose pids are added to PIDS are stopped (and WORK removed) on exit.
 bench_workspace() {
     WORK="$(mktemp -d)"
     PIDS=()
-    trap bench_cleanup EXIT INT TERM
+    on_exit bench_cleanup
 }
 
 bench_cleanup() {
@@ -61,8 +70,7 @@ bench_databases() {
     for db in "${databases[@]}"; do
         "$PG_BIN/psql" "$ADMIN_URL" -qAt -v ON_ERROR_STOP=1 -c "DROP DATABASE IF EXISTS $db WITH (FORCE)" -c "CREATE DATABASE $db"
     done
-    # shellcheck disable=SC2064  # the names are fixed now
-    trap "for db in ${databases[*]}; do \"$PG_BIN/psql\" \"$ADMIN_URL\" -qAt -c \"DROP DATABASE IF EXISTS \$db WITH (FORCE)\" >/dev/null 2>&1 || true; done" EXIT
+    on_exit "for db in ${databases[*]}; do \"\$PG_BIN/psql\" \"\$ADMIN_URL\" -qAt -c \"DROP DATABASE IF EXISTS \$db WITH (FORCE)\" >/dev/null 2>&1 || true; done"
 }
 
 # pgbench_tps DB CLIENTS SECONDS: TPS of pgbench's TPC-B-like script (scale 10) on DB, same cluster.

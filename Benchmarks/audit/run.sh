@@ -2,32 +2,25 @@
 # audit-consumer benchmark: events/s ingested and event → row delay (p50/p99) of the release
 # binary, reported next to pgbench TPS measured in the same run on the same PostgreSQL.
 # Usage: Benchmarks/run.sh audit   (knobs: BENCH_EVENTS, BENCH_TENANTS, BENCH_RATE, BENCH_SECONDS,
-#        BENCH_PARTITIONS, PGBENCH_SECONDS). Writes Benchmarks/audit/results/latest.md.
-HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-source "$HERE/../../scripts/lib.sh"
-source "$HERE/../lib.sh"
+#        BENCH_PARTITIONS, PGBENCH_SECONDS). Writes Benchmarks/results/audit.md.
+source "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 
-RESULTS="$HERE/results"
 BENCH_DB=latchkey_bench_audit
 PGBENCH_DB=latchkey_bench_pgbench
-mkdir -p "$RESULTS"
-
 bench_databases "$BENCH_DB" "$PGBENCH_DB"
-
-log "building the benchmark and audit-consumer (release)"
-(cd "$HERE" && swift build -c release --product AuditBenchmark && swift build -c release --product audit-consumer) >&2
-BIN="$(cd "$HERE" && swift build -c release --show-bin-path)"
+bench_build AuditBenchmark audit-consumer
+bench_workspace
 
 load_before="$(cut -d' ' -f1-3 /proc/loadavg)"
 pgbench_tps="$(pgbench_tps "$PGBENCH_DB" 4 "${PGBENCH_SECONDS:-20}")"
 
 log "audit-consumer ingestion and delay"
-result="$(AUDIT_CONSUMER_BINARY="$BIN/audit-consumer" AUDIT_CONSUMER_LOG="$RESULTS/consumer.log" \
+result="$(AUDIT_CONSUMER_BINARY="$BIN/audit-consumer" AUDIT_CONSUMER_LOG="$WORK/audit-consumer.log" \
     "$BIN/AuditBenchmark")"
 load_after="$(cut -d' ' -f1-3 /proc/loadavg)"
 
 stamp="$(date -u +%Y-%m-%dT%H:%M:%SZ)"
-report="$RESULTS/latest.md"
+report="$RESULTS/audit.md"
 cat >"$report" <<REPORT
 # audit-consumer benchmark — $stamp
 
@@ -50,5 +43,4 @@ Raw measurements:
 $result
 \`\`\`
 REPORT
-cp "$report" "$RESULTS/audit-$stamp.md"  # history, git-ignored
 cat "$report"

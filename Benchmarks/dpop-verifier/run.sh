@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# Benchmarks/run.sh dpop-verifier (this file: Benchmarks/dpop-verifier/run.sh) — the sidecar benchmark of DESIGN §9.
+# Benchmarks/run.sh dpop-verifier (this file: Benchmarks/dpop-verifier/run.sh) — the sidecar benchmark.
 #
 # Builds release binaries in .build-bench, starts PostgreSQL (readiness only) and the embedded Kafka
 # cluster, measures the same-run baselines on CPU 0 (`openssl speed ecdsap256`, swift-crypto and the
 # LatchkeyCore proof verifier in process), starts dpop-verifier pinned to CPU 0, and drives it from CPU 1
 # (load generator + trivial upstream + issuer in one process). Writes Benchmarks/results/dpop-verifier.md.
-source "$(dirname "${BASH_SOURCE[0]}")/../../scripts/lib.sh"
+source "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 cd "$ROOT"
 
 benchmark="dpop-verifier"
@@ -20,15 +20,7 @@ command -v openssl >/dev/null || die "openssl is required"
 NICE=()
 if [ "$(id -u)" = 0 ] && [ "${BENCH_NICE:--10}" != 0 ]; then NICE=(nice -n "${BENCH_NICE:--10}"); fi
 
-SCRATCH="$ROOT/.build-bench"
-log "building release binaries (the first build takes several minutes)"
-for product in dpop-verifier latchkey SidecarLoad; do
-    swift build -c release --package-path Benchmarks --scratch-path "$SCRATCH" --product "$product" >/dev/null \
-        || swift build -c release --package-path Benchmarks --scratch-path "$SCRATCH" --product "$product"
-done
-BIN="$SCRATCH/release"
-
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()'; }
+bench_build dpop-verifier latchkey SidecarLoad
 SIDECAR_PORT="$(free_port)"
 UPSTREAM_PORT="$(free_port)"
 WORK="$(mktemp -d)"

@@ -1,33 +1,23 @@
 #!/usr/bin/env bash
-# registration-gateway benchmark (DESIGN §9): registrations per second, full metadata and templatized,
+# registration-gateway benchmark: registrations per second, full metadata and templatized,
 # with the transactional outbox and its relay publishing to Kafka, next to pgbench TPS measured in the
 # same run with the same number of clients; outbox → Kafka delay p50/p99.
 # Usage: Benchmarks/run.sh gateway   (knobs: BENCH_CONNECTIONS, BENCH_SECONDS, BENCH_PACED_SECONDS,
 #        BENCH_PACED_PERCENT, PGBENCH_SECONDS). Writes Benchmarks/results/gateway.md.
-HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-source "$HERE/../../scripts/lib.sh"
-source "$HERE/../lib.sh"
+source "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 
-RESULTS="$HERE/../results"
 BENCH_DB=latchkey_bench_gateway
 PGBENCH_DB=latchkey_bench_gateway_pgbench
-SCRATCH="$ROOT/.build-bench-gateway"
 CONNECTIONS="${BENCH_CONNECTIONS:-8}"
-mkdir -p "$RESULTS"
-
 bench_databases "$BENCH_DB" "$PGBENCH_DB"
-
-log "building the benchmark and registration-gateway (release; the first build takes several minutes)"
-for product in GatewayBenchmark registration-gateway; do
-    swift build -c release --package-path "$HERE" --scratch-path "$SCRATCH" --product "$product" >&2
-done
-BIN="$SCRATCH/release"
+bench_build GatewayBenchmark registration-gateway
+bench_workspace
 
 load_before="$(cut -d' ' -f1-3 /proc/loadavg)"
 pgbench_tps="$(pgbench_tps "$PGBENCH_DB" "$CONNECTIONS" "${PGBENCH_SECONDS:-20}")"
 
 log "registration-gateway load ($CONNECTIONS connections)"
-result="$(GATEWAY_BINARY="$BIN/registration-gateway" GATEWAY_LOG="$RESULTS/gateway-bench.log" BENCH_CONNECTIONS="$CONNECTIONS" \
+result="$(GATEWAY_BINARY="$BIN/registration-gateway" GATEWAY_LOG="$WORK/registration-gateway.log" BENCH_CONNECTIONS="$CONNECTIONS" \
     "$BIN/GatewayBenchmark")"
 load_after="$(cut -d' ' -f1-3 /proc/loadavg)"
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Benchmarks/run.sh grants (this file: Benchmarks/grants/run.sh) — the token-service grants benchmark of DESIGN §9.
+# Benchmarks/run.sh grants (this file: Benchmarks/grants/run.sh) — the token-service grants benchmark.
 #
 # Builds release binaries in .build-bench, starts PostgreSQL (scratch database latchkey_bench_grants,
 # recreated) and the embedded Kafka cluster, starts token-service, then GrantsLoad seeds the tenant,

@@ -93,7 +93,7 @@ def main():
     lines = [
         "# Start-up and idle memory", "",
         f"Machine: {args.machine}. Release build; PostgreSQL and the embedded Kafka cluster already running; "
-        f"{args.runs} starts per service; RSS read after {args.idle_seconds:g} s idle. Target (DESIGN §9): "
+        f"{args.runs} starts per service; RSS read after {args.idle_seconds:g} s idle. Target: "
         "starts in < 1 s, idles under 64 MB.", "",
         "| service | listening (median / max) | ready (median / max) | SIGTERM → exit (median) | idle RSS | peak RSS |",
         "|---|---|---|---|---|---|",

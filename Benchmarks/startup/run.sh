@@ -1,22 +1,16 @@
 #!/usr/bin/env bash
-# Benchmarks/run.sh startup (this file: Benchmarks/startup/run.sh) — DESIGN §9 "every service starts in
-# < 1 s and idles under 64 MB RSS".
+# Benchmarks/run.sh startup (this file: Benchmarks/startup/run.sh) — every service must start in under
+# 1 s and idle under 64 MB RSS.
 #
 # Builds release binaries in .build-bench (shared with the other benchmarks), starts PostgreSQL and the
 # embedded Kafka cluster, then starts each of the four services several times (measure.py): time from
 # spawn to the first 200 on /healthz (listening) and on /readyz (PostgreSQL, schema and Kafka checked),
 # and the resident set after idling. Writes Benchmarks/results/startup.md.
-source "$(dirname "${BASH_SOURCE[0]}")/../../scripts/lib.sh"
+source "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 cd "$ROOT"
 
 ensure_packages
-SCRATCH="$ROOT/.build-bench"
-log "building release binaries (the first build takes several minutes)"
-for product in registration-gateway token-service dpop-verifier audit-consumer latchkey; do
-    swift build -c release --package-path Benchmarks --scratch-path "$SCRATCH" --product "$product" >/dev/null \
-        || swift build -c release --package-path Benchmarks --scratch-path "$SCRATCH" --product "$product"
-done
-BIN="$SCRATCH/release"
+bench_build registration-gateway token-service dpop-verifier audit-consumer latchkey
 
 WORK="$(mktemp -d)"
 KAFKA_PID=""

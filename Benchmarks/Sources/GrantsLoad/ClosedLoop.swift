@@ -1,3 +1,4 @@
+import BenchmarkSupport
 import Foundation
 import Synchronization
 
@@ -9,16 +10,13 @@ struct ClosedLoop {
         let completed: Int
         let failed: Int
         let elapsed: Double
-        /// Sorted latencies in microseconds.
-        let latencies: [Double]
+        /// Latencies in microseconds.
+        let latencies: Percentiles
 
         var perSecond: Double { Double(completed) / elapsed }
 
-        func percentile(_ p: Double) -> Double {
-            guard !latencies.isEmpty else { return 0 }
-            let index = min(latencies.count - 1, Int((p / 100 * Double(latencies.count)).rounded(.up)) - 1)
-            return latencies[max(0, index)]
-        }
+        /// The latency at percentile `p` (0…100), microseconds.
+        func percentile(_ p: Double) -> Double { latencies.at(p / 100) }
     }
 
     /// What one request did: nil when the worker has no more input, else whether it succeeded.
@@ -51,7 +49,7 @@ struct ClosedLoop {
             return all
         }
         let elapsed = ContinuousClock.now - start
-        let latencies = perWorker.flatMap(\.0).sorted()
+        let latencies = Percentiles(perWorker.flatMap(\.0))
         return Result(
             name: name, completed: latencies.count, failed: perWorker.map(\.1).reduce(0, +),
             elapsed: Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18, latencies: latencies)

@@ -1,3 +1,4 @@
+import BenchmarkSupport
 import Foundation
 import NIOCore
 import NIOHTTP1
@@ -17,10 +18,10 @@ struct PhaseResult: Sendable {
 
     var rate: Double { seconds > 0 ? Double(completed) / seconds : 0 }
 
+    /// The latency at quantile `p` (0…1), microseconds; NaN without samples.
     func percentile(_ p: Double) -> Double {
         guard !latencies.isEmpty else { return .nan }
-        let sorted = latencies.sorted()
-        return Double(sorted[min(sorted.count - 1, Int((p * Double(sorted.count - 1)).rounded()))]) / 1_000
+        return Percentiles(latencies.map { Double($0) / 1_000 }).at(p)
     }
 
     mutating func merge(_ other: PhaseResult) {

@@ -116,10 +116,10 @@ func run() async throws -> [String: Any] {
             result["\(name)_completed"] = phase.completed
             result["\(name)_failed"] = phase.failed
             if !phase.failures.isEmpty { result["\(name)_failures"] = phase.failures }
-            result.merge(Percentiles(seconds: phase.latencies).json("\(name)_http")) { $1 }
+            result.merge(Percentiles(phase.latencies).millisecondsJSON("\(name)_http")) { $1 }
             let delays = OutboxQueries.delays(times, arrivals: arrivals, window: phase.window)
-            result.merge(delays.relay.json("\(name)_outbox_to_ack")) { $1 }
-            result.merge(delays.consumed.json("\(name)_outbox_to_consumer")) { $1 }
+            result.merge(delays.relay.millisecondsJSON("\(name)_outbox_to_ack")) { $1 }
+            result.merge(delays.consumed.millisecondsJSON("\(name)_outbox_to_consumer")) { $1 }
             result["\(name)_events_not_consumed"] = delays.missing
         }
         return result

@@ -59,6 +59,6 @@ enum OutboxQueries {
             if let sent = row.sent { relay.append(sent - row.created) }
             if let arrived = arrivals[id] { consumed.append(arrived - row.created) } else { missing += 1 }
         }
-        return (Percentiles(seconds: relay), Percentiles(seconds: consumed), missing)
+        return (Percentiles(relay), Percentiles(consumed), missing)
     }
 }

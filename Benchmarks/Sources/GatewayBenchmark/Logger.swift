@@ -1,0 +1,6 @@
+import BenchmarkSupport
+import Logging
+
+extension Bench {
+    static var logger: Logger { makeLogger("gateway-bench") }
+}
