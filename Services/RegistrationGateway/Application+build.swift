@@ -54,8 +54,8 @@ func buildApplication(
         keys: TenantSigningKeyStore(database: runtime.database), issuerBase: gateway.tokenServicePublicURL,
         platformTenant: gateway.platformTenant)
     AdminController(
-        settings: gateway, authenticator: AdminAuthenticator(verifier: adminTokens, bootstrapKey: gateway.adminBootstrapKey),
-        database: runtime.database, systemDatabase: systemDatabase, tenants: directory, outbox: outbox
+        settings: gateway, verifier: adminTokens, database: runtime.database, systemDatabase: systemDatabase, tenants: directory,
+        outbox: outbox
     ).addRoutes(to: router)
     try AdminPageController(settings: gateway, database: runtime.database, outbox: outbox)
         .addRoutes(to: router.group("admin/t").add(middleware: TenantResolverMiddleware(directory: directory)))

@@ -1,5 +1,4 @@
 import AsyncHTTPClient
-import Configuration
 import Hummingbird
 import LatchkeyCore
 import LatchkeyPersistence
@@ -10,13 +9,6 @@ import ServiceLifecycle
 extension ServiceDescriptor {
     /// `token-service`, port 8082 by default.
     static let tokenService = ServiceDescriptor(name: "token-service", defaultPort: 8082, needsSystemDatabase: true, resources: .module)
-}
-
-/// Builds the token-service application from the environment.
-func buildApplication(reader: ConfigReader, logger: Logger) throws -> some ApplicationProtocol {
-    try buildApplication(
-        settings: ServiceSettings(reader: reader, descriptor: .tokenService),
-        tokenSettings: TokenServiceSettings(reader: reader), logger: logger)
 }
 
 /// Builds the token-service application; `Main` and the tests call this.

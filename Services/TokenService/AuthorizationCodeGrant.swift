@@ -68,7 +68,7 @@ struct AuthorizationCodeGrant: Sendable {
                     throw OAuthError.invalidScope("the dcr scope is reserved for the tenant's DCR client, alone")
                 }
             }
-            guard try await userIsActive(stored.userID, on: connection, logger: logger) else {
+            guard try await UserStatus.isActive(stored.userID, on: connection, logger: logger) else {
                 throw OAuthError.invalidGrant("the user cannot sign in")
             }
             let wantsRefresh = grant.client.grantTypes.contains(.refreshToken) && !scopes.contains("dcr")
@@ -152,11 +152,4 @@ struct AuthorizationCodeGrant: Sendable {
         }
         return nil
     }
-}
-
-/// Whether a user may still obtain tokens (shared by the code and refresh grants).
-func userIsActive(_ userID: UUID, on connection: PostgresConnection, logger: Logger) async throws -> Bool {
-    let rows = try await connection.query("SELECT status FROM users WHERE user_id = \(userID)", logger: logger)
-    for try await status in rows.decode(String.self) { return status == "active" }
-    return false
 }

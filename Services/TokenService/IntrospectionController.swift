@@ -43,7 +43,7 @@ struct IntrospectionController: Sendable {
                 mayIntrospectOthers || stored.clientID == caller.clientID,
                 try await ClientRepository.isActive(stored.clientID, on: connection, logger: logger)
             else { return .inactive }
-            if let userID = stored.userID, try await !userIsActive(userID, on: connection, logger: logger) { return .inactive }
+            if let userID = stored.userID, try await !UserStatus.isActive(userID, on: connection, logger: logger) { return .inactive }
             return IntrospectionResponse(
                 active: true, scope: stored.scope, clientID: stored.clientID,
                 sub: stored.userID?.uuidString.lowercased(), iss: endpoints.issuer,

@@ -65,7 +65,7 @@ struct RefreshTokenGrant: Sendable {
                     throw OAuthError.invalidScope("requested scope exceeds the original grant")
                 }
             }
-            if let userID = stored.userID, try await !userIsActive(userID, on: connection, logger: logger) {
+            if let userID = stored.userID, try await !UserStatus.isActive(userID, on: connection, logger: logger) {
                 throw OAuthError.invalidGrant("the user cannot sign in")
             }
             try await connection.query(
@@ -111,7 +111,7 @@ struct RefreshTokenGrant: Sendable {
               successorRow.familyID == stored.familyID, successorRow.generation == stored.generation + 1,
               successorRow.status == "active"
         else { return nil }
-        if let userID = stored.userID, try await !userIsActive(userID, on: connection, logger: logger) {
+        if let userID = stored.userID, try await !UserStatus.isActive(userID, on: connection, logger: logger) {
             throw OAuthError.invalidGrant("the user cannot sign in")
         }
         let request = IssuanceRequest(

@@ -65,7 +65,7 @@ import Testing
         func service(cluster: EmbeddedKafkaCluster, platform: String) throws -> AuditService {
             let settings = ServiceSettings(
                 serviceName: "audit-consumer", port: 0, database: app, systemDatabase: system,
-                kafkaBrokers: cluster.bootstrapServers, logLevel: .warning)
+                kafkaBrokers: cluster.bootstrapServers)
             return try AuditService(settings: settings, audit: AuditTest.settings(platform: platform), logger: AuditTest.logger)
         }
 

@@ -18,7 +18,7 @@ public enum TestServiceSettings {
         return ServiceSettings(
             serviceName: descriptor.name, host: "127.0.0.1", port: 0, database: app,
             systemDatabase: descriptor.needsSystemDatabase ? system : nil,
-            kafkaBrokers: kafkaBrokers, logLevel: .warning, managementPort: ServiceProcess.freePort(),
+            kafkaBrokers: kafkaBrokers, managementPort: ServiceProcess.freePort(),
             resources: descriptor.resources)
     }
 

@@ -8,8 +8,8 @@ import Logging
 /// The admin-only audit query API under `/audit/t/{tenant}`.
 ///
 /// Every route runs behind ``AdminAuthMiddleware`` (admin token of the tenant or of the platform
-/// tenant) and ``AuditTenantMiddleware`` (unknown tenants are 404), and every read runs in the
-/// tenant's Row-Level Security scope.
+/// tenant) and ``TenantResolverMiddleware`` (unknown tenants are 404, suspended ones stay readable),
+/// and every read runs in the tenant's Row-Level Security scope.
 struct AuditQueryController: Sendable {
     typealias Context = LatchkeyRequestContext
 
@@ -24,7 +24,7 @@ struct AuditQueryController: Sendable {
     func addRoutes(to router: Router<Context>) {
         let group = router.group("/audit/t/{tenant}")
             .add(middleware: AdminAuthMiddleware(verifier: verifier))
-            .add(middleware: AuditTenantMiddleware(directory: tenants))
+            .add(middleware: TenantResolverMiddleware(directory: tenants, admitsSuspended: true))
         group.get("/events", use: events)
         group.get("/clients/{client_id}/timeline", use: clientTimeline)
         group.get("/users/{user}/timeline", use: userTimeline)

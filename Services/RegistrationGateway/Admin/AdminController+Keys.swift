@@ -7,19 +7,18 @@ import Logging
 
 extension AdminController {
     /// `GET /admin/tenants/{tenant}/keys`: every stored signing key with its lifecycle (no key material).
-    @Sendable func listKeys(_ request: Request, context: Context) async throws -> Response {
-        let (tenant, _) = try await authorized(request, context)
+    @Sendable func listKeys(_ request: Request, context: Context) async throws -> SigningKeyListView {
+        let tenant = try context.requireTenant()
         let rotation = SigningKeyRotation(keys: try signingKeys(), database: database)
         let now = Date()
-        let keys = try await rotation.list(tenant: tenant.id).map { $0.jsonObject(at: now) }
-        return try AdminBody.response(
-            ["tenant_id": tenant.id, "signing_algorithm": tenant.policy.signingAlgorithm.rawValue, "keys": keys])
+        let keys = try await rotation.list(tenant: tenant.id).map { SigningKeyView(key: $0, now: now) }
+        return SigningKeyListView(tenantID: tenant.id, signingAlgorithm: tenant.policy.signingAlgorithm.rawValue, keys: keys)
     }
 
     /// `POST /admin/tenants/{tenant}/keys/rotate`: stages the next key (published at once, signing after
     /// the token service's publish delay); 409 while another key is staged.
-    @Sendable func rotateKey(_ request: Request, context: Context) async throws -> Response {
-        let (tenant, actor) = try await authorized(request, context)
+    @Sendable func rotateKey(_ request: Request, context: Context) async throws -> EditedResponse<SigningKeyStagedView> {
+        let (tenant, actor) = try authorized(context)
         guard let envelope = settings.keyEnvelope else {
             throw OAuthError(
                 .serviceUnavailable, "temporarily_unavailable",
@@ -41,10 +40,9 @@ extension AdminController {
         context.logger.info("signing key staged", metadata: [
             "tenant": .string(tenant.id), "kid": .string(rotated.key.kid), "actor": .string(actor.id),
         ])
-        var body = rotated.key.jsonObject()
-        body["tenant_id"] = tenant.id
-        body["policy_version"] = rotated.policyVersion
-        return try AdminBody.response(body, status: .created)
+        let staged = SigningKeyView(key: rotated.key, now: Date())
+        return EditedResponse(
+            status: .created, response: SigningKeyStagedView(key: staged, tenantID: tenant.id, policyVersion: rotated.policyVersion))
     }
 
     /// Public key facts only: the envelope is never used to open a private key here.

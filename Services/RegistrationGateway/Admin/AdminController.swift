@@ -10,55 +10,70 @@ import Logging
 /// initial access tokens and signing keys. Every change records its actor: in
 /// `tenant_policy_versions.changed_by`, `initial_access_tokens.created_by`, `signing_keys.staged_by`, or
 /// the `ClientRegistered`/`ClientRevoked` event.
+///
+/// Every route runs behind ``AdminAuthMiddleware`` (authenticated first, so an anonymous caller cannot
+/// probe which tenants exist) and, below `/admin/tenants/{tenant}`, ``TenantResolverMiddleware``
+/// (suspended tenants are still administered).
 struct AdminController: Sendable {
     typealias Context = LatchkeyRequestContext
 
     let settings: GatewaySettings
-    let authenticator: AdminAuthenticator
+    let verifier: AdminTokenVerifier
     let database: Database
     let systemDatabase: Database
     let tenants: TenantDirectory
     let outbox: OutboxWriter
 
-    private var store: AdminStore { AdminStore(logger: database.logger) }
-    private var clients: ClientRepository { ClientRepository(logger: database.logger) }
     private var revocation: ClientRevocation { ClientRevocation(database: database, outbox: outbox) }
     private var upstreamSecrets: UpstreamProviderSecrets {
         UpstreamProviderSecrets(envelope: settings.keyEnvelope, references: settings.upstreamSecretReferences, outbound: settings.outbound)
     }
 
     func addRoutes(to router: Router<Context>) {
-        let admin = router.group("admin")
-        admin.post("tenants", use: createTenant)
-        admin.get("tenants/:tenant", use: readTenant)
-        admin.put("tenants/:tenant/policy", use: updatePolicy)
-        admin.post("tenants/:tenant/clients", use: createClient)
-        admin.get("tenants/:tenant/clients", use: listClients)
-        admin.get("tenants/:tenant/clients/:client_id", use: readClient)
-        admin.post("tenants/:tenant/clients/:client_id/revoke", use: revokeClient)
-        admin.post("tenants/:tenant/users/:user_id/revoke-clients", use: revokeUserClients)
-        admin.post("tenants/:tenant/users/:user_id/disable", use: disableUser)
-        admin.post("tenants/:tenant/users/:user_id/enable", use: enableUser)
-        admin.post("tenants/:tenant/templates", use: putTemplate)
-        admin.put("tenants/:tenant/templates/:software_id", use: putTemplate)
-        admin.get("tenants/:tenant/templates", use: listTemplates)
-        admin.post("tenants/:tenant/users", use: createUser)
-        admin.post("tenants/:tenant/initial-access-tokens", use: createInitialAccessToken)
-        admin.delete("tenants/:tenant/initial-access-tokens/:token_id", use: revokeInitialAccessToken)
-        admin.get("tenants/:tenant/keys", use: listKeys)
-        admin.post("tenants/:tenant/keys/rotate", use: rotateKey)
+        // The bootstrap key creates the first tenant and its first client; the handlers refuse it otherwise.
+        let bootstrap = BootstrapKey(key: settings.adminBootstrapKey)
+        router.group("admin/tenants")
+            .add(middleware: AdminAuthMiddleware(verifier: verifier, tenant: CreateTenantRequest.tenant, alternative: bootstrap.principal))
+            .post(use: createTenant)
+        tenantGroup(router, alternative: bootstrap.principal)
+            .post("clients", use: createClient)
+        let admin = tenantGroup(router)
+        admin.get(use: readTenant)
+        admin.put("policy", use: updatePolicy)
+        admin.get("clients", use: listClients)
+        admin.get("clients/:client_id", use: readClient)
+        admin.post("clients/:client_id/revoke", use: revokeClient)
+        admin.post("users/:user_id/revoke-clients", use: revokeUserClients)
+        admin.post("users/:user_id/disable", use: disableUser)
+        admin.post("users/:user_id/enable", use: enableUser)
+        admin.post("templates", use: putTemplate)
+        admin.put("templates/:software_id", use: putTemplate)
+        admin.get("templates", use: listTemplates)
+        admin.post("users", use: createUser)
+        admin.post("initial-access-tokens", use: createInitialAccessToken)
+        admin.delete("initial-access-tokens/:token_id", use: revokeInitialAccessToken)
+        admin.get("keys", use: listKeys)
+        admin.post("keys/rotate", use: rotateKey)
+    }
+
+    /// `/admin/tenants/{tenant}`: the caller authenticated first, then the tenant resolved.
+    private func tenantGroup(
+        _ router: Router<Context>, alternative: AdminAuthMiddleware.AlternativeCredential? = nil
+    ) -> RouterGroup<Context> {
+        router.group("admin/tenants/:tenant")
+            .add(middleware: AdminAuthMiddleware(verifier: verifier, alternative: alternative))
+            .add(middleware: TenantResolverMiddleware(directory: tenants, admitsSuspended: true))
     }
 
     // MARK: Tenants
 
-    @Sendable func createTenant(_ request: Request, context: Context) async throws -> Response {
+    @Sendable func createTenant(_ request: Request, context: Context) async throws -> EditedResponse<TenantView> {
+        let admin = try context.requireAdmin()
+        let actor = admin.actor
         let json = try await AdminBody.read(request)
-        let body = try AdminBody.decode(CreateTenantRequest.self, from: json)
-        guard let slug = TenantSlug(rawValue: body.tenantID) else {
-            throw OAuthError.invalidRequest("tenant_id must be 1–63 characters of a-z, 0-9 and '-', starting with a letter or digit")
-        }
-        let (actor, bootstrap) = try await authenticator.actor(request, tenant: slug, bootstrap: .firstTenant)
-        if bootstrap != nil { try await refuseSpentBootstrap() }
+        let (body, slug) = try CreateTenantRequest.parse(json)
+        let bootstrap = admin.credential == .bootstrapKey
+        if bootstrap { try await refuseSpentBootstrap() }
         let requestedPolicy = json.members["policy"].flatMap { $0.isNull ? nil : $0 }
         let prepared = try upstreamSecrets.prepare(
             try requestedPolicy.map { try Self.parsePolicy(Data(CanonicalJSON.encode($0))) } ?? TenantPolicy(), tenant: slug.rawValue)
@@ -66,51 +81,53 @@ struct AdminController: Sendable {
         let displayName = try Self.bounded(body.displayName ?? slug.rawValue, field: "display_name", maximum: 200)
         let logger = database.logger
         let created = try await database.withTenantTransaction(slug.rawValue) { connection in
-            if bootstrap != nil {
+            if bootstrap {
                 // Checked again under the lock: two bootstrap requests at once create one tenant.
-                try await store.lockBootstrap(on: connection)
+                try await AdminStore.lockBootstrap(on: connection, logger: logger)
                 try await refuseSpentBootstrap()
-                if try await systemDatabase.withTransaction({ try await store.anyTenantExists(on: $0) }) {
+                if try await systemDatabase.withTransaction({ try await AdminStore.anyTenantExists(on: $0, logger: logger) }) {
                     throw OAuthError(.forbidden, "access_denied", "the bootstrap key only creates the first tenant; use an admin token")
                 }
             }
-            guard try await store.createTenant(slug.rawValue, displayName: displayName, policy: policy, actor: actor.id, on: connection)
+            guard try await AdminStore.createTenant(
+                slug.rawValue, displayName: displayName, policy: policy, actor: actor.id, on: connection, logger: logger)
             else { return false }
             try await upstreamSecrets.store(prepared, tenant: slug.rawValue, on: connection, logger: logger)
             return true
         }
         guard created else { throw OAuthError(.conflict, "invalid_request", "tenant \(slug.rawValue) already exists") }
         context.logger.info("tenant created", metadata: ["tenant": .string(slug.rawValue), "actor": .string(actor.id)])
-        return try AdminBody.response(
-            ["tenant_id": slug.rawValue, "display_name": displayName, "status": "active", "policy_version": 1,
-             "policy": try AdminBody.object(policy)], status: .created)
+        return EditedResponse(
+            status: .created,
+            response: TenantView(tenantID: slug.rawValue, displayName: displayName, status: "active", policyVersion: 1, policy: policy))
     }
 
-    @Sendable func readTenant(_ request: Request, context: Context) async throws -> Response {
-        let (tenant, _) = try await authorized(request, context)
-        return try AdminBody.response(
-            ["tenant_id": tenant.slug.rawValue, "display_name": tenant.displayName, "status": tenant.status,
-             "policy_version": tenant.policyVersion, "policy": try AdminBody.object(tenant.policy)])
+    @Sendable func readTenant(_ request: Request, context: Context) async throws -> TenantView {
+        let tenant = try context.requireTenant()
+        return TenantView(
+            tenantID: tenant.id, displayName: tenant.displayName, status: tenant.status, policyVersion: tenant.policyVersion,
+            policy: tenant.policy)
     }
 
-    @Sendable func updatePolicy(_ request: Request, context: Context) async throws -> Response {
-        let (tenant, actor) = try await authorized(request, context)
+    @Sendable func updatePolicy(_ request: Request, context: Context) async throws -> TenantPolicyView {
+        let (tenant, actor) = try authorized(context)
         let slug = tenant.slug.rawValue
         let prepared = try upstreamSecrets.prepare(try Self.parsePolicy(Data(try await AdminBody.read(request).bytes)), tenant: slug)
         let policy = prepared.policy
         let logger = database.logger
         guard let version = try await database.withTenantTransaction(slug, { connection in
             try await upstreamSecrets.store(prepared, tenant: slug, on: connection, logger: logger)
-            return try await store.updatePolicy(slug, policy: policy, actor: actor.id, on: connection)
+            return try await AdminStore.updatePolicy(slug, policy: policy, actor: actor.id, on: connection, logger: logger)
         }) else { throw OAuthError.notFound("unknown tenant") }
         tenants.invalidate(tenant.slug)
-        return try AdminBody.response(["tenant_id": tenant.slug.rawValue, "policy_version": version, "policy": try AdminBody.object(policy)])
+        return TenantPolicyView(tenantID: slug, policyVersion: version, policy: policy)
     }
 
     /// The bootstrap key stops working once an administrator client exists: from then on administration
     /// needs an admin token, and a leaked bootstrap key is worth nothing.
     private func refuseSpentBootstrap() async throws {
-        if try await systemDatabase.withTransaction({ try await store.anyAdminClientExists(on: $0) }) {
+        let logger = database.logger
+        if try await systemDatabase.withTransaction({ try await AdminStore.anyAdminClientExists(on: $0, logger: logger) }) {
             throw OAuthError(
                 .forbidden, "access_denied", "the bootstrap key is spent: an administrator client exists; use an admin token")
         }
@@ -121,10 +138,10 @@ struct AdminController: Sendable {
     /// A static client (e.g. the tenant's DCR client with scope `dcr`, or an admin client with `admin`):
     /// RFC 7591 metadata, validated like a registration except that reserved scopes may be granted, plus
     /// `first_party` (no consent page for the tenant's own apps), which dynamic registration cannot set.
-    @Sendable func createClient(_ request: Request, context: Context) async throws -> Response {
-        let slug = try Self.tenantSlug(context)
-        let (actor, bootstrap) = try await authenticator.actor(request, tenant: slug, bootstrap: .firstClient)
-        guard let tenant = try await tenants.tenant(slug) else { throw OAuthError.notFound("unknown tenant") }
+    @Sendable func createClient(_ request: Request, context: Context) async throws -> EditedResponse<AdminClientView> {
+        let (tenant, actor) = try authorized(context)
+        let slug = tenant.slug
+        let bootstrap = try context.requireAdmin().credential == .bootstrapKey
         let body = try await AdminBody.read(request)
         let requested = try AdminBody.decode(ClientMetadata.self, from: body)
         // The tenant's own app: its signed-in users are not asked to consent.
@@ -151,33 +168,31 @@ struct AdminController: Sendable {
             clientID: clientID, tenant: slug, clientType: method.clientType, applicationType: metadata.applicationType ?? .web,
             authenticatedUser: nil, templateID: nil, metadata: metadata, secretExpiresAt: nil, createdAt: now, updatedAt: now,
             registrationMechanism: .admin)
+        let logger = database.logger
         try await database.withTenantTransaction(slug.rawValue) { connection in
-            if bootstrap != nil {
-                try await store.lockBootstrap(on: connection)
+            if bootstrap {
+                try await AdminStore.lockBootstrap(on: connection, logger: logger)
                 try await refuseSpentBootstrap()
-                if try await store.staticClientCount(slug.rawValue, on: connection) > 0 {
+                if try await AdminStore.staticClientCount(slug.rawValue, on: connection, logger: logger) > 0 {
                     throw OAuthError(.forbidden, "access_denied", "the bootstrap key only creates a tenant's first client; use an admin token")
                 }
             }
-            try await clients.insert(
+            try await ClientRepository.insert(
                 record, secretHash: secret.map(settings.secretHasher.hash), registrationTokenHash: nil, kind: "static",
-                firstParty: firstParty, on: connection)
+                firstParty: firstParty, on: connection, logger: logger)
             try await outbox.append(
                 CloudEvent(source: EventSource.registrationGateway, data: ClientRegistered(record: record, actor: actor)),
                 on: connection, logger: database.logger)
         }
-        var object = try RegistrationResponse(
-            record: record, clientSecret: secret, registrationAccessToken: nil,
-            registrationClientURI: settings.registrationClientURI(tenant: slug.rawValue, clientID: clientID)).jsonObject()
-        object["registration_client_uri"] = nil
-        object["first_party"] = firstParty
-        return try AdminBody.response(object, status: .created)
+        // A static client has no registration access token: it is not managed through RFC 7592.
+        let registration = RegistrationResponse(record: record, clientSecret: secret, registrationAccessToken: nil)
+        return EditedResponse(status: .created, response: AdminClientView(registration: registration, firstParty: firstParty))
     }
 
     /// `GET …/clients?user=&status=&software_id=&created_from=&created_to=&limit=&cursor=`: newest first,
     /// `next_cursor` while more follow.
-    @Sendable func listClients(_ request: Request, context: Context) async throws -> Response {
-        let (tenant, _) = try await authorized(request, context)
+    @Sendable func listClients(_ request: Request, context: Context) async throws -> ClientListView {
+        let tenant = try context.requireTenant()
         let query = request.uri.queryParameters
         var filters = ClientSearch.Filters()
         if let raw = query["user"].map(String.init) {
@@ -196,78 +211,75 @@ struct AdminController: Sendable {
             guard let value = Int(raw), (1...500).contains(value) else { throw OAuthError.invalidRequest("limit must be 1–500") }
             return value
         } ?? 100
-        let body = try await database.withTenantTransaction(tenant.slug.rawValue) { connection in
-            let page = try await ClientSearch(logger: database.logger).search(
-                tenant: tenant.slug.rawValue, filters, after: cursor, limit: limit, on: connection)
-            var object: [String: Any] = ["clients": page.clients.map(\.jsonObject)]
-            object["next_cursor"] = page.next?.encoded
-            return try AdminBody.json(object)
+        let logger = database.logger
+        let page = try await database.withTenantTransaction(tenant.id) { connection in
+            try await ClientSearch.search(tenant: tenant.id, filters, after: cursor, limit: limit, on: connection, logger: logger)
         }
-        return AdminBody.response(json: body)
+        return ClientListView(clients: page.clients, nextCursor: page.next?.encoded)
     }
 
-    @Sendable func readClient(_ request: Request, context: Context) async throws -> Response {
-        let (tenant, _) = try await authorized(request, context)
+    @Sendable func readClient(_ request: Request, context: Context) async throws -> AdminClientView {
+        let tenant = try context.requireTenant()
         let clientID = try context.parameters.require("client_id")
-        guard let stored = try await database.withTenantTransaction(tenant.slug.rawValue, {
-            try await clients.find(clientID, tenant: tenant.slug.rawValue, on: $0)
+        let logger = database.logger
+        guard let stored = try await database.withTenantTransaction(tenant.id, {
+            try await ClientRepository.find(clientID, tenant: tenant.id, on: $0, logger: logger)
         }) else { throw OAuthError.notFound("unknown client") }
-        var object = try RegistrationResponse(
+        let registration = RegistrationResponse(
             record: stored.record, clientSecret: nil, registrationAccessToken: nil,
-            registrationClientURI: settings.registrationClientURI(tenant: tenant.slug.rawValue, clientID: clientID)).jsonObject()
-        object["status"] = stored.record.status.rawValue
-        object["authenticated_user"] = stored.record.authenticatedUser?.uuidString.lowercased()
-        object["first_party"] = stored.firstParty
-        return try AdminBody.response(object)
+            registrationClientURI: settings.registrationClientURI(tenant: tenant.id, clientID: clientID))
+        return AdminClientView(
+            registration: registration, status: stored.record.status, authenticatedUser: stored.record.authenticatedUser,
+            firstParty: stored.firstParty)
     }
 
     /// Revokes a client at once: status `revoked`, refresh tokens dead, `ClientRevoked` (reason `admin`)
     /// for the sidecars — all in one transaction.
-    @Sendable func revokeClient(_ request: Request, context: Context) async throws -> Response {
-        let (tenant, actor) = try await authorized(request, context)
+    @Sendable func revokeClient(_ request: Request, context: Context) async throws -> ClientRevokedView {
+        let (tenant, actor) = try authorized(context)
         let clientID = try context.parameters.require("client_id")
         let body = try await AdminBody.read(RevokeClientRequest.self, from: request)
         let detail = try body.reason.map { try Self.bounded($0, field: "reason", maximum: 500) }
         let now = try await revocation.revoke(clientID, tenant: tenant.slug, actor: actor, detail: detail)
         context.logger.info("client revoked", metadata: ["client_id": .string(clientID), "actor": .string(actor.id)])
-        return try AdminBody.response(
-            ["client_id": clientID, "status": "revoked", "revoked_at": RFC3339Timestamp.string(from: now), "reason": detail ?? "admin"])
+        return ClientRevokedView(clientID: clientID, revokedAt: now, reason: detail ?? "admin")
     }
 
     /// Revokes every active client of one user (reason required): one `ClientRevoked` per client, and the
     /// user's sessions, refresh tokens and live access tokens end with them (`TokenRevoked` per client).
-    @Sendable func revokeUserClients(_ request: Request, context: Context) async throws -> Response {
-        let (tenant, actor) = try await authorized(request, context)
+    @Sendable func revokeUserClients(_ request: Request, context: Context) async throws -> UserClientsRevokedView {
+        let (tenant, actor) = try authorized(context)
         let user = try Self.userID(context)
         let detail = try await Self.requiredReason(request)
         let outcome = try await revocation.revokeAll(of: user, tenant: tenant.slug, actor: actor, detail: detail)
         context.logger.info("user's clients revoked", metadata: ["count": .stringConvertible(outcome.clients.count), "actor": .string(actor.id)])
-        return try AdminBody.response(
-            ["authenticated_user": user.uuidString.lowercased(), "revoked": outcome.clients, "reason": detail,
-             "sessions_ended": outcome.ended.sessions, "refresh_tokens_revoked": outcome.ended.refreshTokens,
-             "access_tokens_revoked": outcome.ended.accessTokens])
+        return UserClientsRevokedView(
+            authenticatedUser: user.uuidString.lowercased(), revoked: outcome.clients, reason: detail,
+            sessionsEnded: outcome.ended.sessions, refreshTokensRevoked: outcome.ended.refreshTokens,
+            accessTokensRevoked: outcome.ended.accessTokens)
     }
 
     /// Disables a user (reason required): sign-in and every grant refuse them, their sessions, refresh tokens
     /// and live access tokens end, and `UserDisabled` tells the sidecars to refuse their tokens; their clients
     /// stay as they are. 409 when the user is already disabled.
-    @Sendable func disableUser(_ request: Request, context: Context) async throws -> Response {
+    @Sendable func disableUser(_ request: Request, context: Context) async throws -> UserStatusView {
         try await setUserStatus(request, context, disabled: true)
     }
 
     /// Enables a disabled user again (reason required) and emits `UserEnabled`; 409 when not disabled.
-    @Sendable func enableUser(_ request: Request, context: Context) async throws -> Response {
+    @Sendable func enableUser(_ request: Request, context: Context) async throws -> UserStatusView {
         try await setUserStatus(request, context, disabled: false)
     }
 
-    private func setUserStatus(_ request: Request, _ context: Context, disabled: Bool) async throws -> Response {
-        let (tenant, actor) = try await authorized(request, context)
+    private func setUserStatus(_ request: Request, _ context: Context, disabled: Bool) async throws -> UserStatusView {
+        let (tenant, actor) = try authorized(context)
         let user = try Self.userID(context)
         let reason = try await Self.requiredReason(request)
-        let users = UserRevocation(outbox: outbox, logger: database.logger)
+        let users = UserRevocation(outbox: outbox)
+        let logger = database.logger
         let now = Date()
         let ended = try await database.withTenantTransaction(tenant.slug.rawValue) { connection -> UserRevocation.Outcome in
-            guard try await users.setDisabled(disabled, user: user, tenant: tenant.slug, on: connection) else {
+            guard try await users.setDisabled(disabled, user: user, tenant: tenant.slug, on: connection, logger: logger) else {
                 throw OAuthError(.conflict, "invalid_request", disabled ? "the user is already disabled" : "the user is not disabled")
             }
             guard disabled else {
@@ -275,29 +287,22 @@ struct AdminController: Sendable {
                 try await outbox.append(CloudEvent(source: EventSource.registrationGateway, data: event), on: connection, logger: database.logger)
                 return UserRevocation.Outcome()
             }
-            let ended = try await users.endSessionsAndTokens(of: user, tenant: tenant.slug, actor: actor, detail: reason, at: now, on: connection)
+            let ended = try await users.endSessionsAndTokens(
+                of: user, tenant: tenant.slug, actor: actor, detail: reason, at: now, on: connection, logger: logger)
             let event = UserDisabled(tenant: tenant.slug, userID: user, reason: reason, actor: actor, disabledAt: now)
             try await outbox.append(CloudEvent(source: EventSource.registrationGateway, data: event), on: connection, logger: database.logger)
             return ended
         }
         context.logger.info(disabled ? "user disabled" : "user enabled", metadata: ["user_id": .string(user.uuidString.lowercased()), "actor": .string(actor.id)])
-        var object: [String: Any] = [
-            "user_id": user.uuidString.lowercased(), "status": disabled ? "disabled" : "active", "reason": reason,
-            (disabled ? "disabled_at" : "enabled_at"): RFC3339Timestamp.string(from: now),
-        ]
-        if disabled {
-            object["sessions_ended"] = ended.sessions
-            object["refresh_tokens_revoked"] = ended.refreshTokens
-            object["access_tokens_revoked"] = ended.accessTokens
-        }
-        return try AdminBody.response(object)
+        return UserStatusView(
+            userID: user.uuidString.lowercased(), disabled: disabled, reason: reason, changedAt: now, ended: disabled ? ended : nil)
     }
 
     // MARK: Users
 
     /// Creates a password user (scrypt) and emits `UserRegistered` (method `admin`) in the same transaction.
-    @Sendable func createUser(_ request: Request, context: Context) async throws -> Response {
-        let (tenant, actor) = try await authorized(request, context)
+    @Sendable func createUser(_ request: Request, context: Context) async throws -> EditedResponse<UserCreatedView> {
+        let (tenant, actor) = try authorized(context)
         let body = try await AdminBody.read(CreateUserRequest.self, from: request)
         let username = try Self.bounded(body.username, field: "username", maximum: 64)
         let email = try body.email.map { try Self.bounded($0, field: "email", maximum: 254) }
@@ -314,22 +319,23 @@ struct AdminController: Sendable {
             throw OAuthError(.internalServerError, "server_error", "the password could not be hashed")
         }
         let id = UUID()
+        let logger = database.logger
         try await database.withTenantTransaction(tenant.slug.rawValue) { connection in
-            guard try await store.createUser(
+            guard try await AdminStore.createUser(
                 tenant.slug.rawValue, id: id, username: username, email: email, emailVerified: email != nil && body.emailVerified == true,
-                passwordHash: hash, on: connection)
+                passwordHash: hash, on: connection, logger: logger)
             else { throw OAuthError(.conflict, "invalid_request", "the username is taken") }
             let event = UserRegistered(tenant: tenant.slug, userID: id, username: username, method: .admin, actor: actor)
             try await outbox.append(CloudEvent(source: EventSource.registrationGateway, data: event), on: connection, logger: database.logger)
         }
-        return try AdminBody.response(["user_id": id.uuidString.lowercased(), "username": username], status: .created)
+        return EditedResponse(status: .created, response: UserCreatedView(userID: id.uuidString.lowercased(), username: username))
     }
 
     // MARK: Templates and initial access tokens
 
     /// Creates or replaces a template; a replaced template's active instances follow it in the same transaction.
-    @Sendable func putTemplate(_ request: Request, context: Context) async throws -> Response {
-        let (tenant, actor) = try await authorized(request, context)
+    @Sendable func putTemplate(_ request: Request, context: Context) async throws -> EditedResponse<TemplateStoredView> {
+        let (tenant, actor) = try authorized(context)
         let body = try await AdminBody.read(TemplateRequest.self, from: request)
         let pathID = context.parameters.get("software_id")
         guard let softwareID = pathID ?? body.softwareID else { throw OAuthError.invalidRequest("software_id is required") }
@@ -345,29 +351,29 @@ struct AdminController: Sendable {
         guard template.unknownOverridableFields.isEmpty else {
             throw OAuthError.invalidRequest("unknown overridable fields: \(template.unknownOverridableFields.joined(separator: ", "))")
         }
-        let propagation = TemplatePropagation(logger: database.logger, outbox: outbox)
+        let propagation = TemplatePropagation(outbox: outbox)
+        let logger = database.logger
         let (version, updated) = try await database.withTenantTransaction(tenant.slug.rawValue) { connection -> (Int, Int) in
             var stored = template
-            stored.version = try await store.upsertTemplate(template, on: connection)
-            let updated = try await propagation.propagate(stored, policy: tenant.policy, actor: actor, on: connection)
+            stored.version = try await AdminStore.upsertTemplate(template, on: connection, logger: logger)
+            let updated = try await propagation.propagate(stored, policy: tenant.policy, actor: actor, on: connection, logger: logger)
             return (stored.version, updated)
         }
-        return try AdminBody.response(
-            ["software_id": softwareID, "version": version, "metadata": try AdminBody.object(template.metadata),
-             "overridable_fields": template.overridableFields, "instances_updated": updated],
-            status: pathID == nil ? .created : .ok)
+        let view = TemplateView(
+            softwareID: softwareID, version: version, metadata: template.metadata, overridableFields: template.overridableFields)
+        return EditedResponse(status: pathID == nil ? .created : .ok, response: TemplateStoredView(template: view, instancesUpdated: updated))
     }
 
-    @Sendable func listTemplates(_ request: Request, context: Context) async throws -> Response {
-        let (tenant, _) = try await authorized(request, context)
-        let body = try await database.withTenantTransaction(tenant.slug.rawValue) {
-            try AdminBody.json(["templates": try await store.templates(tenant.slug.rawValue, on: $0)])
-        }
-        return AdminBody.response(json: body)
+    @Sendable func listTemplates(_ request: Request, context: Context) async throws -> TemplateListView {
+        let tenant = try context.requireTenant()
+        let logger = database.logger
+        return TemplateListView(templates: try await database.withTenantTransaction(tenant.id) {
+            try await AdminStore.templates(tenant.id, on: $0, logger: logger)
+        })
     }
 
-    @Sendable func createInitialAccessToken(_ request: Request, context: Context) async throws -> Response {
-        let (tenant, actor) = try await authorized(request, context)
+    @Sendable func createInitialAccessToken(_ request: Request, context: Context) async throws -> EditedResponse<InitialAccessTokenView> {
+        let (tenant, actor) = try authorized(context)
         let body = try await AdminBody.read(InitialAccessTokenRequest.self, from: request)
         let uses = body.uses ?? 1
         let lifetime = body.expiresIn ?? 86_400
@@ -377,40 +383,33 @@ struct AdminController: Sendable {
         let token = SecretTokens.generate(prefix: "lk_iat_")
         let id = UUID()
         let expiresAt = Date().addingTimeInterval(TimeInterval(lifetime))
+        let logger = database.logger
         try await database.withTenantTransaction(tenant.slug.rawValue) { connection in
-            try await store.createInitialAccessToken(
+            try await AdminStore.createInitialAccessToken(
                 tenant.slug.rawValue, id: id, hash: settings.secretHasher.hash(token), uses: uses, expiresAt: expiresAt,
-                description: description, actor: actor.id, on: connection)
+                description: description, actor: actor.id, on: connection, logger: logger)
         }
-        return try AdminBody.response(
-            ["token_id": id.uuidString.lowercased(), "initial_access_token": token, "remaining_uses": uses,
-             "expires_at": RFC3339Timestamp.string(from: expiresAt)], status: .created)
+        return EditedResponse(
+            status: .created,
+            response: InitialAccessTokenView(
+                tokenID: id.uuidString.lowercased(), initialAccessToken: token, remainingUses: uses, expiresAt: expiresAt))
     }
 
     @Sendable func revokeInitialAccessToken(_ request: Request, context: Context) async throws -> Response {
-        let (tenant, _) = try await authorized(request, context)
+        let tenant = try context.requireTenant()
         guard let id = UUID(uuidString: try context.parameters.require("token_id")) else { throw OAuthError.notFound("unknown token") }
-        guard try await database.withTenantTransaction(tenant.slug.rawValue, {
-            try await store.revokeInitialAccessToken(tenant.slug.rawValue, id: id, on: $0)
+        let logger = database.logger
+        guard try await database.withTenantTransaction(tenant.id, {
+            try await AdminStore.revokeInitialAccessToken(tenant.id, id: id, on: $0, logger: logger)
         }) else { throw OAuthError.notFound("unknown token") }
         return Response(status: .noContent, headers: [.cacheControl: "no-store"])
     }
 
     // MARK: Helpers
 
-    /// Authenticates first (so an anonymous caller cannot probe which tenants exist), then resolves the tenant.
-    func authorized(_ request: Request, _ context: Context) async throws -> (ResolvedTenant, EventActor) {
-        let slug = try Self.tenantSlug(context)
-        let (actor, _) = try await authenticator.actor(request, tenant: slug)
-        guard let tenant = try await tenants.tenant(slug) else { throw OAuthError.notFound("unknown tenant") }
-        return (tenant, actor)
-    }
-
-    private static func tenantSlug(_ context: Context) throws -> TenantSlug {
-        guard let raw = context.parameters.get("tenant"), let slug = TenantSlug(rawValue: raw) else {
-            throw OAuthError.notFound("unknown tenant")
-        }
-        return slug
+    /// The tenant the middleware resolved and the admin acting on it, for handlers that record a change.
+    func authorized(_ context: Context) throws -> (ResolvedTenant, EventActor) {
+        (try context.requireTenant(), try context.requireAdmin().actor)
     }
 
     private static func parsePolicy(_ json: Data) throws -> TenantPolicy {

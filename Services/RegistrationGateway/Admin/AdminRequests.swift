@@ -11,6 +11,22 @@ struct CreateTenantRequest: Decodable, Sendable {
         case tenantID = "tenant_id"
         case displayName = "display_name"
     }
+
+    /// The request in `body` and the tenant it creates; a malformed body or tenant id is a 400.
+    static func parse(_ body: JSONRequestBody) throws -> (CreateTenantRequest, TenantSlug) {
+        let request = try AdminBody.decode(CreateTenantRequest.self, from: body)
+        guard let slug = TenantSlug(rawValue: request.tenantID) else {
+            throw OAuthError.invalidRequest("tenant_id must be 1–63 characters of a-z, 0-9 and '-', starting with a letter or digit")
+        }
+        return (request, slug)
+    }
+
+    /// The tenant a creation acts on, named in the body rather than the path. The body is checked before
+    /// the caller (a malformed one is a 400 whoever sends it) and stays buffered for the handler.
+    static let tenant: AdminAuthMiddleware.TenantLocator = { request, _ in
+        _ = try await request.collectBody(upTo: HTTPLimits.maximumBodySize)
+        return try parse(try await AdminBody.read(request)).1
+    }
 }
 
 /// `POST …/clients/{client_id}/revoke`.
@@ -79,25 +95,5 @@ enum AdminBody {
     /// Runs `work` on a body, its problems answered as 400 `invalid_request`.
     static func checked<T>(_ work: () throws(JSONRequestBody.Problem) -> T) throws(OAuthError) -> T {
         do { return try work() } catch { throw OAuthError.invalidRequest(error.description) }
-    }
-
-    /// A JSON response that may carry a credential shown once, so never cached.
-    static func response(_ object: [String: Any], status: HTTPResponse.Status = .ok) throws -> Response {
-        response(json: try json(object), status: status)
-    }
-
-    static func response(json data: Data, status: HTTPResponse.Status = .ok) -> Response {
-        Response(
-            status: status, headers: [.contentType: "application/json", .cacheControl: "no-store"],
-            body: .init(byteBuffer: ByteBuffer(bytes: data)))
-    }
-
-    static func json(_ object: [String: Any]) throws -> Data {
-        try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])
-    }
-
-    /// A Codable value as a JSON object.
-    static func object<T: Encodable>(_ value: T) throws -> Any {
-        try JSONSerialization.jsonObject(with: LatchkeyJSON.encode(value))
     }
 }

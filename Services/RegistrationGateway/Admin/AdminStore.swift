@@ -5,13 +5,11 @@ import Logging
 import PostgresNIO
 
 /// SQL of the admin API; every call runs in the caller's tenant-scoped transaction (RLS).
-struct AdminStore: Sendable {
-    let logger: Logger
-
+enum AdminStore {
     /// Whether any tenant exists (the bootstrap key may only create the first one). Needs the system role.
     /// Serialises every use of the bootstrap key across replicas until the caller's transaction ends, so
     /// the checks below and the insert that follows cannot interleave with another bootstrap request.
-    func lockBootstrap(on connection: PostgresConnection) async throws {
+    static func lockBootstrap(on connection: PostgresConnection, logger: Logger) async throws {
         try await connection.query("SELECT pg_advisory_xact_lock(\(Self.bootstrapLock))::text", logger: logger)
     }
 
@@ -20,7 +18,7 @@ struct AdminStore: Sendable {
 
     /// Whether an administrator client (a static client with the `admin` scope) exists in any tenant: once
     /// one does, the bootstrap key has done its job and is refused. Runs as the cross-tenant system role.
-    func anyAdminClientExists(on connection: PostgresConnection) async throws -> Bool {
+    static func anyAdminClientExists(on connection: PostgresConnection, logger: Logger) async throws -> Bool {
         let rows = try await connection.query(
             """
             SELECT EXISTS (SELECT 1 FROM clients WHERE client_kind = 'static'
@@ -30,15 +28,15 @@ struct AdminStore: Sendable {
         return false
     }
 
-    func anyTenantExists(on connection: PostgresConnection) async throws -> Bool {
+    static func anyTenantExists(on connection: PostgresConnection, logger: Logger) async throws -> Bool {
         let rows = try await connection.query("SELECT EXISTS (SELECT 1 FROM tenants)", logger: logger)
         for try await exists in rows.decode(Bool.self) { return exists }
         return false
     }
 
     /// Inserts the tenant and version 1 of its policy; false when the id is taken.
-    func createTenant(
-        _ tenant: String, displayName: String, policy: TenantPolicy, actor: String, on connection: PostgresConnection
+    static func createTenant(
+        _ tenant: String, displayName: String, policy: TenantPolicy, actor: String, on connection: PostgresConnection, logger: Logger
     ) async throws -> Bool {
         let json = String(decoding: try LatchkeyJSON.encode(policy), as: UTF8.self)
         let rows = try await connection.query(
@@ -58,12 +56,14 @@ struct AdminStore: Sendable {
     }
 
     /// Stores `policy` as the next version; returns that version, nil when the tenant does not exist.
-    func updatePolicy(_ tenant: String, policy: TenantPolicy, actor: String, on connection: PostgresConnection) async throws -> Int? {
+    static func updatePolicy(
+        _ tenant: String, policy: TenantPolicy, actor: String, on connection: PostgresConnection, logger: Logger
+    ) async throws -> Int? {
         try await TenantPolicyRecords(logger: logger).updatePolicy(tenant, policy: policy, actor: actor, on: connection)
     }
 
     /// Number of static clients of the tenant (the bootstrap key may only create the first).
-    func staticClientCount(_ tenant: String, on connection: PostgresConnection) async throws -> Int {
+    static func staticClientCount(_ tenant: String, on connection: PostgresConnection, logger: Logger) async throws -> Int {
         let rows = try await connection.query(
             "SELECT count(*)::int FROM clients WHERE tenant_id = \(tenant) AND client_kind = 'static'", logger: logger)
         for try await count in rows.decode(Int.self) { return count }
@@ -71,7 +71,9 @@ struct AdminStore: Sendable {
     }
 
     /// Inserts or replaces a template; returns its new version.
-    func upsertTemplate(_ template: ClientTemplate, on connection: PostgresConnection) async throws -> Int {
+    static func upsertTemplate(
+        _ template: ClientTemplate, on connection: PostgresConnection, logger: Logger
+    ) async throws -> Int {
         let json = String(decoding: try LatchkeyJSON.encode(template.metadata), as: UTF8.self)
         let rows = try await connection.query(
             """
@@ -87,26 +89,25 @@ struct AdminStore: Sendable {
     }
 
     /// Every template of the tenant.
-    func templates(_ tenant: String, on connection: PostgresConnection) async throws -> [[String: Any]] {
+    static func templates(_ tenant: String, on connection: PostgresConnection, logger: Logger) async throws -> [TemplateView] {
         let rows = try await connection.query(
             """
             SELECT software_id, metadata::text, overridable_fields, version FROM client_templates
             WHERE tenant_id = \(tenant) ORDER BY software_id
             """, logger: logger)
-        var templates: [[String: Any]] = []
+        var templates: [TemplateView] = []
         for try await (id, metadata, fields, version) in rows.decode((String, String, [String], Int).self) {
-            templates.append([
-                "software_id": id, "metadata": try JSONSerialization.jsonObject(with: Data(metadata.utf8)),
-                "overridable_fields": fields, "version": version,
-            ])
+            templates.append(TemplateView(
+                softwareID: id, version: version, metadata: try LatchkeyJSON.decode(ClientMetadata.self, from: Data(metadata.utf8)),
+                overridableFields: fields))
         }
         return templates
     }
 
     /// Inserts an active user; false when the username (case-insensitive) is taken.
-    func createUser(
+    static func createUser(
         _ tenant: String, id: UUID, username: String, email: String?, emailVerified: Bool = false, passwordHash: String,
-        on connection: PostgresConnection
+        on connection: PostgresConnection, logger: Logger
     ) async throws -> Bool {
         let rows = try await connection.query(
             """
@@ -119,9 +120,9 @@ struct AdminStore: Sendable {
     }
 
     /// Stores a new initial access token (its hash only).
-    func createInitialAccessToken(
+    static func createInitialAccessToken(
         _ tenant: String, id: UUID, hash: String, uses: Int, expiresAt: Date, description: String?, actor: String,
-        on connection: PostgresConnection
+        on connection: PostgresConnection, logger: Logger
     ) async throws {
         try await connection.query(
             """
@@ -131,7 +132,9 @@ struct AdminStore: Sendable {
     }
 
     /// Revokes an initial access token; false when there is no such live token.
-    func revokeInitialAccessToken(_ tenant: String, id: UUID, on connection: PostgresConnection) async throws -> Bool {
+    static func revokeInitialAccessToken(
+        _ tenant: String, id: UUID, on connection: PostgresConnection, logger: Logger
+    ) async throws -> Bool {
         let rows = try await connection.query(
             """
             UPDATE initial_access_tokens SET revoked_at = now()

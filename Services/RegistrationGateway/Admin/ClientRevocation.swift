@@ -13,14 +13,12 @@ struct ClientRevocation: Sendable {
     let database: Database
     let outbox: OutboxWriter
 
-    private var clients: ClientRepository { ClientRepository(logger: database.logger) }
-
     /// Revokes one client; 404 when the tenant has no such client, 409 when it is no longer active.
     @discardableResult
     func revoke(_ clientID: String, tenant: TenantSlug, actor: EventActor, detail: String?) async throws -> Date {
         let now = Date()
         try await database.withTenantTransaction(tenant.rawValue) { connection in
-            guard let stored = try await clients.find(clientID, tenant: tenant.rawValue, forUpdate: true, on: connection) else {
+            guard let stored = try await ClientRepository.find(clientID, tenant: tenant.rawValue, forUpdate: true, on: connection, logger: database.logger) else {
                 throw OAuthError.notFound("unknown client")
             }
             guard stored.record.status == .active else {
@@ -43,7 +41,7 @@ struct ClientRevocation: Sendable {
     /// whoever holds the session cookie registers a new instance at once.
     func revokeAll(of user: UUID, tenant: TenantSlug, actor: EventActor, detail: String?) async throws -> UserOutcome {
         let now = Date()
-        let users = UserRevocation(outbox: outbox, logger: database.logger)
+        let users = UserRevocation(outbox: outbox)
         return try await database.withTenantTransaction(tenant.rawValue) { connection in
             let rows = try await connection.query(
                 """
@@ -54,11 +52,13 @@ struct ClientRevocation: Sendable {
             var ids: [String] = []
             for try await id in rows.decode(String.self) { ids.append(id) }
             for id in ids {
-                guard let stored = try await clients.find(id, tenant: tenant.rawValue, on: connection) else { continue }
+                guard let stored = try await ClientRepository.find(
+                    id, tenant: tenant.rawValue, on: connection, logger: database.logger)
+                else { continue }
                 try await revoke(stored.record, actor: actor, detail: detail, at: now, on: connection)
             }
             let ended = try await users.endSessionsAndTokens(
-                of: user, tenant: tenant, actor: actor, detail: detail, at: now, on: connection)
+                of: user, tenant: tenant, actor: actor, detail: detail, at: now, on: connection, logger: database.logger)
             return UserOutcome(clients: ids, ended: ended)
         }
     }
@@ -67,10 +67,11 @@ struct ClientRevocation: Sendable {
         _ record: ClientRecord, actor: EventActor, detail: String?, at now: Date, on connection: PostgresConnection
     ) async throws {
         let reason = ClientRevoked.Reason.admin
-        try await clients.revoke(
+        try await ClientRepository.revoke(
             record.clientID, tenant: record.tenant.rawValue, status: reason.resultingStatus, reason: detail ?? reason.rawValue,
-            at: now, on: connection)
-        let expiry = try await clients.accessTokensExpireAt(record, revokedAt: now, on: connection)
+            at: now, on: connection, logger: database.logger)
+        let expiry = try await ClientRepository.accessTokensExpireAt(
+            record, revokedAt: now, on: connection, logger: database.logger)
         let event = ClientRevoked(
             tenant: record.tenant, clientID: record.clientID, reason: reason, reasonDetail: detail,
             authenticatedUser: record.authenticatedUser, actor: actor, revokedAt: now, accessTokensExpireAt: expiry)

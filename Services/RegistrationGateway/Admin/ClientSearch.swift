@@ -5,7 +5,7 @@ import Logging
 import PostgresNIO
 
 /// Instance search of the admin API and the admin page: filters, newest first, keyset (cursor) paging.
-struct ClientSearch: Sendable {
+enum ClientSearch {
     /// What to look for; nil fields do not filter.
     struct Filters: Sendable, Equatable {
         var userID: UUID?
@@ -60,11 +60,10 @@ struct ClientSearch: Sendable {
         }
     }
 
-    let logger: Logger
-
     /// Up to `limit` clients after `cursor`, and the cursor of the next page when there is one.
-    func search(
-        tenant: String, _ filters: Filters, after cursor: Cursor?, limit: Int, on connection: PostgresConnection
+    static func search(
+        tenant: String, _ filters: Filters, after cursor: Cursor?, limit: Int, on connection: PostgresConnection,
+        logger: Logger
     ) async throws -> (clients: [Summary], next: Cursor?) {
         let status = filters.status?.rawValue
         let rows = try await connection.query(
@@ -101,21 +100,31 @@ struct ClientSearch: Sendable {
     }
 }
 
-extension ClientSearch.Summary {
-    /// The admin API's JSON shape.
-    var jsonObject: [String: Any] {
-        var object: [String: Any] = [
-            "client_id": clientID, "status": status, "client_kind": clientKind, "client_type": clientType,
-            "application_type": applicationType, "registration_mechanism": registrationMechanism,
-            "created_at": RFC3339Timestamp.string(from: createdAt),
-        ]
-        object["authenticated_user"] = authenticatedUser?.uuidString.lowercased()
-        object["username"] = username
-        object["software_id"] = softwareID
-        object["client_name"] = clientName
-        object["last_used_at"] = lastUsedAt.map(RFC3339Timestamp.string(from:))
-        object["revoked_at"] = revokedAt.map(RFC3339Timestamp.string(from:))
-        object["revocation_reason"] = revocationReason
-        return object
+extension ClientSearch.Summary: Encodable {
+    enum CodingKeys: String, CodingKey {
+        case clientID = "client_id", status, clientKind = "client_kind", clientType = "client_type"
+        case applicationType = "application_type", registrationMechanism = "registration_mechanism"
+        case createdAt = "created_at", authenticatedUser = "authenticated_user", username
+        case softwareID = "software_id", clientName = "client_name", lastUsedAt = "last_used_at"
+        case revokedAt = "revoked_at", revocationReason = "revocation_reason"
+    }
+
+    /// The admin API's JSON shape: user ids in lower case, absent members left out.
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(clientID, forKey: .clientID)
+        try container.encode(status, forKey: .status)
+        try container.encode(clientKind, forKey: .clientKind)
+        try container.encode(clientType, forKey: .clientType)
+        try container.encode(applicationType, forKey: .applicationType)
+        try container.encode(registrationMechanism, forKey: .registrationMechanism)
+        try container.encode(createdAt, forKey: .createdAt)
+        try container.encodeIfPresent(authenticatedUser?.uuidString.lowercased(), forKey: .authenticatedUser)
+        try container.encodeIfPresent(username, forKey: .username)
+        try container.encodeIfPresent(softwareID, forKey: .softwareID)
+        try container.encodeIfPresent(clientName, forKey: .clientName)
+        try container.encodeIfPresent(lastUsedAt, forKey: .lastUsedAt)
+        try container.encodeIfPresent(revokedAt, forKey: .revokedAt)
+        try container.encodeIfPresent(revocationReason, forKey: .revocationReason)
     }
 }

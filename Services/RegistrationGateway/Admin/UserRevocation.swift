@@ -11,7 +11,6 @@ import PostgresNIO
 /// refuse them at once.
 struct UserRevocation: Sendable {
     let outbox: OutboxWriter
-    let logger: Logger
 
     /// What one call ended.
     struct Outcome: Sendable, Equatable {
@@ -21,7 +20,7 @@ struct UserRevocation: Sendable {
     }
 
     func endSessionsAndTokens(
-        of user: UUID, tenant: TenantSlug, actor: EventActor, detail: String?, at now: Date, on connection: PostgresConnection
+        of user: UUID, tenant: TenantSlug, actor: EventActor, detail: String?, at now: Date, on connection: PostgresConnection, logger: Logger
     ) async throws -> Outcome {
         var outcome = Outcome()
         let sessions = try await connection.query(
@@ -68,7 +67,9 @@ struct UserRevocation: Sendable {
 
     /// Sets `users.status` to `disabled` or back to `active`; false when the user was already in that state.
     /// 404 when the tenant has no such user.
-    func setDisabled(_ disabled: Bool, user: UUID, tenant: TenantSlug, on connection: PostgresConnection) async throws -> Bool {
+    func setDisabled(
+        _ disabled: Bool, user: UUID, tenant: TenantSlug, on connection: PostgresConnection, logger: Logger
+    ) async throws -> Bool {
         let rows = try await connection.query(
             "SELECT status FROM users WHERE tenant_id = \(tenant.rawValue) AND user_id = \(user) FOR UPDATE", logger: logger)
         var current: String?

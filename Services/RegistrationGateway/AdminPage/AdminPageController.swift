@@ -54,8 +54,9 @@ struct AdminPageController: Sendable {
             return renderer.error(error.errorDescription, tenant: tenant, status: .badRequest)
         }
         let page = try await database.withTenantTransaction(tenant) { connection in
-            try await ClientSearch(logger: database.logger).search(
-                tenant: tenant, filters.search, after: filters.cursor, limit: Self.pageSize, on: connection)
+            try await ClientSearch.search(
+                tenant: tenant, filters.search, after: filters.cursor, limit: Self.pageSize, on: connection,
+                logger: database.logger)
         }
         let flash = try await sessions.takeFlash(for: session)
         let base = AdminPagePaths.base(tenant)

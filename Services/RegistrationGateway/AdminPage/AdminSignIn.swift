@@ -57,10 +57,9 @@ struct AdminSignIn: Sendable {
         guard !clientID.isEmpty, clientID.utf8.count <= 256 else { return nil }
         var tenants = [tenant]
         if let platform = platformTenant?.rawValue, platform != tenant { tenants.append(platform) }
-        let repository = ClientRepository(logger: database.logger)
         for home in tenants {
             guard let stored = try await database.withTenantTransaction(home, {
-                try await repository.find(clientID, tenant: home, on: $0)
+                try await ClientRepository.find(clientID, tenant: home, on: $0, logger: database.logger)
             }) else { continue }
             let record = stored.record
             let method = record.metadata.tokenEndpointAuthMethod ?? .clientSecretBasic

@@ -5,10 +5,9 @@ import LatchkeyCore
 import LatchkeyServer
 
 /// Verifies DCR access tokens (scope `dcr`, audience = the tenant's registration endpoint) against
-/// the tenant's published keys, and admin tokens (scope `admin`).
+/// the tenant's published keys.
 struct UserTokenVerifier: Sendable {
     static let dcrScope = "dcr"
-    static let adminScope = "admin"
 
     static let dpopHeader = HTTPField.Name("DPoP")!
 

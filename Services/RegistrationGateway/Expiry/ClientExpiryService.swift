@@ -21,7 +21,6 @@ struct ClientExpiryService: Service {
     var batchLimit = 500
 
     private var logger: Logger { systemDatabase.logger }
-    private var clients: ClientRepository { ClientRepository(logger: systemDatabase.logger) }
 
     func run() async throws {
         await runPeriodically(every: interval, name: "client expiry", logger: logger) {
@@ -82,8 +81,9 @@ struct ClientExpiryService: Service {
             let reason = ClientRevoked.Reason.expired
             for (tenant, clientID, user) in candidates {
                 guard let slug = TenantSlug(rawValue: tenant) else { continue }
-                try await clients.revoke(
-                    clientID, tenant: tenant, status: reason.resultingStatus, reason: reason.rawValue, at: now, on: connection)
+                try await ClientRepository.revoke(
+                    clientID, tenant: tenant, status: reason.resultingStatus, reason: reason.rawValue, at: now, on: connection,
+                    logger: logger)
                 let event = ClientRevoked(
                     tenant: slug, clientID: clientID, reason: reason, authenticatedUser: user, actor: Self.actor, revokedAt: now)
                 try await outbox.append(

@@ -23,14 +23,12 @@ struct StoredClient: Sendable {
 
 /// SQL for `clients` (and the rows that die with a client); every call runs inside the caller's
 /// tenant-scoped transaction so the state change and its outbox row commit together.
-struct ClientRepository: Sendable {
-    let logger: Logger
-
+enum ClientRepository {
     /// Inserts a new client with the hashes of its secret and registration access token; an
     /// instance of a template also stores the members it set itself and the template version.
-    func insert(
+    static func insert(
         _ record: ClientRecord, secretHash: String?, registrationTokenHash: String?, kind: String = "dynamic",
-        template: TemplateLink? = nil, firstParty: Bool = false, on connection: PostgresConnection
+        template: TemplateLink? = nil, firstParty: Bool = false, on connection: PostgresConnection, logger: Logger
     ) async throws {
         let metadata = String(decoding: try LatchkeyJSON.encode(record.metadata), as: UTF8.self)
         let overrides = try template.map { String(decoding: try LatchkeyJSON.encode($0.overrides), as: UTF8.self) }
@@ -50,7 +48,9 @@ struct ClientRepository: Sendable {
 
     /// Locks the user's row (serialising that user's registrations) and counts their active clients;
     /// nil when the tenant has no active user with this id.
-    func lockUserAndCountActiveClients(_ user: UUID, tenant: String, on connection: PostgresConnection) async throws -> Int? {
+    static func lockUserAndCountActiveClients(
+        _ user: UUID, tenant: String, on connection: PostgresConnection, logger: Logger
+    ) async throws -> Int? {
         let users = try await connection.query(
             "SELECT status FROM users WHERE tenant_id = \(tenant) AND user_id = \(user) FOR UPDATE", logger: logger)
         var found = false
@@ -66,7 +66,9 @@ struct ClientRepository: Sendable {
     }
 
     /// The client, locked for update when `forUpdate`; nil when this tenant has no such client.
-    func find(_ clientID: String, tenant: String, forUpdate: Bool = false, on connection: PostgresConnection) async throws -> StoredClient? {
+    static func find(
+        _ clientID: String, tenant: String, forUpdate: Bool = false, on connection: PostgresConnection, logger: Logger
+    ) async throws -> StoredClient? {
         let lock = forUpdate ? " FOR UPDATE" : ""
         var query: PostgresQuery = """
             SELECT client_id, status, client_type, application_type, authenticated_user, software_id,
@@ -93,9 +95,9 @@ struct ClientRepository: Sendable {
     }
 
     /// Replaces the metadata (and derived columns) of a client; a new registration token hash when rotated.
-    func updateMetadata(
+    static func updateMetadata(
         _ record: ClientRecord, registrationTokenHash: String?, template: TemplateLink? = nil,
-        on connection: PostgresConnection
+        on connection: PostgresConnection, logger: Logger
     ) async throws {
         let metadata = String(decoding: try LatchkeyJSON.encode(record.metadata), as: UTF8.self)
         let overrides = try template.map { String(decoding: try LatchkeyJSON.encode($0.overrides), as: UTF8.self) }
@@ -110,9 +112,9 @@ struct ClientRepository: Sendable {
     }
 
     /// Moves a client out of `active` and revokes its live refresh tokens, in the caller's transaction.
-    func revoke(
+    static func revoke(
         _ clientID: String, tenant: String, status: ClientStatus, reason: String, at time: Date,
-        on connection: PostgresConnection
+        on connection: PostgresConnection, logger: Logger
     ) async throws {
         try await connection.query(
             """
@@ -131,7 +133,9 @@ struct ClientRepository: Sendable {
     /// expiry on record, or later a token being signed right now (its grant read the client as active before this
     /// transaction commits) with the tenant's access-token lifetime (its DCR-token lifetime too for a client that
     /// may obtain `dcr`). A policy that does not decode counts as the longest lifetime a policy may set.
-    func accessTokensExpireAt(_ client: ClientRecord, revokedAt time: Date, on connection: PostgresConnection) async throws -> Date {
+    static func accessTokensExpireAt(
+        _ client: ClientRecord, revokedAt time: Date, on connection: PostgresConnection, logger: Logger
+    ) async throws -> Date {
         let tenant = client.tenant.rawValue, clientID = client.clientID
         let mayHoldDCRTokens = TenantPolicy.scopeTokens(client.metadata.scope ?? "").contains("dcr")
         let rows = try await connection.query(

@@ -4,12 +4,12 @@ import Logging
 import PostgresNIO
 
 /// Initial access tokens and client templates as registration reads them.
-struct RegistrationCredentialStore: Sendable {
-    let logger: Logger
-
+enum RegistrationCredentialStore {
     /// Uses one count of the initial access token with this hash, atomically; nil when it is
     /// unknown, revoked, expired or used up.
-    func consumeInitialAccessToken(hash: String, tenant: String, on connection: PostgresConnection) async throws -> UUID? {
+    static func consumeInitialAccessToken(
+        hash: String, tenant: String, on connection: PostgresConnection, logger: Logger
+    ) async throws -> UUID? {
         let rows = try await connection.query(
             """
             UPDATE initial_access_tokens SET remaining_uses = remaining_uses - 1
@@ -24,8 +24,8 @@ struct RegistrationCredentialStore: Sendable {
     /// The template with this `software_id`, if the tenant has one. `share` locks it until the
     /// transaction ends, so a template update (which walks the template's instances) waits for a
     /// registration that read the old version, and never misses the instance it creates.
-    func template(
-        softwareID: String, tenant: String, share: Bool = false, on connection: PostgresConnection
+    static func template(
+        softwareID: String, tenant: String, share: Bool = false, on connection: PostgresConnection, logger: Logger
     ) async throws -> ClientTemplate? {
         var query: PostgresQuery = """
             SELECT metadata::text, overridable_fields, version FROM client_templates

@@ -13,8 +13,6 @@ struct ClientConfigurationService: Sendable {
     let outbox: OutboxWriter
     let statements: SoftwareStatementVerifier
 
-    private var clients: ClientRepository { ClientRepository(logger: database.logger) }
-    private var credentials: RegistrationCredentialStore { RegistrationCredentialStore(logger: database.logger) }
 
     /// Never sent by anyone: 256 random bits drawn when the process starts.
     private static let decoyToken = SecretTokens.generate()
@@ -25,7 +23,8 @@ struct ClientConfigurationService: Sendable {
     ) async throws -> StoredClient {
         guard let token else { throw BearerToken.invalidToken("a registration access token is required") }
         let presented = settings.secretHasher.hash(token)
-        let stored = try await clients.find(clientID, tenant: tenant, forUpdate: forUpdate, on: connection)
+        let stored = try await ClientRepository.find(
+            clientID, tenant: tenant, forUpdate: forUpdate, on: connection, logger: database.logger)
         // RFC 7592 manages dynamically registered clients only: a client an administrator created has no
         // registration access token, and no string may stand in for the missing one. Unknown and
         // unmanageable clients compare against a decoy hash (same work, same timing as a wrong token);
@@ -71,7 +70,9 @@ struct ClientConfigurationService: Sendable {
                 // No share lock here (this transaction already holds the client row, which a template
                 // update locks after its template row); such an update waits for this one and then
                 // rebuilds the instance from the overrides stored here.
-                guard let template = try await credentials.template(softwareID: templateID, tenant: tenant.id, on: connection) else {
+                guard let template = try await RegistrationCredentialStore.template(
+                    softwareID: templateID, tenant: tenant.id, on: connection, logger: database.logger)
+                else {
                     throw RegistrationError.invalidMetadata("the client's template no longer exists")
                 }
                 requested = try template.validatedInstanceMetadata(for: request)
@@ -90,8 +91,8 @@ struct ClientConfigurationService: Sendable {
             record.applicationType = metadata.applicationType ?? .native
             record.updatedAt = Date()
             let newToken = policy.rotateRegistrationAccessToken ? SecretTokens.generate(prefix: "lk_rat_") : nil
-            try await clients.updateMetadata(
-                record, registrationTokenHash: newToken.map(hasher.hash), template: link, on: connection)
+            try await ClientRepository.updateMetadata(
+                record, registrationTokenHash: newToken.map(hasher.hash), template: link, on: connection, logger: database.logger)
             let actor: EventActor = record.authenticatedUser.map(EventActor.user) ?? .client(clientID)
             let event = ClientUpdated(
                 tenant: tenant.slug, clientID: clientID, changedFields: changed, registrationTokenRotated: newToken != nil,
@@ -110,10 +111,12 @@ struct ClientConfigurationService: Sendable {
             let stored = try await authorize(clientID, token: token, tenant: tenant.id, forUpdate: true, on: connection)
             let now = Date()
             let reason = ClientRevoked.Reason.deregistered
-            try await clients.revoke(
-                clientID, tenant: tenant.id, status: reason.resultingStatus, reason: reason.rawValue, at: now, on: connection)
+            try await ClientRepository.revoke(
+                clientID, tenant: tenant.id, status: reason.resultingStatus, reason: reason.rawValue, at: now, on: connection,
+                logger: database.logger)
             let user = stored.record.authenticatedUser
-            let expiry = try await clients.accessTokensExpireAt(stored.record, revokedAt: now, on: connection)
+            let expiry = try await ClientRepository.accessTokensExpireAt(
+                stored.record, revokedAt: now, on: connection, logger: database.logger)
             let event = ClientRevoked(
                 tenant: tenant.slug, clientID: clientID, reason: reason, authenticatedUser: user,
                 actor: user.map(EventActor.user) ?? .client(clientID), revokedAt: now, accessTokensExpireAt: expiry)

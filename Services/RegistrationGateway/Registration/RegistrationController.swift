@@ -24,7 +24,7 @@ struct RegistrationController: Sendable {
         }
     }
 
-    @Sendable func register(_ request: Request, context: Context) async throws -> Response {
+    @Sendable func register(_ request: Request, context: Context) async throws -> EditedResponse<RegistrationResponse> {
         let tenant = try context.requireTenant()
         // Counted before anything else, so floods of bad tokens or bodies are throttled too. Forwarded-for
         // headers count only from TRUSTED_PROXIES: from anyone else they are whatever the client wants.
@@ -33,25 +33,23 @@ struct RegistrationController: Sendable {
             open: request.headers[.authorization] == nil)
         let caller = try await registration.authenticate(request, tenant: tenant)
         let body = try await RegistrationRequestBody.read(request)
-        return try await registration.register(body.metadata, caller: caller, tenant: tenant).response(status: .created)
+        return EditedResponse(status: .created, response: try await registration.register(body.metadata, caller: caller, tenant: tenant))
     }
 
-    @Sendable func read(_ request: Request, context: Context) async throws -> Response {
+    @Sendable func read(_ request: Request, context: Context) async throws -> RegistrationResponse {
         let tenant = try context.requireTenant()
         let clientID = try context.parameters.require("client_id")
         return try await configuration.read(clientID, token: BearerToken.extract(from: request), tenant: tenant)
-            .response(status: .ok)
     }
 
-    @Sendable func update(_ request: Request, context: Context) async throws -> Response {
+    @Sendable func update(_ request: Request, context: Context) async throws -> RegistrationResponse {
         let tenant = try context.requireTenant()
         let clientID = try context.parameters.require("client_id")
         let token = try BearerToken.extract(from: request)
         let body = try await RegistrationRequestBody.read(request)
         return try await configuration.update(
             clientID, token: token, request: body.metadata, sentClientID: body.credentials.clientID,
-            sentSecret: body.credentials.clientSecret, tenant: tenant
-        ).response(status: .ok)
+            sentSecret: body.credentials.clientSecret, tenant: tenant)
     }
 
     @Sendable func delete(_ request: Request, context: Context) async throws -> Response {

@@ -1,39 +1,39 @@
 import Foundation
 import Hummingbird
 import LatchkeyCore
+import LatchkeyServer
 
-/// The RFC 7591 §3.2.1 / RFC 7592 §3 client information response.
-struct RegistrationResponse: Sendable {
+/// The RFC 7591 §3.2.1 / RFC 7592 §3 client information response: the client's metadata with the
+/// server's members beside it, `Cache-Control: no-store` (it may hold credentials).
+struct RegistrationResponse: ResponseEncodable, Sendable {
     var record: ClientRecord
     /// Only on registration and secret rotation: the plaintext secret, shown once.
     var clientSecret: String?
     /// Only when issued or rotated.
     var registrationAccessToken: String?
-    var registrationClientURI: String
+    /// Nil where the client is not managed through RFC 7592 (the admin API's static clients).
+    var registrationClientURI: String?
     /// The software statement as sent, echoed per RFC 7591 §3.2.1.
     var softwareStatement: String?
 
-    func jsonObject() throws -> [String: Any] {
-        let metadata = try LatchkeyJSON.encode(record.metadata)
-        var object = (try JSONSerialization.jsonObject(with: metadata) as? [String: Any]) ?? [:]
-        object["client_id"] = record.clientID
-        object["client_id_issued_at"] = Int(record.createdAt.timeIntervalSince1970)
-        if record.metadata.tokenEndpointAuthMethod?.usesClientSecret == true {
-            object["client_secret_expires_at"] = record.clientSecretExpiresAtEpochSeconds
-        }
-        if let clientSecret { object["client_secret"] = clientSecret }
-        if let registrationAccessToken { object["registration_access_token"] = registrationAccessToken }
-        object["registration_client_uri"] = registrationClientURI
-        if let softwareStatement { object["software_statement"] = softwareStatement }
-        return object
+    enum CodingKeys: String, CodingKey {
+        case clientID = "client_id", clientIDIssuedAt = "client_id_issued_at"
+        case clientSecret = "client_secret", clientSecretExpiresAt = "client_secret_expires_at"
+        case registrationAccessToken = "registration_access_token", registrationClientURI = "registration_client_uri"
+        case softwareStatement = "software_statement"
     }
 
-    /// JSON with `Cache-Control: no-store` (the body may hold credentials).
-    func response(status: HTTPResponse.Status) throws -> Response {
-        let data = try JSONSerialization.data(withJSONObject: try jsonObject(), options: [.sortedKeys, .withoutEscapingSlashes])
-        return Response(
-            status: status,
-            headers: [.contentType: "application/json", .cacheControl: "no-store"],
-            body: .init(byteBuffer: ByteBuffer(bytes: data)))
+    func encode(to encoder: any Encoder) throws {
+        try record.metadata.encode(to: encoder)
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(record.clientID, forKey: .clientID)
+        try container.encode(Int(record.createdAt.timeIntervalSince1970), forKey: .clientIDIssuedAt)
+        if record.metadata.tokenEndpointAuthMethod?.usesClientSecret == true {
+            try container.encode(record.clientSecretExpiresAtEpochSeconds, forKey: .clientSecretExpiresAt)
+        }
+        try container.encodeIfPresent(clientSecret, forKey: .clientSecret)
+        try container.encodeIfPresent(registrationAccessToken, forKey: .registrationAccessToken)
+        try container.encodeIfPresent(registrationClientURI, forKey: .registrationClientURI)
+        try container.encodeIfPresent(softwareStatement, forKey: .softwareStatement)
     }
 }

@@ -16,8 +16,6 @@ struct RegistrationService: Sendable {
     let outbox: OutboxWriter
     let statements: SoftwareStatementVerifier
 
-    private var clients: ClientRepository { ClientRepository(logger: database.logger) }
-    private var credentials: RegistrationCredentialStore { RegistrationCredentialStore(logger: database.logger) }
 
     /// Who is registering, as far as can be told before the transaction.
     enum Caller: Sendable {
@@ -65,8 +63,8 @@ struct RegistrationService: Sendable {
                 mechanism = .userToken
                 user = id
             case .initialAccessToken(let token):
-                guard try await credentials.consumeInitialAccessToken(
-                    hash: hasher.hash(token), tenant: tenant.id, on: connection) != nil
+                guard try await RegistrationCredentialStore.consumeInitialAccessToken(
+                    hash: hasher.hash(token), tenant: tenant.id, on: connection, logger: database.logger) != nil
                 else { throw BearerToken.invalidToken("initial access token is unknown, expired, revoked or used up") }
                 mechanism = .initialAccessToken
             case .open:
@@ -75,13 +73,16 @@ struct RegistrationService: Sendable {
             var template: ClientTemplate?
             var requested = request
             if let softwareID = request.softwareID,
-               let found = try await credentials.template(softwareID: softwareID, tenant: tenant.id, share: true, on: connection) {
+               let found = try await RegistrationCredentialStore.template(
+                   softwareID: softwareID, tenant: tenant.id, share: true, on: connection, logger: database.logger) {
                 template = found
                 requested = try found.validatedInstanceMetadata(for: request)
             }
             let metadata = try ClientMetadataValidator(policy: policy).validate(requested)
             if let user {
-                guard let active = try await clients.lockUserAndCountActiveClients(user, tenant: tenant.id, on: connection) else {
+                guard let active = try await ClientRepository.lockUserAndCountActiveClients(
+                    user, tenant: tenant.id, on: connection, logger: database.logger)
+                else {
                     throw BearerToken.invalidToken("token subject is not an active user of this tenant")
                 }
                 if policy.maxClientsPerUser > 0 && active >= policy.maxClientsPerUser {
@@ -99,10 +100,10 @@ struct RegistrationService: Sendable {
                 applicationType: metadata.applicationType ?? .native, authenticatedUser: user, templateID: template?.id,
                 metadata: metadata, secretExpiresAt: secretExpiry, createdAt: now, updatedAt: now,
                 registrationMechanism: mechanism)
-            try await clients.insert(
+            try await ClientRepository.insert(
                 record, secretHash: secret.map(hasher.hash), registrationTokenHash: hasher.hash(registrationToken),
                 template: template.map { TemplateLink(overrides: ClientTemplate.instanceOverrides(from: request), version: $0.version) },
-                on: connection)
+                on: connection, logger: database.logger)
             let actor: EventActor = user.map(EventActor.user) ?? .client(clientID)
             try await outbox.append(
                 CloudEvent(source: EventSource.registrationGateway, data: ClientRegistered(record: record, actor: actor)),

@@ -19,7 +19,6 @@ import PostgresNIO
 struct TemplatePropagation: Sendable {
     static let batchSize = 500
 
-    let logger: Logger
     let outbox: OutboxWriter
 
     /// One active instance as the propagation reads it.
@@ -39,14 +38,14 @@ struct TemplatePropagation: Sendable {
 
     /// Rewrites the instances of `template` (already stored at `template.version`); returns how many changed.
     func propagate(
-        _ template: ClientTemplate, policy: TenantPolicy, actor: EventActor, on connection: PostgresConnection
+        _ template: ClientTemplate, policy: TenantPolicy, actor: EventActor, on connection: PostgresConnection, logger: Logger
     ) async throws -> Int {
         let validator = ClientMetadataValidator(policy: policy)
         let tenant = template.tenant.rawValue
         var after = ""
         var changed = 0
         while true {
-            let batch = try await instances(of: template, after: after, on: connection)
+            let batch = try await instances(of: template, after: after, on: connection, logger: logger)
             guard let last = batch.last else { break }
             after = last.clientID
             var rewrites: [Rewrite] = []
@@ -62,7 +61,7 @@ struct TemplatePropagation: Sendable {
                     authenticatedUser: instance.authenticatedUser, templateID: template.id,
                     templateVersion: template.version, actor: actor))
             }
-            try await store(rewrites, tenant: tenant, version: template.version, on: connection)
+            try await store(rewrites, tenant: tenant, version: template.version, on: connection, logger: logger)
             for event in events {
                 try await outbox.append(CloudEvent(source: EventSource.registrationGateway, data: event), on: connection, logger: logger)
             }
@@ -104,7 +103,9 @@ struct TemplatePropagation: Sendable {
     }
 
     /// The next batch of active instances after `after`, locked until the transaction ends.
-    private func instances(of template: ClientTemplate, after: String, on connection: PostgresConnection) async throws -> [Instance] {
+    private func instances(
+        of template: ClientTemplate, after: String, on connection: PostgresConnection, logger: Logger
+    ) async throws -> [Instance] {
         let rows = try await connection.query(
             """
             SELECT client_id, metadata::text, template_overrides::text, authenticated_user FROM clients
@@ -123,7 +124,9 @@ struct TemplatePropagation: Sendable {
     }
 
     /// Writes a batch of rewritten instances with one statement.
-    private func store(_ rewrites: [Rewrite], tenant: String, version: Int, on connection: PostgresConnection) async throws {
+    private func store(
+        _ rewrites: [Rewrite], tenant: String, version: Int, on connection: PostgresConnection, logger: Logger
+    ) async throws {
         guard !rewrites.isEmpty else { return }
         func json(_ metadata: ClientMetadata) throws -> String { String(decoding: try LatchkeyJSON.encode(metadata), as: UTF8.self) }
         let ids = rewrites.map(\.clientID)

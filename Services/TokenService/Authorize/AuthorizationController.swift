@@ -15,7 +15,6 @@ struct AuthorizationController: Sendable {
     let accounts: UserAccounts
     let throttle: SignInThrottle
     let sessions: SSOSessions
-    let consents = Consents()
     let codes: AuthorizationCodes
     let sealer: PendingAuthorizationSealer
     let csrf: CSRFGuard
@@ -66,7 +65,7 @@ struct AuthorizationController: Sendable {
                 if let session = try await sessions.current(sessionCookie, on: connection, logger: logger),
                     !pending.forceLogin
                 {
-                    let decision = try await consents.decide(
+                    let decision = try await Consents.decide(
                         pending, client: verified, userID: session.userID, policy: tenant.policy.consent,
                         on: connection, logger: logger)
                     if decision == .silent {
@@ -406,7 +405,7 @@ struct AuthorizationController: Sendable {
                 }
                 switch form["decision"] ?? "" {
                 case "allow":
-                    try await consents.remember(
+                    try await Consents.remember(
                         userID: session.userID, clientID: client.clientID, scope: pending.scope,
                         rememberFor: tenant.policy.consent.rememberFor, tenant: tenant.id, on: connection, logger: logger)
                     let code = try await codes.issue(
@@ -442,7 +441,7 @@ struct AuthorizationController: Sendable {
         let session = try await sessions.start(
             userID: userID, tenant: tenant.id, replacing: oldSession, lifetime: lifetime, on: connection, logger: logger)
         var response: Response
-        let decision = try await consents.decide(
+        let decision = try await Consents.decide(
             pending, client: client, userID: userID, policy: tenant.policy.consent, on: connection, logger: logger)
         if decision == .silent {
             let code = try await codes.issue(

@@ -5,7 +5,7 @@ import PostgresNIO
 
 /// Whether a signed-in user must approve a client before it gets a code, and the consents users gave
 /// (`consents`: per tenant, user and client, the approved scopes, until the policy's `remember_for`).
-struct Consents: Sendable {
+enum Consents {
     enum Decision: Equatable {
         /// No question: the code is issued.
         case silent
@@ -17,7 +17,7 @@ struct Consents: Sendable {
     /// flow's second sign-in); another user's instance asks; an administrator's first-party client passes;
     /// anything else asks. A remembered consent covering the requested scopes answers every "ask" except
     /// `prompt=consent`.
-    func decide(
+    static func decide(
         _ pending: AuthorizationRequest, client: StoredClient, userID: UUID, policy: ConsentPolicy,
         on connection: PostgresConnection, logger: Logger
     ) async throws -> Decision {
@@ -35,7 +35,7 @@ struct Consents: Sendable {
     }
 
     /// The scopes of the user's unexpired consent to the client, if any.
-    func rememberedScopes(
+    static func rememberedScopes(
         userID: UUID, clientID: String, on connection: PostgresConnection, logger: Logger
     ) async throws -> Set<String>? {
         let rows = try await connection.query(
@@ -50,7 +50,7 @@ struct Consents: Sendable {
     /// Records an approval for `rememberFor` seconds (0: nothing is kept). The stored scopes become the
     /// union of the unexpired consent and the new one, so approving a wider request never narrows an
     /// earlier approval; an expired consent is replaced.
-    func remember(
+    static func remember(
         userID: UUID, clientID: String, scope: String, rememberFor: Int, tenant: String,
         on connection: PostgresConnection, logger: Logger
     ) async throws {

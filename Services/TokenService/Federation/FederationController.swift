@@ -199,12 +199,3 @@ struct UpstreamSecrets {
         return secret
     }
 }
-
-/// Whether a user may sign in (not locked or disabled).
-enum UserStatus {
-    static func isActive(_ userID: UUID, on connection: PostgresConnection, logger: Logger) async throws -> Bool {
-        let rows = try await connection.query("SELECT status FROM users WHERE user_id = \(userID)", logger: logger)
-        for try await status in rows.decode(String.self) { return status == "active" }
-        return false
-    }
-}

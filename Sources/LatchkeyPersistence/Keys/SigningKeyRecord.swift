@@ -23,19 +23,6 @@ public struct SigningKeyRecord: Sendable, Equatable {
         case .retired: return (publishUntil.map { $0 > now } ?? false) ? "retiring" : "retired"
         }
     }
-
-    /// The JSON object the admin API and `latchkey keys list --json` print.
-    public func jsonObject(at now: Date = Date()) -> [String: Any] {
-        var object: [String: Any] = [
-            "kid": kid, "alg": algorithm, "status": lifecycleName(at: now),
-            "created_at": RFC3339Timestamp.string(from: createdAt),
-        ]
-        object["activated_at"] = activatedAt.map(RFC3339Timestamp.string(from:))
-        object["retired_at"] = retiredAt.map(RFC3339Timestamp.string(from:))
-        object["retire_after"] = publishUntil.map(RFC3339Timestamp.string(from:))
-        object["staged_by"] = stagedBy
-        return object
-    }
 }
 
 /// Why a rotation step was refused.

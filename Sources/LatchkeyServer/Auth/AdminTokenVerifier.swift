@@ -4,24 +4,6 @@ import LatchkeyCore
 import LatchkeyPersistence
 import Logging
 
-/// Who an admin request is from, once its token verified.
-public struct AdminPrincipal: Sendable, Equatable {
-    /// The tenant whose issuer signed the token.
-    public var issuerTenant: TenantSlug
-    /// `sub` of the token (the admin client for client-credentials tokens).
-    public var subject: String
-    public var clientID: String?
-    /// True when the token came from the platform tenant and may act on every tenant.
-    public var isPlatformAdmin: Bool
-
-    public init(issuerTenant: TenantSlug, subject: String, clientID: String?, isPlatformAdmin: Bool) {
-        self.issuerTenant = issuerTenant
-        self.subject = subject
-        self.clientID = clientID
-        self.isPlatformAdmin = isPlatformAdmin
-    }
-}
-
 /// Verifies admin access tokens (RFC 9068 JWTs with scope `admin`) for admin APIs.
 ///
 /// A token is accepted for tenant T when its issuer is `{issuerBase}/t/T` (an admin of that

@@ -44,10 +44,21 @@ public struct OAuthError: HTTPResponseError, Sendable, CustomStringConvertible {
 
     static func jsonParts(status: HTTPResponse.Status, code: String, description: String,
                           extraHeaders: HTTPFields) -> (head: HTTPResponse, body: ByteBuffer) {
-        let body: [String: String] = ["error": code, "error_description": description]
-        let data = (try? JSONSerialization.data(withJSONObject: body, options: [.sortedKeys])) ?? Data()
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        let data = (try? encoder.encode(Body(error: code, errorDescription: description))) ?? Data()
         var headers: HTTPFields = [.contentType: "application/json", .cacheControl: "no-store"]
         headers.append(contentsOf: extraHeaders)
         return (HTTPResponse(status: status, headerFields: headers), ByteBuffer(bytes: data))
+    }
+
+    /// The RFC 6749 §5.2 error body.
+    private struct Body: Encodable {
+        var error: String
+        var errorDescription: String
+
+        enum CodingKeys: String, CodingKey {
+            case error, errorDescription = "error_description"
+        }
     }
 }

@@ -74,12 +74,17 @@ public final class TenantDirectory: Sendable {
 }
 
 /// Resolves `{tenant}` of `/t/{tenant}/…` routes: 404 JSON for malformed, unknown or suspended tenants.
+///
+/// Admin routes admit suspended tenants: a suspended tenant is still administered, and its history is
+/// exactly what a security team may need to read.
 public struct TenantResolverMiddleware: RouterMiddleware {
     public typealias Context = LatchkeyRequestContext
     public let directory: TenantDirectory
+    public let admitsSuspended: Bool
 
-    public init(directory: TenantDirectory) {
+    public init(directory: TenantDirectory, admitsSuspended: Bool = false) {
         self.directory = directory
+        self.admitsSuspended = admitsSuspended
     }
 
     public func handle(
@@ -88,7 +93,7 @@ public struct TenantResolverMiddleware: RouterMiddleware {
         guard let raw = context.parameters.get("tenant"), let slug = TenantSlug(raw) else {
             throw OAuthError.notFound("unknown tenant")
         }
-        guard let tenant = try await directory.tenant(slug), tenant.status == "active" else {
+        guard let tenant = try await directory.tenant(slug), admitsSuspended || tenant.status == "active" else {
             throw OAuthError.notFound("unknown tenant")
         }
         var context = context

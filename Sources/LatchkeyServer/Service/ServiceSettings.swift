@@ -19,7 +19,6 @@ public struct ServiceSettings: Sendable {
     public var systemDatabase: DatabaseConfiguration?
     public var kafkaBrokers: String
     public var topicPrefix: String
-    public var logLevel: Logger.Level
     /// Header and idle deadlines and the connection cap of the HTTP server.
     public var http = HTTPServerSettings()
     /// The process exits at once when the schema is not at the expected version (set by `ServiceMain`;
@@ -32,7 +31,7 @@ public struct ServiceSettings: Sendable {
     public init(
         serviceName: String, host: String = "127.0.0.1", port: Int, database: DatabaseConfiguration,
         systemDatabase: DatabaseConfiguration?, kafkaBrokers: String, topicPrefix: String = LatchkeyEventType.defaultTopicPrefix,
-        logLevel: Logger.Level = .info, managementHost: String? = nil, managementPort: Int? = nil,
+        managementHost: String? = nil, managementPort: Int? = nil,
         resources: Bundle? = nil
     ) {
         self.serviceName = serviceName
@@ -44,7 +43,6 @@ public struct ServiceSettings: Sendable {
         self.systemDatabase = systemDatabase
         self.kafkaBrokers = kafkaBrokers
         self.topicPrefix = topicPrefix
-        self.logLevel = logLevel
         self.resources = resources
     }
 
@@ -74,8 +72,9 @@ public struct ServiceSettings: Sendable {
         }
         var database = try DatabaseConfiguration(url: databaseURL)
         database.applicationName = serviceName
+        // `ServiceMain` sets the logger's level; a misspelt level still stops the service here.
         let levelName = reader.string(forKey: "log.level", default: "info")
-        guard let level = Logger.Level(rawValue: levelName.lowercased()) else {
+        guard Logger.Level(rawValue: levelName.lowercased()) != nil else {
             throw ConfigurationError("LOG_LEVEL must be one of trace, debug, info, notice, warning, error, critical")
         }
         let host = reader.string(forKey: "http.host", default: "127.0.0.1")
@@ -91,7 +90,7 @@ public struct ServiceSettings: Sendable {
             serviceName: serviceName, host: host, port: port,
             database: database, systemDatabase: systemDatabase, kafkaBrokers: brokers,
             topicPrefix: reader.string(forKey: "kafka.topic.prefix", default: LatchkeyEventType.defaultTopicPrefix),
-            logLevel: level, managementHost: reader.string(forKey: "management.host", default: host),
+            managementHost: reader.string(forKey: "management.host", default: host),
             managementPort: managementPort, resources: descriptor.resources)
         http = try HTTPServerSettings(reader: reader)
     }
