@@ -125,7 +125,6 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-                .product(name: "Configuration", package: "swift-configuration"),
             ],
             resources: [.copy("Postgres/Migrations")],
             swiftSettings: swiftSettings

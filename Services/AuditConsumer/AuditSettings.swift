@@ -1,6 +1,7 @@
 import Configuration
 import Foundation
 import LatchkeyCore
+import LatchkeyServer
 
 /// What the audit consumer reads beyond ``ServiceSettings`` (listed in docs/configuration.md).
 struct AuditSettings: Sendable {
@@ -30,39 +31,19 @@ struct AuditSettings: Sendable {
 
     /// Reads the `AUDIT_*`, `TOKEN_SERVICE_PUBLIC_URL` and `PLATFORM_TENANT` variables.
     init(reader: ConfigReader) throws {
-        batchSize = try Self.positive(reader, "audit.batch.size", default: batchSize, maximum: 10_000)
-        batchLinger = .milliseconds(
-            try Self.positive(reader, "audit.batch.linger.ms", default: 10, maximum: 10_000, allowZero: true))
-        maxInFlightBatches = try Self.positive(reader, "audit.max.in.flight.batches", default: maxInFlightBatches, maximum: 64)
-        readyMaximumLag = Int64(try Self.positive(reader, "audit.ready.max.lag", default: 10_000, maximum: Int(Int32.max)))
-        lagInterval = .milliseconds(try Self.positive(reader, "audit.lag.interval.ms", default: 5_000, maximum: 600_000))
-        sessionTimeoutMilliseconds = try Self.positive(
-            reader, "audit.kafka.session.timeout.ms", default: sessionTimeoutMilliseconds, maximum: 300_000)
-        heartbeatIntervalMilliseconds = try Self.positive(
-            reader, "audit.kafka.heartbeat.interval.ms", default: heartbeatIntervalMilliseconds, maximum: 60_000)
-        tokenServicePublicURL = reader.string(forKey: "token.service.public.url", default: tokenServicePublicURL)
-        guard tokenServicePublicURL.hasPrefix("https://") || tokenServicePublicURL.hasPrefix("http://") else {
-            throw ConfigurationError("TOKEN_SERVICE_PUBLIC_URL must be an http(s) URL")
-        }
-        if let platform = reader.string(forKey: "platform.tenant"), !platform.isEmpty {
-            guard let slug = TenantSlug(rawValue: platform) else {
-                throw ConfigurationError("PLATFORM_TENANT must be a tenant slug ([a-z0-9][a-z0-9-]{0,62})")
-            }
-            platformTenant = slug
-        }
-        if let audiences = reader.string(forKey: "audit.admin.audience"), !audiences.isEmpty {
-            adminAudiences = Set(audiences.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) })
-        }
-    }
-
-    private static func positive(
-        _ reader: ConfigReader, _ key: String, default value: Int, maximum: Int, allowZero: Bool = false
-    ) throws -> Int {
-        guard let text = reader.string(forKey: ConfigKey(key)) else { return value }
-        let name = key.uppercased().replacingOccurrences(of: ".", with: "_")
-        guard let number = Int(text), number >= (allowZero ? 0 : 1), number <= maximum else {
-            throw ConfigurationError("\(name) must be an integer from \(allowZero ? 0 : 1) to \(maximum)")
-        }
-        return number
+        let env = SettingsReader(reader)
+        batchSize = try env.int("audit.batch.size", default: batchSize, range: 1...10_000)
+        batchLinger = try env.milliseconds("audit.batch.linger.ms", default: 10, range: 0...10_000)
+        maxInFlightBatches = try env.int("audit.max.in.flight.batches", default: maxInFlightBatches, range: 1...64)
+        readyMaximumLag = Int64(try env.int("audit.ready.max.lag", default: 10_000, range: 1...Int(Int32.max)))
+        lagInterval = try env.milliseconds("audit.lag.interval.ms", default: 5_000, range: 1...600_000)
+        sessionTimeoutMilliseconds = try env.int(
+            "audit.kafka.session.timeout.ms", default: sessionTimeoutMilliseconds, range: 1...300_000)
+        heartbeatIntervalMilliseconds = try env.int(
+            "audit.kafka.heartbeat.interval.ms", default: heartbeatIntervalMilliseconds, range: 1...60_000)
+        tokenServicePublicURL = try env.baseURL("token.service.public.url") ?? tokenServicePublicURL
+        platformTenant = try env.tenant("platform.tenant")
+        let audiences = env.list("audit.admin.audience")
+        adminAudiences = audiences.isEmpty ? nil : Set(audiences)
     }
 }

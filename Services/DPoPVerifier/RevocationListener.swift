@@ -1,6 +1,7 @@
 import Foundation
 import LatchkeyCore
 import LatchkeyKafka
+import LatchkeyServer
 import Logging
 import Prometheus
 import ServiceLifecycle
@@ -85,7 +86,7 @@ struct RevocationListener: Service {
         }
         checkLoaded(progress)
         try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask { try await reportLag(consumer, progress: progress) }
+            group.addTask { await reportLag(consumer, progress: progress) }
             for try await message in consumer.messages {
                 apply(message)
                 progress.read(message.topicPartition, offset: message.offset)
@@ -176,8 +177,11 @@ struct RevocationListener: Service {
 
     /// Refreshes the lag gauge, and while loading also the fetch positions: they step over offsets
     /// that deliver no record (compacted away, transaction markers), which message offsets cannot show.
-    private func reportLag(_ consumer: KafkaConsumer, progress: Progress) async throws {
-        while !Task.isCancelled {
+    private func reportLag(_ consumer: KafkaConsumer, progress: Progress) async {
+        let revocations = revocations, lagInterval = lagInterval
+        await runPeriodically(
+            every: revocations.isLoaded ? lagInterval : .milliseconds(500), name: "revocation lag report", logger: logger
+        ) {
             if let positions = try? consumer.positions(for: progress.partitions) {
                 for (partition, position) in positions { progress.read(partition, offset: position - 1) }
                 checkLoaded(progress)
@@ -189,7 +193,6 @@ struct RevocationListener: Service {
                 }
             }
             metrics.revocationLag.set(lag)
-            try await Task.sleep(for: revocations.isLoaded ? lagInterval : .milliseconds(500))
         }
     }
 

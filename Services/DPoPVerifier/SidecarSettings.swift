@@ -58,8 +58,8 @@ struct SidecarSettings: Sendable {
 
     /// Reads every `DPOP_*` variable; a missing required value or a malformed one is a ConfigurationError naming it.
     init(reader: ConfigReader) throws {
-        let env = SettingsReader(reader: reader)
-        let mode = try env.parse("dpop.mode", default: Mode.proxy) { Mode(rawValue: $0.lowercased()) }
+        let env = SettingsReader(reader)
+        let mode = try env.parse("dpop.mode", default: Mode.proxy, expected: "proxy or check") { Mode(rawValue: $0.lowercased()) }
         var upstream: UpstreamSettings?
         if mode == .proxy {
             var settings = try UpstreamSettings(url: env.required("dpop.upstream.url"))
@@ -71,31 +71,28 @@ struct SidecarSettings: Sendable {
         }
         self.init(
             mode: mode, upstream: upstream,
-            origins: try ExternalOrigins(env.list(env.required("dpop.external.origins"))),
-            trustedProxies: try TrustedProxies(env.list(env.string("dpop.trusted.proxies") ?? "")),
-            issuers: env.list(try env.required("dpop.issuers")),
-            audiences: Set(env.list(try env.required("dpop.audiences"))),
+            origins: try ExternalOrigins(env.requiredList("dpop.external.origins")),
+            trustedProxies: try TrustedProxies(env.list("dpop.trusted.proxies")),
+            issuers: try env.requiredList("dpop.issuers"),
+            audiences: Set(try env.requiredList("dpop.audiences")),
             proofAlgorithms: try env.algorithms("dpop.algs") ?? Self.defaultProofAlgorithms)
         iatWindowSeconds = Int64(try env.int("dpop.iat.window.seconds", default: 60, range: 1...3_600))
         replayCacheMaxEntries = try env.int("dpop.replay.cache.max.entries", default: 100_000, range: 1...100_000_000)
-        allowBearer = try env.bool("dpop.allow.bearer", default: false)
-        publicPaths = try PublicPaths(env.list(env.string("dpop.public.paths") ?? ""))
-        forwardCredentials = try env.bool("dpop.forward.credentials", default: false)
+        allowBearer = try env.flag("dpop.allow.bearer", default: false)
+        publicPaths = try PublicPaths(env.list("dpop.public.paths"))
+        forwardCredentials = try env.flag("dpop.forward.credentials", default: false)
         tokenClockSkewSeconds = Int64(try env.int("dpop.token.clock.skew.seconds", default: 10, range: 0...600))
         maxTokenLifetimeSeconds = Int64(try env.int(
             "dpop.max.token.lifetime.seconds", default: 86_400, range: 1...TenantPolicy.maximumDurationSeconds))
         tokenCacheMaxEntries = try env.int("dpop.token.cache.max.entries", default: 10_000, range: 1...10_000_000)
         jwksMaxAgeSeconds = Double(try env.int("dpop.jwks.max.age.seconds", default: 300, range: 1...86_400))
         jwksMinimumRefreshSeconds = Double(try env.int("dpop.jwks.min.refresh.seconds", default: 10, range: 1...86_400))
-        issuerMetadataOrigin = try env.string("dpop.issuer.metadata.origin").map { try ExternalOrigins.normalizeOrigin($0) }
-        switch try env.parse("dpop.nonce.mode", default: "off", { ["off", "required"].contains($0) ? $0 : nil }) {
+        issuerMetadataOrigin = try env.text("dpop.issuer.metadata.origin").map { try ExternalOrigins.normalizeOrigin($0) }
+        switch try env.parse("dpop.nonce.mode", default: "off", expected: "off or required", {
+            ["off", "required"].contains($0) ? $0 : nil
+        }) {
         case "required":
-            let secret: SymmetricKey
-            do {
-                secret = try KeyMaterial.symmetricKey(fromConfiguration: env.required("dpop.nonce.secret", secret: true))
-            } catch let failure as KeyMaterial.Failure {
-                throw ConfigurationError("DPOP_NONCE_SECRET: \(failure)")
-            }
+            let secret = try env.requiredSecret("dpop.nonce.secret") { try KeyMaterial.symmetricKey(fromConfiguration: $0) }
             nonceMode = .required(secret: secret, stepSeconds: Int64(try env.int("dpop.nonce.step.seconds", default: 300, range: 10...86_400)))
         default:
             nonceMode = .off
@@ -134,54 +131,11 @@ struct UpstreamSettings: Sendable {
     }
 }
 
-/// Typed lookups with errors that name the environment variable.
-struct SettingsReader {
-    let reader: ConfigReader
-
-    static func environmentName(_ key: String) -> String {
-        key.uppercased().replacingOccurrences(of: ".", with: "_")
-    }
-
-    func string(_ key: String, secret: Bool = false) -> String? {
-        guard let value = reader.string(forKey: ConfigKey(key), isSecret: secret)?.trimmingCharacters(in: .whitespaces),
-              !value.isEmpty else { return nil }
-        return value
-    }
-
-    func required(_ key: String, secret: Bool = false) throws -> String {
-        guard let value = string(key, secret: secret) else {
-            throw ConfigurationError("\(Self.environmentName(key)) is required")
-        }
-        return value
-    }
-
-    func parse<T>(_ key: String, default fallback: T, _ transform: (String) -> T?) throws -> T {
-        guard let raw = string(key) else { return fallback }
-        guard let value = transform(raw) else { throw ConfigurationError("\(Self.environmentName(key)): invalid value \(raw)") }
-        return value
-    }
-
-    func int(_ key: String, default fallback: Int, range: ClosedRange<Int>) throws -> Int {
-        let value = try parse(key, default: fallback) { Int($0) }
-        guard range.contains(value) else {
-            throw ConfigurationError("\(Self.environmentName(key)) must be within \(range.lowerBound)…\(range.upperBound)")
-        }
-        return value
-    }
-
-    func bool(_ key: String, default fallback: Bool) throws -> Bool {
-        try parse(key, default: fallback) { raw in
-            switch raw.lowercased() {
-            case "1", "true", "yes", "on": return true
-            case "0", "false", "no", "off": return false
-            default: return nil
-            }
-        }
-    }
-
+extension SettingsReader {
+    /// Proof algorithms by name (comma- or whitespace-separated); nil when unset.
     func algorithms(_ key: String) throws -> [JWSAlgorithm]? {
-        guard let raw = string(key) else { return nil }
-        let algorithms = try list(raw).map { name in
+        guard text(key) != nil else { return nil }
+        let algorithms = try list(key).map { name in
             guard let algorithm = JWSAlgorithm(parsing: name) else {
                 throw ConfigurationError("\(Self.environmentName(key)): unsupported algorithm \(name)")
             }
@@ -189,10 +143,5 @@ struct SettingsReader {
         }
         guard !algorithms.isEmpty else { throw ConfigurationError("\(Self.environmentName(key)) must name an algorithm") }
         return algorithms
-    }
-
-    /// Comma- or whitespace-separated values.
-    func list(_ raw: String) -> [String] {
-        raw.split(whereSeparator: { $0 == "," || $0 == " " || $0 == "\n" || $0 == "\t" }).map(String.init)
     }
 }

@@ -3,6 +3,7 @@ import Configuration
 import Foundation
 import LatchkeyCore
 import LatchkeyPersistence
+import LatchkeyServer
 import Logging
 import PostgresNIO
 
@@ -54,8 +55,8 @@ struct KeysCommand: AsyncParsableCommand {
                 }
                 chosen = parsed
             }
-            let reader = ConfigReader(providers: [EnvironmentVariablesProvider()])
-            guard let kek = reader.string(forKey: "key.encryption.key", isSecret: true), !kek.isEmpty else {
+            let env = SettingsReader(ConfigReader(providers: [EnvironmentVariablesProvider()]))
+            guard let kek = env.text("key.encryption.key", secret: true) else {
                 throw ValidationError("KEY_ENCRYPTION_KEY is required to seal the new key")
             }
             let envelope: KeyEnvelope
@@ -81,9 +82,8 @@ struct KeysCommand: AsyncParsableCommand {
     static func withRotation<T: Sendable>(
         envelope: KeyEnvelope?, _ body: @escaping @Sendable (SigningKeyRotation) async throws -> T
     ) async throws -> T {
-        let reader = ConfigReader(providers: [EnvironmentVariablesProvider()])
-        guard let url = reader.string(forKey: "database.url", isSecret: true)
-            ?? reader.string(forKey: "database.migration.url", isSecret: true)
+        let env = SettingsReader(ConfigReader(providers: [EnvironmentVariablesProvider()]))
+        guard let url = env.text("database.url", secret: true) ?? env.text("database.migration.url", secret: true)
         else { throw ValidationError("DATABASE_URL (or DATABASE_MIGRATION_URL) is required") }
         let logger = Logger(label: "latchkey.keys")
         let client = try DatabaseConfiguration(url: url).makeClient(logger: logger)

@@ -32,9 +32,8 @@ func buildApplication(
     let statements = SoftwareStatementVerifier(keys: SoftwareStatementKeySource(logger: logger, fetch: fetch))
     let router = runtime.makeRouter()
     let outbox = OutboxWriter(topicPrefix: settings.topicPrefix)
-    let keys = try TenantKeyCache(database: runtime.database, ttl: gateway.signingKeyCacheTTL)
     let userTokens = UserTokenVerifier(
-        settings: gateway, keys: keys,
+        settings: gateway, keys: TenantSigningKeyStore(database: runtime.database, ttl: gateway.signingKeyCacheTTL),
         proofs: DPoPProofVerifier(
             configuration: .init(nonceMode: .disabled), replayCache: gateway.replayStore.makeCache(database: runtime.database)))
     let directory = TenantDirectory(database: runtime.database)

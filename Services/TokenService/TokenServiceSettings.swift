@@ -43,8 +43,8 @@ struct TokenServiceSettings: Sendable {
         publicURL: String, registrationGatewayPublicURL: String, keyEnvelope: KeyEnvelope, secretHasher: KeyedHasher,
         dpopNonces: HMACDPoPNonceSource, dpopIatWindowSeconds: Int64 = 60, passwordHasher: PasswordHasher = PasswordHasher()
     ) throws {
-        self.publicURL = try Self.origin(publicURL, name: "TOKEN_SERVICE_PUBLIC_URL")
-        self.registrationGatewayPublicURL = try Self.origin(
+        self.publicURL = try SettingsReader.baseURL(publicURL, name: "TOKEN_SERVICE_PUBLIC_URL")
+        self.registrationGatewayPublicURL = try SettingsReader.baseURL(
             registrationGatewayPublicURL, name: "REGISTRATION_GATEWAY_PUBLIC_URL")
         self.keyEnvelope = keyEnvelope
         self.secretHasher = secretHasher
@@ -59,47 +59,24 @@ struct TokenServiceSettings: Sendable {
     /// `OUTBOUND_ALLOW_LOOPBACK_HTTP`, `OUTBOUND_ALLOWED_NETWORKS`, `PLATFORM_TENANT`, `TRUSTED_PROXIES`,
     /// `PASSWORD_SCRYPT_LOG_N`, `PASSWORD_HASH_CONCURRENCY`, `PASSWORD_HASH_WAIT_MS`, `DPOP_REPLAY_STORE`.
     init(reader: ConfigReader) throws {
-        func required(_ key: ConfigKey, _ name: String, secret: Bool = false) throws -> String {
-            guard let value = reader.string(forKey: key, isSecret: secret), !value.isEmpty else {
-                throw ConfigurationError("\(name) is required")
-            }
-            return value
+        let env = SettingsReader(reader)
+        let previous = env.list("key.encryption.key.previous", secret: true)
+        let envelope = try env.requiredSecret("key.encryption.key", expected: "32 bytes, base64") {
+            try KeyEnvelope(configuration: $0, previous: previous)
         }
-        let kek = try required("key.encryption.key", "KEY_ENCRYPTION_KEY", secret: true)
-        let previous = reader.string(forKey: "key.encryption.key.previous", isSecret: true)
-            .map { $0.split(separator: ",").map(String.init) } ?? []
-        let envelope: KeyEnvelope
-        do { envelope = try KeyEnvelope(configuration: kek, previous: previous) } catch {
-            throw ConfigurationError("KEY_ENCRYPTION_KEY must be 32 bytes, base64: \(error)")
+        let hasher = try env.requiredSecret("secret.hash.key", expected: "at least 32 bytes, base64") {
+            try KeyedHasher(configuration: $0)
         }
-        let hasher: KeyedHasher
-        do { hasher = try KeyedHasher(configuration: try required("secret.hash.key", "SECRET_HASH_KEY", secret: true)) } catch let error as ConfigurationError {
-            throw error
-        } catch {
-            throw ConfigurationError("SECRET_HASH_KEY must be at least 32 bytes, base64: \(error)")
-        }
-        let nonces: HMACDPoPNonceSource
-        do {
-            nonces = try HMACDPoPNonceSource(configuration: try required("dpop.nonce.secret", "DPOP_NONCE_SECRET", secret: true))
-        } catch let error as ConfigurationError {
-            throw error
-        } catch {
-            throw ConfigurationError("DPOP_NONCE_SECRET must be at least 32 bytes, base64: \(error)")
-        }
-        let window = reader.int(forKey: "dpop.iat.window.seconds", default: 60)
-        guard window > 0, window <= 600 else { throw ConfigurationError("DPOP_IAT_WINDOW_SECONDS must be 1…600") }
-        let lifecycleInterval = reader.int(forKey: "signing.key.lifecycle.interval.seconds", default: 60)
-        guard lifecycleInterval > 0 else { throw ConfigurationError("SIGNING_KEY_LIFECYCLE_INTERVAL_SECONDS must be > 0") }
-        let publishDelay = reader.int(forKey: "signing.key.publish.delay.seconds", default: 600)
-        guard publishDelay >= 0, publishDelay <= 86_400 else {
-            throw ConfigurationError("SIGNING_KEY_PUBLISH_DELAY_SECONDS must be 0…86400")
+        let nonces = try env.requiredSecret("dpop.nonce.secret", expected: "at least 32 bytes, base64") {
+            try HMACDPoPNonceSource(configuration: $0)
         }
         try self.init(
-            publicURL: try required("token.service.public.url", "TOKEN_SERVICE_PUBLIC_URL"),
-            registrationGatewayPublicURL: try required("registration.gateway.public.url", "REGISTRATION_GATEWAY_PUBLIC_URL"),
-            keyEnvelope: envelope, secretHasher: hasher, dpopNonces: nonces, dpopIatWindowSeconds: Int64(window))
-        keyLifecycleInterval = .seconds(lifecycleInterval)
-        keyPublishDelay = .seconds(publishDelay)
+            publicURL: try env.required("token.service.public.url"),
+            registrationGatewayPublicURL: try env.required("registration.gateway.public.url"),
+            keyEnvelope: envelope, secretHasher: hasher, dpopNonces: nonces,
+            dpopIatWindowSeconds: Int64(try env.int("dpop.iat.window.seconds", default: 60, range: 1...600)))
+        keyLifecycleInterval = try env.seconds("signing.key.lifecycle.interval.seconds", default: 60, range: 1...)
+        keyPublishDelay = try env.seconds("signing.key.publish.delay.seconds", default: 600, range: 0...86_400)
         upstreamSecretReferences = try SecretReferenceAllowList(reader: reader)
         outbound = try OutboundPolicy(reader: reader)
         replayStore = try DPoPReplayStore(reader: reader)
@@ -107,19 +84,6 @@ struct TokenServiceSettings: Sendable {
         passwordHasher = hashing.hasher
         hashingLimiter = hashing.limiter
         clientAddresses = try ClientAddressResolver(reader: reader)
-        if let raw = reader.string(forKey: "platform.tenant"), !raw.isEmpty {
-            guard let slug = TenantSlug(rawValue: raw) else { throw ConfigurationError("PLATFORM_TENANT is not a valid tenant id") }
-            platformTenant = slug
-        }
-    }
-
-    /// An absolute http(s) URL without query or fragment, trailing slash removed.
-    static func origin(_ value: String, name: String) throws -> String {
-        guard let url = URL(string: value), let scheme = url.scheme?.lowercased(), ["http", "https"].contains(scheme),
-            url.host != nil, url.query == nil, url.fragment == nil
-        else { throw ConfigurationError("\(name) must be an absolute http(s) URL without query or fragment") }
-        var trimmed = value
-        while trimmed.hasSuffix("/") { trimmed.removeLast() }
-        return trimmed
+        platformTenant = try env.tenant("platform.tenant")
     }
 }

@@ -37,7 +37,7 @@ import Testing
             settings, .dpopVerifier, everyOperationServed: false)
 
         let runtime = try ServiceRuntime(settings: settings, logger: TestServiceSettings.logger)
-        let router = makeSidecarRouter(limitBodies: true)
+        let router = makeSidecarRouter(runtime: runtime, mode: .check)
         let sidecar = try Sidecar(settings: Self.checkModeSettings(), httpClient: .shared, revocations: RevokedClients(),
                                   logger: TestServiceSettings.logger)
         sidecar.addRoutes(to: router)

@@ -22,7 +22,7 @@ import Testing
         let revocations = RevokedClients(loaded: true)
         revocations.insert(tenant: TenantSlug(rawValue: "acme")!, clientID: "c1", revokedAt: Date(), tokensExpireAt: nil)
         let reporter = CacheGaugeReporter(replayCache: replay, tokenCache: AccessTokenCache(maxEntries: 4), revocations: revocations,
-                                          metrics: metrics, interval: .milliseconds(10))
+                                          metrics: metrics, interval: .milliseconds(10), logger: TestServiceSettings.logger)
         let group = ServiceGroup(configuration: .init(services: [reporter], logger: TestServiceSettings.logger))
         let task = Task { try await group.run() }
         try await Task.sleep(for: .milliseconds(100))

@@ -1,5 +1,6 @@
 import Foundation
 import LatchkeyKafka
+import LatchkeyServer
 import Logging
 import ServiceLifecycle
 import Synchronization
@@ -47,17 +48,8 @@ final class AuditLagMonitor: Service, Sendable {
     }
 
     func run() async throws {
-        await cancelWhenGracefulShutdown {
-            while !Task.isCancelled {
-                do {
-                    try await self.measure()
-                } catch is CancellationError {
-                    return
-                } catch {
-                    self.logger.warning("measuring audit consumer lag failed", metadata: ["error": "\(error)"])
-                }
-                try? await Task.sleep(for: self.interval)
-            }
+        await runPeriodically(every: self.interval, name: "audit consumer lag measurement", logger: logger) {
+            _ = try await self.measure()
         }
     }
 

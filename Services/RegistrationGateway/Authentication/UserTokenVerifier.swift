@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import LatchkeyCore
+import LatchkeyPersistence
 import LatchkeyServer
 
 /// Verifies DCR access tokens (scope `dcr`, audience = the tenant's registration endpoint) against
@@ -12,7 +13,8 @@ struct UserTokenVerifier: Sendable {
     static let dpopHeader = HTTPField.Name("DPoP")!
 
     let settings: GatewaySettings
-    let keys: TenantKeyCache
+    /// The tenants' verification keys (the same read path as admin tokens).
+    let keys: TenantSigningKeyStore
     /// Proofs for DPoP-bound DCR tokens: `iat` window and `jti` replay per key, no nonce.
     let proofs: DPoPProofVerifier
 
@@ -21,13 +23,18 @@ struct UserTokenVerifier: Sendable {
         let parsed: AccessTokenVerifier.Parsed
         do { parsed = try AccessTokenVerifier.parse(token) } catch { throw BearerToken.invalidToken(error.description) }
         // The issuer is checked before any key is loaded.
-        guard parsed.claims.iss == settings.issuer(tenant: tenant) else {
+        guard parsed.claims.iss == settings.issuer(tenant: tenant), let slug = TenantSlug(rawValue: tenant) else {
             throw BearerToken.invalidToken(AccessTokenError.untrustedIssuer.description)
         }
-        let keySet = try await keys.keys(tenant: tenant, kid: parsed.kid)
+        let key: TenantSigningKeyStore.PublicKey?
+        do {
+            key = try await keys.verificationKey(tenant: slug, kid: parsed.kid, at: Date())
+        } catch let error as JOSEError {
+            throw BearerToken.invalidToken("the tenant's signing key is unusable: \(error.reason)")
+        }
         let claims: AccessTokenClaims
         do {
-            claims = try AccessTokenVerifier.check(parsed, keys: keySet.keys) { $0.contains(audience) }
+            claims = try AccessTokenVerifier.check(parsed, keys: key.map { [$0.jwk] } ?? []) { $0.contains(audience) }
         } catch { throw BearerToken.invalidToken(error.description) }
         guard claims.scopes.contains(scope) else {
             throw BearerToken.invalidToken("token lacks the \(scope) scope")

@@ -14,7 +14,7 @@ struct GatewaySettings: Sendable {
     var secretHasher: KeyedHasher
     /// Bootstrap admin key (creates the very first tenant); nil disables bootstrap.
     var adminBootstrapKey: String?
-    /// How long a tenant's published keys are cached before they are read again.
+    /// How long a verification key found for a DCR token is cached before it is read again.
     var signingKeyCacheTTL: Duration
     /// The tenant whose admin tokens may administer every tenant (and create new ones), if any.
     var platformTenant: TenantSlug?
@@ -42,8 +42,8 @@ struct GatewaySettings: Sendable {
         adminBootstrapKey: String? = nil, signingKeyCacheTTL: Duration = .seconds(60), platformTenant: TenantSlug? = nil,
         clientExpiryInterval: Duration = .seconds(300)
     ) throws {
-        self.publicURL = try Self.baseURL(publicURL, name: "REGISTRATION_GATEWAY_PUBLIC_URL")
-        self.tokenServicePublicURL = try Self.baseURL(tokenServicePublicURL, name: "TOKEN_SERVICE_PUBLIC_URL")
+        self.publicURL = try SettingsReader.baseURL(publicURL, name: "REGISTRATION_GATEWAY_PUBLIC_URL")
+        self.tokenServicePublicURL = try SettingsReader.baseURL(tokenServicePublicURL, name: "TOKEN_SERVICE_PUBLIC_URL")
         self.secretHasher = secretHasher
         self.adminBootstrapKey = adminBootstrapKey
         self.signingKeyCacheTTL = signingKeyCacheTTL
@@ -57,36 +57,24 @@ struct GatewaySettings: Sendable {
     /// `UPSTREAM_SECRET_REFERENCES`, `OUTBOUND_ALLOW_LOOPBACK_HTTP`, `OUTBOUND_ALLOWED_NETWORKS`, `TRUSTED_PROXIES`,
     /// `PASSWORD_SCRYPT_LOG_N`, `PASSWORD_HASH_CONCURRENCY`, `PASSWORD_HASH_WAIT_MS` and `DPOP_REPLAY_STORE`.
     init(reader: ConfigReader) throws {
-        guard let publicURL = reader.string(forKey: "registration.gateway.public.url"), !publicURL.isEmpty else {
-            throw ConfigurationError("REGISTRATION_GATEWAY_PUBLIC_URL is required (e.g. https://register.example.com)")
+        let env = SettingsReader(reader)
+        let publicURL = try env.required("registration.gateway.public.url", example: "e.g. https://register.example.com")
+        let tokenURL = try env.required(
+            "token.service.public.url", example: "the issuer base, e.g. https://login.example.com")
+        let hasher = try env.requiredSecret(
+            "secret.hash.key", expected: "at least 32 bytes, base64", example: "base64 of ≥ 32 random bytes"
+        ) {
+            try KeyedHasher(configuration: $0)
         }
-        guard let tokenURL = reader.string(forKey: "token.service.public.url"), !tokenURL.isEmpty else {
-            throw ConfigurationError("TOKEN_SERVICE_PUBLIC_URL is required (the issuer base, e.g. https://login.example.com)")
-        }
-        guard let hashKey = reader.string(forKey: "secret.hash.key", isSecret: true), !hashKey.isEmpty else {
-            throw ConfigurationError("SECRET_HASH_KEY is required (base64 of ≥ 32 random bytes)")
-        }
-        let hasher: KeyedHasher
-        do { hasher = try KeyedHasher(configuration: hashKey) } catch {
-            throw ConfigurationError("SECRET_HASH_KEY: \(error)")
-        }
-        let bootstrap = reader.string(forKey: "admin.bootstrap.key", isSecret: true).flatMap { $0.isEmpty ? nil : $0 }
+        let bootstrap = env.text("admin.bootstrap.key", secret: true)
         if let bootstrap, bootstrap.utf8.count < 32 {
             throw ConfigurationError("ADMIN_BOOTSTRAP_KEY must be at least 32 characters")
         }
-        let cacheSeconds = reader.int(forKey: "signing.key.cache.seconds", default: 60)
-        guard cacheSeconds >= 0 else { throw ConfigurationError("SIGNING_KEY_CACHE_SECONDS must be ≥ 0") }
-        let expirySeconds = reader.int(forKey: "client.expiry.interval.seconds", default: 300)
-        guard expirySeconds > 0 else { throw ConfigurationError("CLIENT_EXPIRY_INTERVAL_SECONDS must be > 0") }
-        var platform: TenantSlug?
-        if let raw = reader.string(forKey: "platform.tenant"), !raw.isEmpty {
-            guard let slug = TenantSlug(rawValue: raw) else { throw ConfigurationError("PLATFORM_TENANT is not a valid tenant id") }
-            platform = slug
-        }
         try self.init(
-            publicURL: publicURL, tokenServicePublicURL: tokenURL, secretHasher: hasher,
-            adminBootstrapKey: bootstrap, signingKeyCacheTTL: .seconds(cacheSeconds), platformTenant: platform,
-            clientExpiryInterval: .seconds(expirySeconds))
+            publicURL: publicURL, tokenServicePublicURL: tokenURL, secretHasher: hasher, adminBootstrapKey: bootstrap,
+            signingKeyCacheTTL: try env.seconds("signing.key.cache.seconds", default: 60, range: 0...),
+            platformTenant: try env.tenant("platform.tenant"),
+            clientExpiryInterval: try env.seconds("client.expiry.interval.seconds", default: 300, range: 1...))
         upstreamSecretReferences = try SecretReferenceAllowList(reader: reader)
         outbound = try OutboundPolicy(reader: reader)
         replayStore = try DPoPReplayStore(reader: reader)
@@ -94,11 +82,7 @@ struct GatewaySettings: Sendable {
         passwordHasher = hashing.hasher
         hashingLimiter = hashing.limiter
         clientAddresses = try ClientAddressResolver(reader: reader)
-        if let kek = reader.string(forKey: "key.encryption.key", isSecret: true), !kek.isEmpty {
-            do { keyEnvelope = try KeyEnvelope(configuration: kek) } catch {
-                throw ConfigurationError("KEY_ENCRYPTION_KEY must be 32 bytes, base64: \(error)")
-            }
-        }
+        keyEnvelope = try env.secret("key.encryption.key", expected: "32 bytes, base64") { try KeyEnvelope(configuration: $0) }
     }
 
     /// The RFC 7591 registration endpoint of `tenant`: the audience of DCR tokens.
@@ -111,15 +95,4 @@ struct GatewaySettings: Sendable {
 
     /// The token service's issuer for `tenant`.
     func issuer(tenant: String) -> String { "\(tokenServicePublicURL)/t/\(tenant)" }
-
-    /// An absolute http(s) URL without query or fragment, trailing slash dropped.
-    static func baseURL(_ value: String, name: String) throws -> String {
-        var trimmed = value.trimmingCharacters(in: .whitespaces)
-        while trimmed.hasSuffix("/") { trimmed.removeLast() }
-        guard let components = URLComponents(string: trimmed),
-              let scheme = components.scheme?.lowercased(), scheme == "https" || scheme == "http",
-              components.host?.isEmpty == false, components.query == nil, components.fragment == nil
-        else { throw ConfigurationError("\(name) must be an absolute http(s) URL without query or fragment") }
-        return trimmed
-    }
 }

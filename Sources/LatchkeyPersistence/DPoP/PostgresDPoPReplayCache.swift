@@ -1,4 +1,3 @@
-import Configuration
 import Crypto
 import Foundation
 import LatchkeyCore
@@ -52,14 +51,6 @@ public struct PostgresDPoPReplayCache: DPoPReplayCache {
 /// (this process; right for a single replica) or `postgres` (shared by every replica of the database).
 public enum DPoPReplayStore: String, Sendable {
     case memory, postgres
-
-    public init(reader: ConfigReader) throws {
-        let value = reader.string(forKey: "dpop.replay.store") ?? DPoPReplayStore.memory.rawValue
-        guard let store = DPoPReplayStore(rawValue: value) else {
-            throw ConfigurationError("DPOP_REPLAY_STORE must be memory or postgres")
-        }
-        self = store
-    }
 
     /// A cache of this kind.
     public func makeCache(database: Database) -> any DPoPReplayCache {

@@ -20,7 +20,7 @@ public struct ClientAddressResolver: Sendable {
 
     /// `TRUSTED_PROXIES`: comma-separated IP addresses or CIDR blocks; empty or unset trusts no one.
     public init(reader: ConfigReader) throws {
-        try self.init(setting: reader.string(forKey: "trusted.proxies") ?? "")
+        try self.init(setting: SettingsReader(reader).text("trusted.proxies") ?? "")
     }
 
     public init(setting: String, name: String = "TRUSTED_PROXIES") throws {

@@ -21,13 +21,11 @@ public struct HTTPServerSettings: Sendable, Equatable {
 
     public init(reader: ConfigReader) throws {
         let defaults = HTTPServerSettings()
-        let header = reader.int(forKey: "http.header.timeout.seconds", default: defaults.headerTimeoutSeconds)
-        guard (1...600).contains(header) else { throw ConfigurationError("HTTP_HEADER_TIMEOUT_SECONDS must be 1…600") }
-        let idle = reader.int(forKey: "http.idle.timeout.seconds", default: defaults.idleTimeoutSeconds)
-        guard (1...3_600).contains(idle) else { throw ConfigurationError("HTTP_IDLE_TIMEOUT_SECONDS must be 1…3600") }
-        let connections = reader.int(forKey: "http.max.connections", default: defaults.maxConnections)
-        guard (1...1_000_000).contains(connections) else { throw ConfigurationError("HTTP_MAX_CONNECTIONS must be 1…1000000") }
-        self.init(headerTimeoutSeconds: header, idleTimeoutSeconds: idle, maxConnections: connections)
+        let env = SettingsReader(reader)
+        self.init(
+            headerTimeoutSeconds: try env.int("http.header.timeout.seconds", default: defaults.headerTimeoutSeconds, range: 1...600),
+            idleTimeoutSeconds: try env.int("http.idle.timeout.seconds", default: defaults.idleTimeoutSeconds, range: 1...3_600),
+            maxConnections: try env.int("http.max.connections", default: defaults.maxConnections, range: 1...1_000_000))
     }
 
     var headerTimeout: TimeAmount { .seconds(Int64(headerTimeoutSeconds)) }

@@ -5,9 +5,10 @@ import LatchkeyCore
 extension OutboundPolicy {
     /// Reads `OUTBOUND_ALLOW_LOOPBACK_HTTP` (default false; development only) and `OUTBOUND_ALLOWED_NETWORKS`.
     public init(reader: ConfigReader) throws {
+        let env = SettingsReader(reader)
         try self.init(
-            allowLoopbackHTTP: reader.bool(forKey: "outbound.allow.loopback.http", default: false),
-            allowedNetworks: reader.string(forKey: "outbound.allowed.networks"))
+            allowLoopbackHTTP: env.flag("outbound.allow.loopback.http", default: false),
+            allowedNetworks: env.text("outbound.allowed.networks"))
     }
 }
 
@@ -23,8 +24,7 @@ public struct SecretReferenceAllowList: Sendable, Equatable {
     }
 
     public init(reader: ConfigReader) throws {
-        let raw = reader.string(forKey: "upstream.secret.references") ?? ""
-        let entries = raw.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+        let entries = SettingsReader(reader).list("upstream.secret.references")
         for entry in entries {
             let reference = entry.hasSuffix("*") ? String(entry.dropLast()) : entry
             guard reference.hasPrefix("env:") || reference.hasPrefix("file:/") else {

@@ -15,16 +15,14 @@ public struct PasswordHashingSettings: Sendable {
     }
 
     public init(reader: ConfigReader) throws {
-        let logN = reader.int(forKey: "password.scrypt.log.n", default: PasswordHasher.Parameters.recommended.logN)
-        guard (4...20).contains(logN) else { throw ConfigurationError("PASSWORD_SCRYPT_LOG_N must be 4…20") }
-        let concurrency = reader.int(forKey: "password.hash.concurrency", default: PasswordHashingLimiter.defaultConcurrency)
-        guard (1...256).contains(concurrency) else { throw ConfigurationError("PASSWORD_HASH_CONCURRENCY must be 1…256") }
-        let waitMilliseconds = reader.int(forKey: "password.hash.wait.ms", default: 2000)
-        guard (0...60_000).contains(waitMilliseconds) else { throw ConfigurationError("PASSWORD_HASH_WAIT_MS must be 0…60000") }
+        let env = SettingsReader(reader)
         var parameters = PasswordHasher.Parameters.recommended
-        parameters.logN = logN
+        parameters.logN = try env.int("password.scrypt.log.n", default: parameters.logN, range: 4...20)
+        let concurrency = try env.int(
+            "password.hash.concurrency", default: PasswordHashingLimiter.defaultConcurrency, range: 1...256)
+        let wait = try env.milliseconds("password.hash.wait.ms", default: 2000, range: 0...60_000)
         self.init(
             hasher: PasswordHasher(parameters: parameters),
-            limiter: PasswordHashingLimiter(maximumConcurrent: concurrency, maximumWait: .milliseconds(waitMilliseconds)))
+            limiter: PasswordHashingLimiter(maximumConcurrent: concurrency, maximumWait: wait))
     }
 }

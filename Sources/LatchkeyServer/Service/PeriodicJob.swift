@@ -4,8 +4,10 @@ import ServiceLifecycle
 
 /// The loop of a background job: `body` runs at once and then every `interval` until graceful shutdown
 /// (or cancellation); a failed run is logged as `name` failed and retried at the next interval.
+/// `interval` is read again before each pause, so a job may pause differently as its state changes.
 public func runPeriodically(
-    every interval: Duration, name: String, logger: Logger, _ body: @escaping @Sendable () async throws -> Void
+    every interval: @autoclosure @escaping @Sendable () -> Duration, name: String, logger: Logger,
+    _ body: @escaping @Sendable () async throws -> Void
 ) async {
     await cancelWhenGracefulShutdown {
         while !Task.isCancelled {
@@ -16,7 +18,7 @@ public func runPeriodically(
             } catch {
                 logger.warning("\(name) run failed", metadata: ["error": "\(error.logDescription)"])
             }
-            do { try await Task.sleep(for: interval) } catch { return }
+            do { try await Task.sleep(for: interval()) } catch { return }
         }
     }
 }

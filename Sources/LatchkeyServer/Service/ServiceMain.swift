@@ -17,7 +17,8 @@ public enum ServiceMain {
         LatchkeyMetrics.bootstrap()
         let reader = ConfigReader(providers: [EnvironmentVariablesProvider()])
         var logger = Logger(label: name)
-        logger.logLevel = Logger.Level(rawValue: reader.string(forKey: "log.level", default: "info").lowercased()) ?? .info
+        // A bad LOG_LEVEL is reported by the settings below; until then the logger uses the default.
+        logger.logLevel = (try? ServiceSettings.logLevel(SettingsReader(reader))) ?? .info
         let arguments = Array(CommandLine.arguments.dropFirst())
         do {
             switch arguments.first {
@@ -41,8 +42,8 @@ public enum ServiceMain {
 
     /// Applies pending migrations with the owner role and exits.
     public static func migrate(reader: ConfigReader, logger: Logger) async throws {
-        guard let url = reader.string(forKey: "database.migration.url", isSecret: true)
-            ?? reader.string(forKey: "database.url", isSecret: true)
+        let env = SettingsReader(reader)
+        guard let url = env.text("database.migration.url", secret: true) ?? env.text("database.url", secret: true)
         else { throw ConfigurationError("DATABASE_MIGRATION_URL (or DATABASE_URL) is required to migrate") }
         let configuration = try DatabaseConfiguration(url: url)
         let client = configuration.makeClient(logger: logger)

@@ -69,17 +69,19 @@ public struct ServiceRuntime: Sendable {
         ] + extra
     }
 
-    /// A router with the standard middleware (request id, access log, JSON errors, 64 KiB limit) and
-    /// `GET /openapi.json`. Health, readiness and metrics are on the management port
-    /// (`makeManagementApplication(router:)`).
-    public func makeRouter(limitBodies: Bool = true) -> Router<LatchkeyRequestContext> {
+    /// The router of every service: request id, access log and JSON errors, then, unless turned off, the
+    /// 64 KiB body limit, Hummingbird's per-request metrics and `GET /openapi.json`. Health, readiness and
+    /// metrics are on the management port (`makeManagementApplication(router:)`).
+    public func makeRouter(
+        limitBodies: Bool = true, requestMetrics: Bool = true, servesOpenAPIDocument: Bool = true
+    ) -> Router<LatchkeyRequestContext> {
         let router = Router(context: LatchkeyRequestContext.self)
         router.add(middleware: RequestIDMiddleware())
         router.add(middleware: AccessLogMiddleware())
         router.add(middleware: ErrorMiddleware())
         if limitBodies { router.add(middleware: BodyLimitMiddleware()) }
-        router.add(middleware: MetricsMiddleware())
-        registerOpenAPIDocument(on: router)
+        if requestMetrics { router.add(middleware: MetricsMiddleware()) }
+        if servesOpenAPIDocument { registerOpenAPIDocument(on: router) }
         return router
     }
 

@@ -56,42 +56,41 @@ public struct ServiceSettings: Sendable {
     /// and the server limits of ``HTTPServerSettings``.
     public init(reader: ConfigReader, descriptor: ServiceDescriptor) throws {
         let serviceName = descriptor.name
-        guard let databaseURL = reader.string(forKey: "database.url", isSecret: true), !databaseURL.isEmpty else {
-            throw ConfigurationError("DATABASE_URL is required (postgres://latchkey_app:…@host:5432/latchkey)")
-        }
+        let env = SettingsReader(reader)
+        let databaseURL = try env.required(
+            "database.url", secret: true, example: "postgres://latchkey_app:…@host:5432/latchkey")
         var systemDatabase: DatabaseConfiguration?
         if descriptor.needsSystemDatabase {
-            guard let url = reader.string(forKey: "database.system.url", isSecret: true), !url.isEmpty else {
-                throw ConfigurationError("DATABASE_SYSTEM_URL is required (the latchkey_system role, for the outbox relay)")
-            }
+            let url = try env.required(
+                "database.system.url", secret: true, example: "the latchkey_system role, for the outbox relay")
             systemDatabase = try DatabaseConfiguration(url: url)
             systemDatabase?.applicationName = "\(serviceName)-system"
         }
-        guard let brokers = reader.string(forKey: "kafka.brokers"), !brokers.isEmpty else {
-            throw ConfigurationError("KAFKA_BROKERS is required (host:port[,host:port…])")
-        }
+        let brokers = try env.required("kafka.brokers", example: "host:port[,host:port…]")
         var database = try DatabaseConfiguration(url: databaseURL)
         database.applicationName = serviceName
         // `ServiceMain` sets the logger's level; a misspelt level still stops the service here.
-        let levelName = reader.string(forKey: "log.level", default: "info")
-        guard Logger.Level(rawValue: levelName.lowercased()) != nil else {
-            throw ConfigurationError("LOG_LEVEL must be one of trace, debug, info, notice, warning, error, critical")
-        }
-        let host = reader.string(forKey: "http.host", default: "127.0.0.1")
-        let port = reader.int(forKey: "http.port", default: descriptor.defaultPort)
-        let managementPort = reader.int(forKey: "management.port", default: Self.defaultManagementPort(servicePort: port))
-        guard (0...65535).contains(port), (0...65535).contains(managementPort) else {
-            throw ConfigurationError("HTTP_PORT and MANAGEMENT_PORT must be between 0 and 65535")
-        }
+        _ = try Self.logLevel(env)
+        let host = env.text("http.host", default: "127.0.0.1")
+        let port = try env.int("http.port", default: descriptor.defaultPort, range: 0...65535)
+        let managementPort = try env.int(
+            "management.port", default: Self.defaultManagementPort(servicePort: port), range: 0...65535)
         guard managementPort != port || port == 0 else {
             throw ConfigurationError("MANAGEMENT_PORT must differ from HTTP_PORT (\(port)): the management endpoints stay off the public port")
         }
         self.init(
             serviceName: serviceName, host: host, port: port,
             database: database, systemDatabase: systemDatabase, kafkaBrokers: brokers,
-            topicPrefix: reader.string(forKey: "kafka.topic.prefix", default: LatchkeyEventType.defaultTopicPrefix),
-            managementHost: reader.string(forKey: "management.host", default: host),
+            topicPrefix: env.text("kafka.topic.prefix", default: LatchkeyEventType.defaultTopicPrefix),
+            managementHost: env.text("management.host", default: host),
             managementPort: managementPort, resources: descriptor.resources)
         http = try HTTPServerSettings(reader: reader)
+    }
+
+    /// `LOG_LEVEL` (default `info`).
+    static func logLevel(_ env: SettingsReader) throws -> Logger.Level {
+        try env.parse("log.level", default: .info, expected: "one of trace, debug, info, notice, warning, error, critical") {
+            Logger.Level(rawValue: $0.lowercased())
+        }
     }
 }

@@ -119,10 +119,11 @@ import Testing
     @Test func theScanFindsTheKnownReaders() throws {
         let names = Set(try Self.scan().reads.map(\.name))
         for expected in [
-            "DATABASE_URL", "HTTP_PORT",  // reader.string(forKey:) in LatchkeyServer
-            "DPOP_UPSTREAM_URL", "DPOP_ALLOW_BEARER",  // the sidecar's SettingsReader helpers
-            "AUDIT_BATCH_SIZE",  // AuditSettings.positive(reader, key, …)
-            "KEY_ENCRYPTION_KEY", "DPOP_NONCE_SECRET",  // a local helper in TokenServiceSettings
+            "DATABASE_URL", "HTTP_PORT",  // SettingsReader in LatchkeyServer itself
+            "DPOP_UPSTREAM_URL", "DPOP_ALLOW_BEARER",  // SettingsReader in the sidecar
+            "DPOP_ALGS",  // a service's own helper over SettingsReader
+            "AUDIT_BATCH_SIZE", "PLATFORM_TENANT",  // SettingsReader in other services
+            "KEY_ENCRYPTION_KEY", "DPOP_NONCE_SECRET",  // SettingsReader's secret helpers
             "NIO_SINGLETON_GROUP_LOOP_COUNT", "DEMO_API_PORT",  // ProcessInfo.processInfo.environment[…]
         ] {
             #expect(names.contains(expected), "the scan no longer finds \(expected)")
