@@ -90,8 +90,8 @@ struct Sidecar: Sendable {
     }
 
     /// The HTTP server every service uses (``LatchkeyHTTPServer``); in proxy mode with a
-    /// ``ProxyChannelHandler`` right after the connection guard, so proxied requests are verified and
-    /// forwarded inside the channel pipeline and only the sidecar's own endpoints reach the router.
+    /// ``ProxyChannelHandler`` right after the connection guard, so every request is verified and
+    /// forwarded inside the channel pipeline and none reaches the router.
     func server(http: HTTPServerSettings) throws -> HTTPServerBuilder {
         switch settings.mode {
         case .check:
@@ -100,7 +100,7 @@ struct Sidecar: Sendable {
             guard let upstream = settings.upstream else { throw ConfigurationError("DPOP_UPSTREAM_URL is required in proxy mode") }
             let route = ProxyRoute(
                 gate: gate, resolver: resolver, proxy: UpstreamProxy(settings: upstream, forwardCredentials: settings.forwardCredentials),
-                pools: try UpstreamPools(settings: upstream), logger: logger, ownPaths: ProxyRoute.ownPaths)
+                pools: try UpstreamPools(settings: upstream), logger: logger)
             return .latchkey(http, requestHandlers: { [ProxyChannelHandler(route: route)] })
         }
     }

@@ -46,7 +46,8 @@ final class RdKafkaClient: @unchecked Sendable {
         }
     }
 
-    private let handle: OpaquePointer
+    /// The librdkafka handle; the mock cluster is created on one.
+    let handle: OpaquePointer
     // Retained manually: librdkafka holds it as a raw pointer until rd_kafka_destroy returns.
     private let context: Unmanaged<CallbackContext>
 
@@ -60,7 +61,7 @@ final class RdKafkaClient: @unchecked Sendable {
             else {
                 rd_kafka_conf_destroy(configuration)
                 // The value is left out on purpose: it may be a credential (sasl.password, ...).
-                throw KafkaError.configuration("\(key): \(Self.string(errorBuffer))")
+                throw KafkaError.configuration("\(key): \(String(cBuffer: errorBuffer))")
             }
         }
 
@@ -88,7 +89,7 @@ final class RdKafkaClient: @unchecked Sendable {
             // On failure the configuration is still ours to free.
             rd_kafka_conf_destroy(configuration)
             context.release()
-            throw KafkaError.configuration(Self.string(errorBuffer))
+            throw KafkaError.configuration(String(cBuffer: errorBuffer))
         }
         if role == .consumer {
             // Serve log/error/statistics callbacks from consumer_poll, so one poll loop suffices.
@@ -116,7 +117,7 @@ final class RdKafkaClient: @unchecked Sendable {
         HandleResources(handle: handle, context: context).destroy()
     }
 
-    fileprivate static let destroyQueue = DispatchQueue(label: "latchkey.kafka.destroy")
+    static let destroyQueue = DispatchQueue(label: "latchkey.kafka.destroy")
 
     private struct HandleResources: @unchecked Sendable {
         let handle: OpaquePointer
@@ -372,7 +373,7 @@ final class RdKafkaClient: @unchecked Sendable {
                 let newTopic = rd_kafka_NewTopic_new(
                     topic.name, Int32(topic.partitions), Int32(topic.replicationFactor), &errorBuffer, errorBuffer.count
                 )
-            else { throw KafkaError(code: .invalidArgument, message: "\(topic.name): \(Self.string(errorBuffer))") }
+            else { throw KafkaError(code: .invalidArgument, message: "\(topic.name): \(String(cBuffer: errorBuffer))") }
             newTopics.append(newTopic)
             for (key, value) in topic.configs {
                 try Self.check(rd_kafka_NewTopic_set_config(newTopic, key, value))
@@ -439,7 +440,7 @@ final class RdKafkaClient: @unchecked Sendable {
         String(cString: rd_kafka_err2str(code))
     }
 
-    private static func check(_ code: rd_kafka_resp_err_t) throws(KafkaError) {
+    static func check(_ code: rd_kafka_resp_err_t) throws(KafkaError) {
         guard code != RD_KAFKA_RESP_ERR_NO_ERROR else { return }
         throw KafkaError(code: KafkaErrorCode(rawValue: Int32(code.rawValue)), message: describe(code))
     }
@@ -456,10 +457,6 @@ final class RdKafkaClient: @unchecked Sendable {
 
     private static func optionalCode(_ code: rd_kafka_resp_err_t) -> KafkaErrorCode? {
         code == RD_KAFKA_RESP_ERR_NO_ERROR ? nil : KafkaErrorCode(rawValue: Int32(code.rawValue))
-    }
-
-    private static func string(_ buffer: [CChar]) -> String {
-        buffer.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
     }
 
     // MARK: Offsets and partition lists
@@ -524,7 +521,7 @@ final class RdKafkaClient: @unchecked Sendable {
             var size = 0
             while rd_kafka_header_get_all(headerList, index, &name, &value, &size) == RD_KAFKA_RESP_ERR_NO_ERROR {
                 if let name {
-                    headers.append(KafkaHeader(key: String(cString: name), value: bytes(value, size)))
+                    headers.append(KafkaHeader(key: String(cString: name), value: [UInt8](cBytes: value, count: size)))
                 }
                 index += 1
             }
@@ -534,16 +531,11 @@ final class RdKafkaClient: @unchecked Sendable {
             topic: String(cString: rd_kafka_topic_name(record.rkt)),
             partition: record.partition,
             offset: record.offset,
-            key: record.key.map { bytes($0, record.key_len) },
-            value: bytes(record.payload, record.len),
+            key: record.key.map { [UInt8](cBytes: $0, count: record.key_len) },
+            value: [UInt8](cBytes: record.payload, count: record.len),
             headers: headers,
             timestampMilliseconds: timestampType == RD_KAFKA_TIMESTAMP_NOT_AVAILABLE || timestamp < 0 ? nil : timestamp
         )
-    }
-
-    private static func bytes(_ pointer: UnsafeRawPointer?, _ count: Int) -> [UInt8] {
-        guard let pointer, count > 0 else { return [] }
-        return Array(UnsafeRawBufferPointer(start: pointer, count: count))
     }
 
     // MARK: C callbacks
@@ -589,7 +581,7 @@ final class RdKafkaClient: @unchecked Sendable {
             // The callback only says "fatal"; the underlying cause has to be fetched.
             var buffer = [CChar](repeating: 0, count: 512)
             error = rd_kafka_fatal_error(handle, &buffer, buffer.count)
-            detail = string(buffer)
+            detail = String(cBuffer: buffer)
         }
         // Transport errors are routine while brokers restart; librdkafka reconnects on its own.
         let isTransient = error == RD_KAFKA_RESP_ERR__TRANSPORT || error == RD_KAFKA_RESP_ERR__ALL_BROKERS_DOWN
@@ -636,139 +628,5 @@ final class RdKafkaClient: @unchecked Sendable {
             timestampMilliseconds: timestampType == RD_KAFKA_TIMESTAMP_NOT_AVAILABLE || timestamp < 0 ? nil : timestamp
         )
         delivery(messageID, .success(report))
-    }
-}
-
-// MARK: - Mock cluster
-
-extension RdKafkaClient {
-    /// librdkafka's mock cluster (`rdkafka_mock.h`) and the dedicated handle that owns it.
-    final class MockCluster: @unchecked Sendable {
-        /// Keeps the owning handle alive for as long as the cluster exists.
-        private let host: RdKafkaClient
-        /// nil once shut down. Every mock call runs under this lock, so none can race the detach
-        /// that precedes destruction (calling into a destroyed cluster is a use-after-free that
-        /// deadlocks librdkafka).
-        private let cluster: Mutex<ClusterPointer?>
-        let bootstrapServers: String
-
-        /// The raw cluster pointer; only ever used under the lock above.
-        private struct ClusterPointer: @unchecked Sendable {
-            let raw: OpaquePointer
-        }
-
-        init(brokers: Int, logger: Logger) throws(KafkaError) {
-            // No bootstrap servers: this handle only hosts the cluster. Log level 4 hides the
-            // notice librdkafka prints about that, but keeps the mock brokers' warnings.
-            host = try RdKafkaClient(
-                role: .producer,
-                properties: ["log_level": "4"],
-                callbacks: Callbacks(logger: logger)
-            )
-            guard let cluster = rd_kafka_mock_cluster_new(host.handle, Int32(brokers)) else {
-                throw KafkaError(code: .failed, message: "rd_kafka_mock_cluster_new(\(brokers)) failed")
-            }
-            bootstrapServers = String(cString: rd_kafka_mock_cluster_bootstraps(cluster))
-            self.cluster = Mutex(ClusterPointer(raw: cluster))
-        }
-
-        deinit {
-            destroyInBackground()
-        }
-
-        /// Stops the brokers and closes their sockets; blocks for up to about a second while
-        /// librdkafka shuts the mock thread down. Idempotent.
-        func destroy() {
-            guard let live = detach() else { return }
-            rd_kafka_mock_cluster_destroy(live.raw)
-        }
-
-        /// Like ``destroy()``, but returns at once; the sockets close shortly afterwards.
-        func destroyInBackground() {
-            guard let live = detach() else { return }
-            let host = self.host
-            RdKafkaClient.destroyQueue.async {
-                rd_kafka_mock_cluster_destroy(live.raw)
-                withExtendedLifetime(host) {}  // the owning handle must outlive the cluster
-            }
-        }
-
-        /// Takes the cluster out of service: every later call fails with `clusterShutDown`.
-        private func detach() -> ClusterPointer? {
-            cluster.withLock { cluster in
-                defer { cluster = nil }
-                return cluster
-            }
-        }
-
-        func createTopic(_ name: String, partitions: Int, replicationFactor: Int) throws(KafkaError) {
-            try withCluster { rd_kafka_mock_topic_create($0, name, Int32(partitions), Int32(replicationFactor)) }
-        }
-
-        func setBrokerDown(_ brokerID: Int32) throws(KafkaError) {
-            try withCluster { rd_kafka_mock_broker_set_down($0, brokerID) }
-        }
-
-        func setBrokerUp(_ brokerID: Int32) throws(KafkaError) {
-            try withCluster { rd_kafka_mock_broker_set_up($0, brokerID) }
-        }
-
-        func setLeader(topic: String, partition: Int32, brokerID: Int32) throws(KafkaError) {
-            try withCluster { rd_kafka_mock_partition_set_leader($0, topic, partition, brokerID) }
-        }
-
-        /// Makes the next `errors.count` requests of `apiKey` (to any broker) fail, in order.
-        func pushRequestErrors(apiKey: Int16, errors: [Int32]) throws(KafkaError) {
-            let codes = errors.map { rd_kafka_resp_err_t(rawValue: $0) }
-            try withCluster { cluster in
-                codes.withUnsafeBufferPointer { buffer in
-                    rd_kafka_mock_push_request_errors_array(cluster, apiKey, buffer.count, buffer.baseAddress)
-                }
-                return RD_KAFKA_RESP_ERR_NO_ERROR
-            }
-        }
-
-        func clearRequestErrors(apiKey: Int16) throws(KafkaError) {
-            try withCluster { cluster in
-                rd_kafka_mock_clear_request_errors(cluster, apiKey)
-                return RD_KAFKA_RESP_ERR_NO_ERROR
-            }
-        }
-
-        private func withCluster(_ body: (OpaquePointer) -> rd_kafka_resp_err_t) throws(KafkaError) {
-            let code: rd_kafka_resp_err_t? = cluster.withLock { cluster in
-                guard let live = cluster else { return nil }
-                return body(live.raw)
-            }
-            guard let code else { throw KafkaError.clusterShutDown }
-            try RdKafkaClient.check(code)
-        }
-    }
-}
-
-/// Malloc'd copies of Swift strings and byte arrays that C calls read, freed together.
-private struct CArena {
-    private var allocations: [UnsafeMutableRawPointer] = []
-
-    mutating func string(_ value: String) -> UnsafeMutablePointer<CChar> {
-        let utf8 = Array(value.utf8CString)
-        let pointer = UnsafeMutablePointer<CChar>.allocate(capacity: utf8.count)
-        pointer.initialize(from: utf8, count: utf8.count)
-        allocations.append(UnsafeMutableRawPointer(pointer))
-        return pointer
-    }
-
-    /// Never returns NULL, even for empty input: librdkafka reads NULL as "null value".
-    mutating func bytes(_ value: [UInt8]) -> UnsafeMutableRawPointer {
-        let pointer = UnsafeMutableRawPointer.allocate(byteCount: max(1, value.count), alignment: 1)
-        value.withUnsafeBytes { source in
-            if let base = source.baseAddress { pointer.copyMemory(from: base, byteCount: source.count) }
-        }
-        allocations.append(pointer)
-        return pointer
-    }
-
-    func free() {
-        allocations.forEach { $0.deallocate() }
     }
 }
