@@ -32,8 +32,10 @@ func buildApplication(
     let statements = SoftwareStatementVerifier(keys: SoftwareStatementKeySource(logger: logger, fetch: fetch))
     let router = runtime.makeRouter()
     let outbox = OutboxWriter(topicPrefix: settings.topicPrefix)
+    // One cache of the tenants' published keys for every token the gateway verifies (DCR and admin tokens).
+    let signingKeys = TenantSigningKeyStore(database: runtime.database, ttl: gateway.signingKeyCacheTTL)
     let userTokens = UserTokenVerifier(
-        settings: gateway, keys: TenantSigningKeyStore(database: runtime.database, ttl: gateway.signingKeyCacheTTL),
+        settings: gateway, keys: signingKeys,
         proofs: DPoPProofVerifier(
             configuration: .init(nonceMode: .disabled), replayCache: gateway.replayStore.makeCache(database: runtime.database)))
     let directory = TenantDirectory(database: runtime.database)
@@ -50,7 +52,7 @@ func buildApplication(
         throw ConfigurationError("DATABASE_SYSTEM_URL is required for the registration gateway")
     }
     let adminTokens = AdminTokenVerifier(
-        keys: TenantSigningKeyStore(database: runtime.database), issuerBase: gateway.tokenServicePublicURL,
+        keys: signingKeys, issuerBase: gateway.tokenServicePublicURL,
         platformTenant: gateway.platformTenant)
     AdminController(
         settings: gateway, verifier: adminTokens, database: runtime.database, systemDatabase: systemDatabase, tenants: directory,

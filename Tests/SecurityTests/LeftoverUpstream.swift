@@ -1,4 +1,5 @@
 import Foundation
+import LatchkeyTestSupport
 #if canImport(Glibc)
 import Glibc
 #endif

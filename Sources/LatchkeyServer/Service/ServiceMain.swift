@@ -24,9 +24,11 @@ public enum ServiceMain {
             switch arguments.first {
             case nil, "serve":
                 var settings = try ServiceSettings(reader: reader, descriptor: descriptor)
-                settings.exitsOnSchemaMismatch = true
+                settings.ownsProcess = true
                 let app = try await build(settings, logger)
                 try await app.runService()
+                // Threads a library started (librdkafka's among them) must not keep the process alive.
+                terminateProcess(status: 0)
             case "migrate":
                 try await migrate(reader: reader, logger: logger)
             case "-h", "--help", "help":
@@ -36,7 +38,7 @@ public enum ServiceMain {
             }
         } catch {
             logger.critical("\(name) stopped", metadata: ["error": "\(error.logDescription)"])
-            exit(1)
+            terminateProcess(status: 1)
         }
     }
 

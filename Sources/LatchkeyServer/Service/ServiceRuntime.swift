@@ -126,16 +126,19 @@ public struct ServiceRuntime: Sendable {
     ) -> Application<Builder.Responder> where Builder.Responder.Context == LatchkeyRequestContext {
         let managementRouter = makeManagementRouter(readiness: readiness)
         let management = makeManagementApplication(router: managementRouter)
+        // Last, so that the group tells it first when the application stops.
+        let shutdownDeadline: [any Service] =
+            settings.ownsProcess ? [ShutdownDeadline(grace: settings.shutdownGrace, logger: logger)] : []
         var app = Application(
             router: router, server: server ?? .latchkey(settings.http),
             configuration: .init(
                 address: .hostname(settings.host, port: settings.port), serverName: settings.serviceName,
                 availableConnectionsDelegate: settings.http.connectionLimit),
-            services: services + extra + [management],
+            services: services + extra + [management] + shutdownDeadline,
             logger: logger)
         reportOpenAPICoverage(of: [managementRouter] + ((router as? Router<LatchkeyRequestContext>).map { [$0] } ?? []))
         let migrator = self.migrator, client = self.postgres, logger = self.logger, name = settings.serviceName
-        let exitsOnSchemaMismatch = settings.exitsOnSchemaMismatch
+        let ownsProcess = settings.ownsProcess
         app.beforeServerStarts {
             do {
                 try await migrator.checkSchema(client: client)
@@ -143,10 +146,7 @@ public struct ServiceRuntime: Sendable {
                 logger.critical("refusing to start", metadata: ["service": "\(name)", "reason": "\(error.logDescription)"])
                 // Nothing has been served or produced yet, so there is nothing to drain: exit now instead of
                 // waiting for every background service's graceful shutdown (slow on a loaded machine).
-                if exitsOnSchemaMismatch {
-                    fflush(nil)
-                    exit(1)
-                }
+                if ownsProcess { terminateProcess(status: 1) }
                 throw error
             }
         }

@@ -21,9 +21,12 @@ public struct ServiceSettings: Sendable {
     public var topicPrefix: String
     /// Header and idle deadlines and the connection cap of the HTTP server.
     public var http = HTTPServerSettings()
-    /// The process exits at once when the schema is not at the expected version (set by `ServiceMain`;
-    /// in-process tests keep it off and get the error thrown instead).
-    public var exitsOnSchemaMismatch = false
+    /// The service is the whole process (set by `ServiceMain`): it exits at once when the schema is not at
+    /// the expected version, and when stopping takes longer than `shutdownGrace`. In-process tests keep it
+    /// off and get the error thrown instead.
+    public var ownsProcess = false
+    /// How long stopping may take, from a signal or a failed service to the end of the process.
+    public var shutdownGrace: Duration = .seconds(10)
     /// The service target's resources, holding its OpenAPI document (``ServiceDescriptor/resources``);
     /// without them the service serves no `/openapi.json`.
     public var resources: Bundle?
@@ -52,7 +55,7 @@ public struct ServiceSettings: Sendable {
     }
 
     /// Reads `HTTP_HOST`, `HTTP_PORT`, `MANAGEMENT_HOST`, `MANAGEMENT_PORT`, `DATABASE_URL`,
-    /// `DATABASE_SYSTEM_URL`, `KAFKA_BROKERS`, `KAFKA_TOPIC_PREFIX`, `LOG_LEVEL`
+    /// `DATABASE_SYSTEM_URL`, `KAFKA_BROKERS`, `KAFKA_TOPIC_PREFIX`, `LOG_LEVEL`, `SHUTDOWN_GRACE_SECONDS`
     /// and the server limits of ``HTTPServerSettings``.
     public init(reader: ConfigReader, descriptor: ServiceDescriptor) throws {
         let serviceName = descriptor.name
@@ -85,6 +88,7 @@ public struct ServiceSettings: Sendable {
             managementHost: env.text("management.host", default: host),
             managementPort: managementPort, resources: descriptor.resources)
         http = try HTTPServerSettings(reader: reader)
+        shutdownGrace = try env.seconds("shutdown.grace.seconds", default: 10, range: 1...600)
     }
 
     /// `LOG_LEVEL` (default `info`).

@@ -64,4 +64,51 @@ import Testing
         #expect(status == 1)
         #expect(process.capturedOutput().contains("DATABASE_URL is required"))
     }
+    /// A service that cannot start because its port is taken exits with a failure within its grace period,
+    /// instead of living on without serving (under an orchestrator, a pod that neither serves nor restarts).
+    @Test func aServiceWhosePortIsTakenExitsWithAFailure() async throws {
+        try await TestDatabase.prepare()
+        let cluster = try EmbeddedKafkaCluster(brokers: 1)
+        defer { cluster.shutdown() }
+        var env = try environment(kafka: cluster.bootstrapServers)
+        env["SHUTDOWN_GRACE_SECONDS"] = "3"
+        for name in Self.services {
+            let taken = try listenOnLoopback()
+            defer { close(taken.fd) }
+            let process = try ServiceProcess(name, environment: env, port: taken.port)
+            // The grace period plus start-up on a loaded machine; a process that hangs never gets there.
+            let status = await process.waitForExit(timeout: .seconds(45))
+            #expect(status != nil && status != 0,
+                    "\(name) on a taken port: exit status \(status.map(String.init) ?? "none (still running)"): \(process.capturedOutput().suffix(2_000))")
+        }
+    }
+
+    /// SIGTERM at the moment the Kafka broker dies, 20 times per service (`LATCHKEY_SHUTDOWN_ROUNDS`): every
+    /// service ends within its grace period, whatever the broker's clients are blocked on.
+    @Test func sigtermWhileTheBrokerDiesEndsEveryServiceWithinItsGracePeriod() async throws {
+        try await TestDatabase.prepare()
+        let rounds = ProcessInfo.processInfo.environment["LATCHKEY_SHUTDOWN_ROUNDS"].flatMap { Int($0) } ?? 20
+        let grace = 3
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for name in Self.services {
+                group.addTask {
+                    for round in 1...rounds {
+                        let cluster = try EmbeddedKafkaCluster(brokers: 1)
+                        defer { cluster.shutdown() }
+                        var env = try environment(kafka: cluster.bootstrapServers)
+                        env["SHUTDOWN_GRACE_SECONDS"] = String(grace)
+                        let process = try ServiceProcess(name, environment: env)
+                        let healthy = await process.waitUntilHealthy(timeout: .seconds(60))
+                        #expect(healthy, "\(name), round \(round): not healthy: \(process.capturedOutput().suffix(2_000))")
+                        cluster.shutdown()
+                        let status = await process.stop(signal: SIGTERM, timeout: .seconds(grace + 20))
+                        #expect(status != nil,
+                                "\(name), round \(round): still running \(grace + 20) s after SIGTERM: \(process.capturedOutput().suffix(2_000))")
+                        guard healthy, status != nil else { return }
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+    }
 }
