@@ -5,7 +5,7 @@ import LatchkeyServer
 
 /// What the audit consumer reads beyond ``ServiceSettings`` (listed in docs/configuration.md).
 struct AuditSettings: Sendable {
-    /// Consumer group of the ingestion (DESIGN: `audit-consumer`).
+    /// Consumer group of the ingestion; every replica shares it, so each record is stored once.
     var groupID = "audit-consumer"
     /// Most records stored in one PostgreSQL transaction.
     var batchSize = 1_000

@@ -2,7 +2,7 @@ import LatchkeyServer
 import Prometheus
 import Synchronization
 
-/// The sidecar's Prometheus metrics (DESIGN §9, issue 5), registered once per process on the
+/// The sidecar's Prometheus metrics, registered once per process on the
 /// shared registry and served by `/metrics`. Every label value comes from a bounded set.
 final class SidecarMetrics: Sendable {
     static let shared = SidecarMetrics(registry: LatchkeyMetrics.registry)

@@ -54,7 +54,8 @@ struct DiscoveryController: Sendable {
         return names
     }
 
-    /// Every member DESIGN §4 lists, plus the OpenID Connect ones an RP expects.
+    /// RFC 8414 metadata of every endpoint and capability the token service has, plus the OpenID Connect
+    /// members a relying party expects.
     func metadata(for tenant: ResolvedTenant, signingAlgorithms: [String]) -> AuthorizationServerMetadata {
         let urls = TenantEndpoints(settings: settings, tenant: tenant.id)
         let scopes = Array(Set(tenant.policy.allowedScopes + ["openid", "dcr"])).sorted()

@@ -42,22 +42,26 @@ public enum TestDatabase {
 
     /// Applies migrations to the test database once per test process.
     public static func prepare() async throws {
-        try await once.migrate()
+        try await describingPostgresErrors { try await once.migrate() }
     }
 
     /// Runs `body` with the tenant-scoped (`latchkey_app`) database.
     public static func withApp<Result: Sendable>(_ body: (Database) async throws -> Result) async throws -> Result {
         try await prepare()
-        return try await withPostgresClient(TestEnvironment.appDatabase()) { client in
-            try await body(Database(client: client, logger: TestEnvironment.logger))
+        return try await describingPostgresErrors {
+            try await withPostgresClient(TestEnvironment.appDatabase()) { client in
+                try await body(Database(client: client, logger: TestEnvironment.logger))
+            }
         }
     }
 
     /// Runs `body` with the cross-tenant (`latchkey_system`) database.
     public static func withSystem<Result: Sendable>(_ body: (Database) async throws -> Result) async throws -> Result {
         try await prepare()
-        return try await withPostgresClient(TestEnvironment.systemDatabase()) { client in
-            try await body(Database(client: client, logger: TestEnvironment.logger))
+        return try await describingPostgresErrors {
+            try await withPostgresClient(TestEnvironment.systemDatabase()) { client in
+                try await body(Database(client: client, logger: TestEnvironment.logger))
+            }
         }
     }
 
@@ -72,6 +76,12 @@ public enum TestDatabase {
 
     /// Creates an empty database owned by the migration role and drops it after `body`.
     public static func withScratchDatabase<Result: Sendable>(
+        _ body: (DatabaseConfiguration) async throws -> Result
+    ) async throws -> Result {
+        try await describingPostgresErrors { try await scratchDatabase(body) }
+    }
+
+    private static func scratchDatabase<Result: Sendable>(
         _ body: (DatabaseConfiguration) async throws -> Result
     ) async throws -> Result {
         let owner = try TestEnvironment.migrationDatabase()
@@ -91,10 +101,21 @@ public enum TestDatabase {
         }
     }
 
+    /// Drops a scratch database. `WITH (FORCE)` may end only the owner's own sessions: while a service the
+    /// test started is still closing its pools (other roles), PostgreSQL refuses with 42501 or 55006, so the
+    /// drop is tried again until those sessions are gone.
     private static func dropDatabase(_ name: String, owner: DatabaseConfiguration) async throws {
-        try await withPostgresClient(owner) { client in
-            try await client.query(
-                PostgresQuery(unsafeSQL: "DROP DATABASE IF EXISTS \(name) WITH (FORCE)"), logger: TestEnvironment.logger)
+        let deadline = ContinuousClock.now + .seconds(60)
+        while true {
+            do {
+                try await withPostgresClient(owner) { client in
+                    try await client.query(
+                        PostgresQuery(unsafeSQL: "DROP DATABASE IF EXISTS \(name) WITH (FORCE)"), logger: TestEnvironment.logger)
+                }
+                return
+            } catch where ["42501", "55006"].contains(error.postgresSQLState) && ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(250))
+            }
         }
     }
 }

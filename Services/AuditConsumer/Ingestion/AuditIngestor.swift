@@ -182,7 +182,7 @@ final class AuditIngestor: Service, Sendable {
                 try Task.checkCancellation()
                 attempt += 1
                 logger.warning("publishing dead letters failed; retrying", metadata: [
-                    "error": "\(error)", "attempt": "\(attempt)",
+                    "error": "\(error.logDescription)", "attempt": "\(attempt)",
                 ])
                 try await Task.sleep(for: Self.backoff(attempt: attempt))
             }
@@ -205,7 +205,7 @@ final class AuditIngestor: Service, Sendable {
         } catch {
             // After a rebalance the partition belongs to another member, which re-reads and deduplicates.
             metrics.commitFailed()
-            logger.warning("committing audit offsets failed", metadata: ["error": "\(error)"])
+            logger.warning("committing audit offsets failed", metadata: ["error": "\(error.logDescription)"])
         }
     }
 

@@ -3,7 +3,7 @@ import LatchkeyCore
 import LatchkeyServer
 
 /// Decides whether one request may pass: access token, revocation, Bearer policy, then the DPoP
-/// proof (DESIGN §6 via the Shared ``DPoPProofVerifier``). Cheap checks come first so a bad token
+/// proof (RFC 9449, through ``DPoPProofVerifier``). Cheap checks come first so a bad token
 /// never costs a proof signature check or a replay-cache slot.
 struct RequestAuthenticator: Sendable {
     /// What the caller should do with the request.

@@ -2,7 +2,7 @@ import Foundation
 import LatchkeyCore
 import NIOHTTP1
 
-/// The mobile story of DESIGN §3, played by a client that does PKCE and DPoP itself: sign up, get a DCR
+/// The mobile story (an app instance registers itself and gets DPoP-bound tokens), played by a client that does PKCE and DPoP itself: sign up, get a DCR
 /// token, register the app instance (full metadata and via the template), sign in again without a prompt,
 /// call the API through the sidecar with DPoP-bound tokens, refresh, then an administrator revokes the
 /// instance and the audit log shows what happened.

@@ -1,7 +1,7 @@
 import Foundation
 import LatchkeyCore
 
-/// RFC 7591 §2 metadata checks of DESIGN §4 under a tenant policy; returns the metadata to store,
+/// RFC 7591 §2 metadata checks (with the RFC 8252 rules for native apps) under a tenant policy; returns the metadata to store,
 /// RFC 7591 defaults filled in.
 struct ClientMetadataValidator: Sendable {
     static let maximumNameLength = 256

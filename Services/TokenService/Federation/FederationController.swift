@@ -57,7 +57,7 @@ struct FederationController: Sendable {
         }
         let metadata: UpstreamProviderMetadata
         do { metadata = try await upstream.metadata(issuer: provider.issuer) } catch {
-            database.logger.warning("upstream discovery failed", metadata: ["provider": "\(provider.id)", "error": "\(error)"])
+            database.logger.warning("upstream discovery failed", metadata: ["provider": "\(provider.id)", "error": "\(error.logDescription)"])
             return pages.error("\(provider.displayName) cannot be reached right now. Try again later.", tenant: tenant, status: .badGateway)
         }
         let state = FederationState(
@@ -124,7 +124,7 @@ struct FederationController: Sendable {
         do {
             claims = try await signIn(provider, code: code, saved: saved, tenant: tenant.id)
         } catch {
-            database.logger.warning("upstream sign-in failed", metadata: ["provider": "\(provider.id)", "error": "\(error)"])
+            database.logger.warning("upstream sign-in failed", metadata: ["provider": "\(provider.id)", "error": "\(error.logDescription)"])
             return pages.error(failed, tenant: tenant, status: error is UpstreamIDTokenValidator.Rejection ? .badRequest : .badGateway)
         }
         let oldSession = request.cookies[SSOSessions.cookieName]?.value

@@ -1,7 +1,7 @@
 import Foundation
 
 /// The `data` of a Latchkey CloudEvent. Payloads carry identifiers, never a secret, token, code
-/// or password (DESIGN §5); their schemas refuse any member they do not list.
+/// or password (events are read by every consumer and kept for audit); their schemas refuse any member they do not list.
 public protocol EventPayload: Codable, Sendable {
     static var eventType: LatchkeyEventType { get }
     /// The tenant the event belongs to; becomes the `tenantid` extension attribute.

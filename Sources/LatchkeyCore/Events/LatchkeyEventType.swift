@@ -15,7 +15,7 @@ public enum LatchkeyEventType: String, ProtocolStringEnum {
 
     public static var valueDescription: String { "event type" }
 
-    /// The default topic prefix (DESIGN §5); deployments may configure another.
+    /// The default topic prefix; deployments may configure another (`KAFKA_TOPIC_PREFIX`).
     public static let defaultTopicPrefix = "latchkey."
 
     /// The CloudEvents `type` attribute.

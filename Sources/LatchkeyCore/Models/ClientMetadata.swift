@@ -148,7 +148,7 @@ public struct ClientMetadata: Codable, Sendable, Hashable {
     }
 
     /// The metadata with RFC 7591 §2 defaults filled in where absent: `client_secret_basic`,
-    /// `["authorization_code"]`, `["code"]`, and `native` (the default for DCR here, DESIGN §4).
+    /// `["authorization_code"]`, `["code"]`, and `native` (the default for dynamic registration: every instance is an app).
     public func applyingDefaults() -> ClientMetadata {
         var filled = self
         filled.tokenEndpointAuthMethod = tokenEndpointAuthMethod ?? .clientSecretBasic

@@ -3,7 +3,7 @@ import Foundation
 /// Whether users are asked to approve the scopes a client requests.
 ///
 /// Off by default: a tenant's per-instance clients are its own apps, and the second sign-in of
-/// the mobile flow (DESIGN §3) must pass on the SSO session without a prompt.
+/// the mobile flow (after the DCR token, to get the instance its tokens) must pass on the SSO session without a prompt.
 public struct ConsentPolicy: Codable, Sendable, Hashable {
     public var required: Bool
     /// Seconds a granted consent (user, client, scopes) is remembered; 0 asks every time.

@@ -1,6 +1,6 @@
 import Foundation
 
-/// A tenant's policy (DESIGN §2): versioned JSON where every member is optional and has a default.
+/// A tenant's policy: versioned JSON where every member is optional and has a default.
 ///
 /// Decoding is tolerant of members it does not know, so a service one release behind can still
 /// read a policy written by a newer gateway; the admin API uses `parse(_:)`, which refuses unknown

@@ -1,6 +1,6 @@
 import Foundation
 
-/// How a client authenticates at the token endpoint (RFC 7591 §2, DESIGN §4).
+/// How a client authenticates at the token endpoint (RFC 7591 §2).
 public enum TokenEndpointAuthMethod: String, ProtocolStringEnum {
     /// `none`: a public client. Not spelled `.none`, which `Optional` would shadow in comparisons.
     case noAuthentication = "none"

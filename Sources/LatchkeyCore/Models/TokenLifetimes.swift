@@ -5,7 +5,7 @@ public struct TokenLifetimes: Codable, Sendable, Hashable {
     public var accessToken: Int
     /// Absolute lifetime of a refresh token family, counted from the first grant.
     public var refreshToken: Int
-    /// The `dcr`-scoped token a user obtains to register an app instance; kept short (DESIGN §3).
+    /// The `dcr`-scoped token a user obtains to register an app instance; kept short, since it only has to last until the registration.
     public var dcrAccessToken: Int
     /// RFC 6749 §4.1.2 recommends at most 10 minutes.
     public var authorizationCode: Int

@@ -48,7 +48,7 @@ public final class OutboxRelay: Service, Sendable {
                 } catch is CancellationError {
                     return
                 } catch {
-                    self.logger.warning("outbox relay round failed", metadata: ["error": "\(error)"])
+                    self.logger.warning("outbox relay round failed", metadata: ["error": "\(error.logDescription)"])
                     try? await Task.sleep(for: .seconds(1))
                 }
             }

@@ -1,7 +1,7 @@
 import Hummingbird
 import Logging
 
-/// Turns every error into the JSON error shape of DESIGN §4; unknown errors become an opaque 500.
+/// Turns every error into the JSON error shape every endpoint answers with (`error`, `error_description`); unknown errors become an opaque 500.
 public struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
     public init() {}
 

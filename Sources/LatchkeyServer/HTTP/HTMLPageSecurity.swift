@@ -2,7 +2,7 @@ import Crypto
 import Foundation
 import HTTPTypes
 
-/// The headers every server-rendered page carries (DESIGN §4): a strict CSP whose only style is the
+/// The headers every server-rendered page carries: a strict CSP whose only style is the
 /// page's own inline style sheet (by hash), no script at all, no framing, never cached.
 public enum HTMLPageSecurity {
     /// base64 of SHA-256 of an inline style sheet, for `style-src 'sha256-…'`.

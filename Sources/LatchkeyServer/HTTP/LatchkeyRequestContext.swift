@@ -38,7 +38,7 @@ public struct LatchkeyRequestContext: RequestContext {
     }
 }
 
-/// Fixed HTTP limits of DESIGN §4.
+/// Fixed HTTP limits every service applies (request bodies, header sizes).
 public enum HTTPLimits {
     /// Bodies over this size are answered with 413.
     public static let maximumBodySize = 64 * 1024

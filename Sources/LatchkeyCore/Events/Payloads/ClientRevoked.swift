@@ -5,7 +5,7 @@ import Foundation
 public struct ClientRevoked: EventPayload, Hashable {
     public static var eventType: LatchkeyEventType { .clientRevoked }
 
-    /// Why the client was revoked (DESIGN §3–§4).
+    /// Why the client was revoked.
     public enum Reason: String, ProtocolStringEnum {
         /// RFC 7592 DELETE by the client or its user.
         case deregistered
