@@ -8,7 +8,8 @@ import ServiceLifecycle
 
 extension ServiceDescriptor {
     /// `registration-gateway`, port 8081 by default.
-    static let registrationGateway = ServiceDescriptor(name: "registration-gateway", defaultPort: 8081, needsSystemDatabase: true, resources: .module)
+    static let registrationGateway = ServiceDescriptor(name: "registration-gateway", defaultPort: 8081, needsSystemDatabase: true, resources: .module,
+        kafkaOutageDegrades: true)
 }
 
 /// Builds the registration-gateway application from the environment; `Main` calls this.

@@ -8,7 +8,8 @@ import ServiceLifecycle
 
 extension ServiceDescriptor {
     /// `token-service`, port 8082 by default.
-    static let tokenService = ServiceDescriptor(name: "token-service", defaultPort: 8082, needsSystemDatabase: true, resources: .module)
+    static let tokenService = ServiceDescriptor(name: "token-service", defaultPort: 8082, needsSystemDatabase: true, resources: .module,
+        kafkaOutageDegrades: true)
 }
 
 /// Builds the token-service application; `Main` and the tests call this.

@@ -27,7 +27,11 @@ public enum ServiceHealthExpectations {
                 descriptor, kafkaBrokers: cluster.bootstrapServers, database: scratch.database)
             try await expectOpenAPIDocument(build(documented), documented, descriptor)
             let unreachable = try await TestServiceSettings.make(descriptor, kafkaBrokers: unreachableKafka, database: scratch.database)
-            try await expectNotReadyWithoutKafka(build(unreachable), unreachable)
+            if descriptor.kafkaOutageDegrades {
+                try await expectDegradedWithoutKafka(build(unreachable), unreachable)
+            } else {
+                try await expectNotReadyWithoutKafka(build(unreachable), unreachable)
+            }
         }
     }
 
@@ -97,6 +101,18 @@ public enum ServiceHealthExpectations {
             try await management.execute(uri: "/readyz") { response in
                 #expect(response.status == .serviceUnavailable)
                 #expect(String(buffer: response.body).contains(#""kafka":"failing""#))
+            }
+        }
+    }
+
+    /// `/readyz` stays 200 and reports Kafka degraded when the brokers cannot be reached: the outbox holds
+    /// the events meanwhile.
+    public static func expectDegradedWithoutKafka(_ app: some ApplicationProtocol, _ settings: ServiceSettings) async throws {
+        let management = ManagementClient(settings)
+        try await app.test(.router) { _ in
+            try await management.execute(uri: "/readyz") { response in
+                #expect(response.status == .ok)
+                #expect(String(buffer: response.body) == #"{"kafka":"degraded","postgres":"ok","schema":"ok","status":"degraded"}"#)
             }
         }
     }

@@ -15,11 +15,13 @@ public enum TestServiceSettings {
             app.database = database
             system.database = database
         }
-        return ServiceSettings(
+        var settings = ServiceSettings(
             serviceName: descriptor.name, host: "127.0.0.1", port: 0, database: app,
             systemDatabase: descriptor.needsSystemDatabase ? system : nil,
             kafkaBrokers: kafkaBrokers, managementPort: ServiceProcess.freePort(),
             resources: descriptor.resources)
+        settings.kafkaOutageDegrades = descriptor.kafkaOutageDegrades
+        return settings
     }
 
     public static var logger: Logger { TestEnvironment.logger }

@@ -1,13 +1,16 @@
 import Hummingbird
 import Prometheus
 
-/// A named dependency check behind `/readyz`.
+/// A named dependency check behind `/readyz`. A required check that fails makes the service unready; any
+/// other failing check only marks it degraded (still ready, the body says which dependency is missing).
 public struct ReadinessCheck: Sendable {
     public let name: String
+    public let isRequired: Bool
     public let check: @Sendable () async -> Bool
 
-    public init(_ name: String, check: @escaping @Sendable () async -> Bool) {
+    public init(_ name: String, isRequired: Bool = true, check: @escaping @Sendable () async -> Bool) {
         self.name = name
+        self.isRequired = isRequired
         self.check = check
     }
 }
@@ -28,15 +31,17 @@ public struct HealthRoutes<Context: RequestContext>: Sendable {
         }
         router.get("/readyz") { _, _ in
             // Checks run concurrently so one slow dependency does not hide the others' state.
-            let results = await withTaskGroup(of: (String, Bool).self) { group in
-                for check in checks { group.addTask { (check.name, await check.check()) } }
+            let results = await withTaskGroup(of: (String, String).self) { group in
+                for check in checks {
+                    group.addTask { (check.name, await check.check() ? "ok" : check.isRequired ? "failing" : "degraded") }
+                }
                 var results: [String: String] = [:]
-                for await (name, ok) in group { results[name] = ok ? "ok" : "failing" }
+                for await (name, state) in group { results[name] = state }
                 return results
             }
             let ready = !results.values.contains("failing")
             var body = results
-            body["status"] = ready ? "ready" : "not_ready"
+            body["status"] = !ready ? "not_ready" : results.values.contains("degraded") ? "degraded" : "ready"
             return Self.json(ready ? .ok : .serviceUnavailable, body)
         }
         router.get("/metrics") { _, _ in

@@ -9,11 +9,15 @@ public struct ServiceDescriptor: Sendable {
     public let needsSystemDatabase: Bool
     /// The service target's resources (`OpenAPI/<name>.json`): each service bundles its own document.
     public let resources: Bundle
+    /// True when the service only writes to Kafka through its outbox: while Kafka is away the outbox holds
+    /// the events, so readiness reports Kafka as degraded instead of taking the service out of rotation.
+    public let kafkaOutageDegrades: Bool
 
-    public init(name: String, defaultPort: Int, needsSystemDatabase: Bool, resources: Bundle) {
+    public init(name: String, defaultPort: Int, needsSystemDatabase: Bool, resources: Bundle, kafkaOutageDegrades: Bool = false) {
         self.name = name
         self.defaultPort = defaultPort
         self.needsSystemDatabase = needsSystemDatabase
         self.resources = resources
+        self.kafkaOutageDegrades = kafkaOutageDegrades
     }
 }

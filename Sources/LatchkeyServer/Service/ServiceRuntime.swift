@@ -59,13 +59,16 @@ public struct ServiceRuntime: Sendable {
         [postgres] + (systemPostgres.map { [$0] } ?? [])
     }
 
-    /// Postgres reachable with the expected schema, and Kafka answering a metadata request.
+    /// Postgres reachable with the expected schema, and Kafka answering a metadata request (only degraded
+    /// when the service's outbox absorbs an outage).
     public func readinessChecks(_ extra: [ReadinessCheck] = []) -> [ReadinessCheck] {
         let database = self.database, migrator = self.migrator, admin = self.kafkaAdmin
         return [
             ReadinessCheck("postgres") { await database.isReachable() },
             ReadinessCheck("schema") { (try? await migrator.checkSchema(client: database.client)) != nil },
-            ReadinessCheck("kafka") { (try? await admin.metadata(timeout: .seconds(2))) != nil },
+            ReadinessCheck("kafka", isRequired: !settings.kafkaOutageDegrades) {
+                (try? await admin.metadata(timeout: .seconds(2))) != nil
+            },
         ] + extra
     }
 

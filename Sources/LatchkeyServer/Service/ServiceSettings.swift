@@ -30,6 +30,8 @@ public struct ServiceSettings: Sendable {
     /// The service target's resources, holding its OpenAPI document (``ServiceDescriptor/resources``);
     /// without them the service serves no `/openapi.json`.
     public var resources: Bundle?
+    /// Readiness reports a Kafka outage as degraded, not as unready (``ServiceDescriptor/kafkaOutageDegrades``).
+    public var kafkaOutageDegrades = false
 
     public init(
         serviceName: String, host: String = "127.0.0.1", port: Int, database: DatabaseConfiguration,
@@ -87,6 +89,7 @@ public struct ServiceSettings: Sendable {
             topicPrefix: env.text("kafka.topic.prefix", default: LatchkeyEventType.defaultTopicPrefix),
             managementHost: env.text("management.host", default: host),
             managementPort: managementPort, resources: descriptor.resources)
+        kafkaOutageDegrades = descriptor.kafkaOutageDegrades
         http = try HTTPServerSettings(reader: reader)
         shutdownGrace = try env.seconds("shutdown.grace.seconds", default: 10, range: 1...600)
     }

@@ -138,4 +138,27 @@ import Testing
             }
         }
     }
+
+    @Test func aFailingCheckThatIsNotRequiredOnlyDegrades() async throws {
+        let router = Router(context: LatchkeyRequestContext.self)
+        HealthRoutes<LatchkeyRequestContext>(checks: [
+            ReadinessCheck("postgres") { true }, ReadinessCheck("kafka", isRequired: false) { false },
+        ]).register(on: router)
+        try await Application(router: router).test(.router) { client in
+            try await client.execute(uri: "/readyz", method: .get) { response in
+                #expect(response.status == .ok)
+                #expect(String(buffer: response.body) == #"{"kafka":"degraded","postgres":"ok","status":"degraded"}"#)
+            }
+        }
+        let failing = Router(context: LatchkeyRequestContext.self)
+        HealthRoutes<LatchkeyRequestContext>(checks: [
+            ReadinessCheck("postgres") { false }, ReadinessCheck("kafka", isRequired: false) { false },
+        ]).register(on: failing)
+        try await Application(router: failing).test(.router) { client in
+            try await client.execute(uri: "/readyz", method: .get) { response in
+                #expect(response.status == .serviceUnavailable)
+                #expect(String(buffer: response.body) == #"{"kafka":"degraded","postgres":"failing","status":"not_ready"}"#)
+            }
+        }
+    }
 }
