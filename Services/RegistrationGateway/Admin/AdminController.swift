@@ -32,9 +32,9 @@ struct AdminController: Sendable {
     func addRoutes(to router: Router<Context>) {
         // The bootstrap key creates the first tenant and its first client; the handlers refuse it otherwise.
         let bootstrap = BootstrapKey(key: settings.adminBootstrapKey)
-        router.group("admin/tenants")
+        router.group("admin")
             .add(middleware: AdminAuthMiddleware(verifier: verifier, tenant: CreateTenantRequest.tenant, alternative: bootstrap.principal))
-            .post(use: createTenant)
+            .post("tenants", use: createTenant)
         tenantGroup(router, alternative: bootstrap.principal)
             .post("clients", use: createClient)
         let admin = tenantGroup(router)
