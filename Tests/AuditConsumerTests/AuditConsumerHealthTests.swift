@@ -15,10 +15,10 @@ import Testing
                 try await management.execute(uri: "/healthz") { response in
                     #expect(response.status == .ok)
                 }
-                try await AuditTest.eventually("the lag to be measured") { service.lagMonitor.lastMeasurement != nil }
+                try await eventually("the lag to be measured", within: .seconds(60)) { service.lagMonitor.lastMeasurement != nil }
                 // The group's first join can make early measurements see the topics' whole backlog.
                 // Polled: on a loaded machine one lag measurement can time out and readiness flips back briefly.
-                try await AuditTest.eventually("readiness with every check ok") {
+                try await eventually("readiness with every check ok", within: .seconds(60)) {
                     let response = try await management.execute(uri: "/readyz")
                     return response.status == .ok && String(buffer: response.body)
                         == #"{"kafka":"ok","lag":"ok","postgres":"ok","schema":"ok","status":"ready"}"#
@@ -64,14 +64,14 @@ import Testing
             let management = ManagementClient(service.runtime.settings)
             try await service.makeApplication().test(.router) { _ in
                 // The group needs seconds to form, so the first measurements see the whole backlog.
-                try await AuditTest.eventually("the lag to be measured") { service.lagMonitor.lastMeasurement != nil }
+                try await eventually("the lag to be measured", within: .seconds(60)) { service.lagMonitor.lastMeasurement != nil }
                 #expect(service.lagMonitor.lastMeasurement?.total == Int64(events.count))
                 try await management.execute(uri: "/readyz") { response in
                     #expect(response.status == .serviceUnavailable)
                     #expect(String(buffer: response.body).contains(#""lag":"failing""#))
                 }
                 try await AuditTest.waitForStored(events.count, tenants: [tenant])
-                try await AuditTest.eventually("readiness once caught up") {
+                try await eventually("readiness once caught up", within: .seconds(60)) {
                     try await management.execute(uri: "/readyz").status == .ok
                 }
             }

@@ -42,7 +42,7 @@ import Testing
         /// roles' sessions, so dropping the database must wait for them.
         static func waitForOtherSessionsToEnd(_ owner: DatabaseConfiguration) async throws {
             try await withPostgresClient(owner) { client in
-                try await AuditTest.eventually("the scratch database's other sessions to end", timeout: .seconds(90)) {
+                try await eventually("the scratch database's other sessions to end", within: .seconds(90)) {
                     let rows = try await client.query(
                         """
                         SELECT count(*)::int8 FROM pg_stat_activity

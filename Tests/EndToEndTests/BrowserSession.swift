@@ -1,4 +1,5 @@
 import Foundation
+import LatchkeyTestSupport
 
 /// One W3C WebDriver session (one headless Chromium with its own profile): the handful of commands the
 /// browser tests need, spelled as the protocol spells them.
@@ -83,12 +84,9 @@ struct BrowserSession: Sendable {
     func waitUntil(
         _ what: String, timeout: Duration = .seconds(30), _ condition: () async throws -> Bool
     ) async throws {
-        let deadline = ContinuousClock.now + timeout
-        while ContinuousClock.now < deadline {
-            if try await condition() { return }
-            try await Task.sleep(for: .milliseconds(100))
+        guard try await eventually(within: timeout, condition) else {
+            throw WebDriverError("timed out waiting until \(what); the browser is at \((try? await currentURL()) ?? "?")")
         }
-        throw WebDriverError("timed out waiting until \(what); the browser is at \((try? await currentURL()) ?? "?")")
     }
 
     /// Ends the browser and removes its profile.

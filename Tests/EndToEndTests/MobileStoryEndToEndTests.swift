@@ -42,13 +42,11 @@ import Testing
         let adminToken = try await DemoSeeder.adminToken(
             http, endpoints, clientID: credentials.adminClientID, secret: credentials.adminClientSecret)
         let produced = try await count("SELECT count(*)::int FROM outbox WHERE tenant_id = 'demo'", in: scratch)
-        let deadline = ContinuousClock.now + .seconds(30)
         var stored = 0
-        while ContinuousClock.now < deadline {
+        _ = try await eventually(within: .seconds(30)) {
             stored = try await count("SELECT count(*)::int FROM audit_events WHERE tenant_id = 'demo'", in: scratch)
             let sent = try await count("SELECT count(*)::int FROM outbox WHERE tenant_id = 'demo' AND sent_at IS NOT NULL", in: scratch)
-            if stored == produced, sent == produced { break }
-            try await Task.sleep(for: .milliseconds(250))
+            return stored == produced && sent == produced
         }
         #expect(stored == produced, "audit rows \(stored) vs events \(produced)")
         let distinct = try await count("SELECT count(DISTINCT event_id)::int FROM audit_events WHERE tenant_id = 'demo'", in: scratch)

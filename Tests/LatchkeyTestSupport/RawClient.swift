@@ -99,13 +99,3 @@ public final class RawClient: @unchecked Sendable {
         }
     }
 }
-
-/// Polls `condition` until it holds or `timeout` passes; answers whether it held.
-public func eventually(_ timeout: Duration, _ condition: () async -> Bool) async -> Bool {
-    let deadline = ContinuousClock.now + timeout
-    while !(await condition()) {
-        guard ContinuousClock.now < deadline else { return false }
-        try? await Task.sleep(for: .milliseconds(100))
-    }
-    return true
-}

@@ -33,16 +33,14 @@ import Testing
                 #expect(response.status == .created)
                 let clientID = try #require(response.json["client_id"] as? String)
                 // The relay marks the row sent only after Kafka's delivery report.
-                let deadline = ContinuousClock.now + .seconds(20)
-                while ContinuousClock.now < deadline {
+                _ = try await eventually(within: .seconds(20)) {
                     let sent = try await withPostgresClient(scratch) { pg in
                         let rows = try await pg.query(
                             "SELECT count(*)::int FROM outbox WHERE sent_at IS NOT NULL", logger: TestEnvironment.logger)
                         for try await count in rows.decode(Int.self) { return count }
                         return 0
                     }
-                    if sent == 1 { break }
-                    try await Task.sleep(for: .milliseconds(100))
+                    return sent == 1
                 }
                 return clientID
             }

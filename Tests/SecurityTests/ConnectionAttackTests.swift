@@ -207,7 +207,7 @@ import Testing
                 var rounds = 0
                 while !waiting.isEmpty, rounds < 12 {
                     rounds += 1
-                    let progressed = await eventually(.seconds(60)) { waiting.contains { $0.status != nil } }
+                    let progressed = try await eventually(within: .seconds(60)) { waiting.contains { $0.status != nil } }
                     #expect(progressed, "\(name): \(waiting.count) connections were never served")
                     guard progressed else { break }
                     // Give the rest a chance to be (wrongly) served too; the ceiling holds at any moment.

@@ -41,10 +41,8 @@ final class LeftoverUpstream: @unchecked Sendable {
 
     /// Waits (polling, generously) until a request for `path` has arrived.
     func waitForRequest(_ path: String, within limit: Duration = .seconds(30)) async throws {
-        let deadline = ContinuousClock.now + limit
-        while !requests.contains(where: { $0.hasSuffix(" " + path) }) {
-            guard ContinuousClock.now < deadline else { throw RawHTTPFailure("the upstream never got \(path): \(requests)") }
-            try await Task.sleep(for: .milliseconds(20))
+        guard try await eventually(within: limit, { requests.contains(where: { $0.hasSuffix(" " + path) }) }) else {
+            throw RawHTTPFailure("the upstream never got \(path): \(requests)")
         }
     }
 

@@ -38,10 +38,9 @@ import Testing
                     #expect(scraped.status == 200 && scraped.body.contains("latchkey_"), "\(name) management /metrics")
                     // Readiness can dip while a loaded machine answers Kafka's metadata request late: wait for it.
                     var ready = try await platform.http.get("\(management)/readyz")
-                    let deadline = ContinuousClock.now + .seconds(60)
-                    while ready.status != 200, ContinuousClock.now < deadline {
-                        try await Task.sleep(for: .milliseconds(250))
-                        ready = try await platform.http.get("\(management)/readyz")
+                    _ = try await eventually(within: .seconds(60)) {
+                        if ready.status != 200 { ready = try await platform.http.get("\(management)/readyz") }
+                        return ready.status == 200
                     }
                     #expect(ready.status == 200, "\(name) management /readyz: \(ready.status) \(ready.body)")
                     #expect(try await platform.http.get("\(management)/openapi.json").status == 200, "\(name) management /openapi.json")

@@ -170,21 +170,15 @@ import Testing
     func waitForMetric(
         _ platform: SeededPlatform, _ name: String, within limit: Duration, _ condition: (Double) -> Bool
     ) async throws -> Bool {
-        let deadline = ContinuousClock.now + limit
-        while ContinuousClock.now < deadline {
-            if let value = try await metric(platform, name), condition(value) { return true }
-            try await Task.sleep(for: .milliseconds(250))
+        try await eventually(within: limit) {
+            if let value = try await metric(platform, name) { condition(value) } else { false }
         }
-        return false
     }
 
     func waitUntilReady(_ platform: SeededPlatform) async throws -> Bool {
-        let deadline = ContinuousClock.now + .seconds(120)
-        while ContinuousClock.now < deadline {
-            if let ready = try? await platform.http.get("\(platform.management("dpop-verifier"))/readyz"), ready.status == 200 { return true }
-            try await Task.sleep(for: .milliseconds(250))
+        try await eventually(within: .seconds(120)) {
+            (try? await platform.http.get("\(platform.management("dpop-verifier"))/readyz"))?.status == 200
         }
-        return false
     }
 
     /// `VmRSS` of process `pid`, in KiB.

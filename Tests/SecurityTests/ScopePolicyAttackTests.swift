@@ -38,10 +38,9 @@ import Testing
 
             // Services read a tenant's policy through a short-lived cache: wait for the change to arrive.
             var refused = try await clientCredentials("orders:write")
-            let deadline = ContinuousClock.now + .seconds(60)
-            while refused.status == 200, ContinuousClock.now < deadline {
-                try await Task.sleep(for: .milliseconds(250))
-                refused = try await clientCredentials("orders:write")
+            _ = try await eventually(within: .seconds(60)) {
+                if refused.status == 200 { refused = try await clientCredentials("orders:write") }
+                return refused.status != 200
             }
             #expect(refused.status == 400, "client_credentials for a removed scope: \(refused.status) \(refused.body.prefix(200))")
             #expect(refused.json["error"] as? String == "invalid_scope")

@@ -16,11 +16,10 @@ import Testing
             try expect(try await platform.http.send(
                 "PUT", "\(platform.adminBase)/policy", headers: platform.bearer(admin) + [("Content-Type", "application/json")],
                 body: Self.policyWithoutSignUp), 200, "policy without self_signup")
-            let deadline = ContinuousClock.now + .seconds(60)
             var page = try await signInPage(platform)
-            while page.body.contains("/signup?"), ContinuousClock.now < deadline {
-                try await Task.sleep(for: .milliseconds(250))
-                page = try await signInPage(platform)
+            _ = try await eventually(within: .seconds(60)) {
+                if page.body.contains("/signup?") { page = try await signInPage(platform) }
+                return !page.body.contains("/signup?")
             }
             #expect(page.status == 200)
             #expect(!page.body.contains("/signup?"), "the platform tenant's sign-in page offers sign-up")

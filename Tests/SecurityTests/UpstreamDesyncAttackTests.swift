@@ -28,10 +28,8 @@ import Testing
                 try second.send("GET /public/second HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
                 // A public path is decided at once, and the request then queues for the pool's only connection (on
                 // the same event loop, before `/metrics` can answer).
-                let deadline = ContinuousClock.now + .seconds(30)
-                while try await decisions(platform) < decided + 2 {
-                    guard ContinuousClock.now < deadline else { throw TestFailure("the second request was never decided") }
-                    try await Task.sleep(for: .milliseconds(20))
+                guard try await eventually(within: .seconds(30), { try await decisions(platform) >= decided + 2 }) else {
+                    throw TestFailure("the second request was never decided")
                 }
                 upstream.release(path)
 

@@ -210,10 +210,8 @@ import Testing
                     let group = ServiceGroup(configuration: .init(services: [service], logger: TestEnvironment.logger))
                     try await withThrowingTaskGroup(of: Void.self) { tasks in
                         tasks.addTask { try await group.run() }
-                        let deadline = ContinuousClock.now + .seconds(30)
-                        while ContinuousClock.now < deadline,
-                              try await rotation.list(tenant: switching).first(where: { $0.status == .active })?.kid != switched {
-                            try await Task.sleep(for: .milliseconds(50))
+                        _ = try await eventually(within: .seconds(30)) {
+                            try await rotation.list(tenant: switching).first(where: { $0.status == .active })?.kid == switched
                         }
                         await group.triggerGracefulShutdown()
                         try await tasks.waitForAll()

@@ -132,14 +132,12 @@ struct TokenServiceFixture: Sendable {
 
     /// Polls `/openapi.json` on loopback `port` until it answers (the replica has bound its socket).
     private static func waitUntilListening(_ port: Int) async throws {
-        let deadline = ContinuousClock.now + .seconds(20)
-        while ContinuousClock.now < deadline {
-            let request = HTTPClientRequest(url: "http://127.0.0.1:\(port)/openapi.json")
-            if (try? await HTTPClient.shared.execute(request, timeout: .seconds(2))) != nil { return }
-            try await Task.sleep(for: .milliseconds(50))
+        let request = HTTPClientRequest(url: "http://127.0.0.1:\(port)/openapi.json")
+        guard try await eventually(within: .seconds(20), { (try? await HTTPClient.shared.execute(request, timeout: .seconds(2))) != nil })
+        else {
+            struct NotListening: Error {}
+            throw NotListening()
         }
-        struct NotListening: Error {}
-        throw NotListening()
     }
 
     /// The same fixture for another tenant of this service (created by the caller).

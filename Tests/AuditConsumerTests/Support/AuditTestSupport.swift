@@ -127,7 +127,7 @@ enum AuditTest {
         var committed: [KafkaTopicPartition: Int64] = [:]
         try await eventually(
             "the ingestor to commit \(targets.values.reduce(0, +)) records (committed \(committed.values.reduce(0, +)))",
-            timeout: timeout
+            within: timeout
         ) {
             // The group's offsets, not only this ingestor's: an earlier member may have committed some.
             committed = try await service.consumer.committedOffsets(for: Array(targets.keys), timeout: .seconds(5))
@@ -147,24 +147,11 @@ enum AuditTest {
         return 0
     }
 
-    /// Polls until `condition` holds or `timeout` passes (then the test fails with `description`).
-    static func eventually(
-        _ description: @autoclosure () -> String, timeout: Duration = .seconds(60), _ condition: () async throws -> Bool
-    ) async throws {
-        let deadline = ContinuousClock.now + timeout
-        while ContinuousClock.now < deadline {
-            if try await condition() { return }
-            try await Task.sleep(for: .milliseconds(100))
-        }
-        Issue.record("timed out waiting: \(description())")
-        throw AuditTestTimeout(description: description())
-    }
-
     /// Waits until at least `count` rows are stored for `tenants`.
     static func waitForStored(_ count: Int, tenants: [String], timeout: Duration = .seconds(60)) async throws {
         try await TestDatabase.withSystem { database in
             var last = 0
-            try await eventually("\(count) audit rows (saw \(last))", timeout: timeout) {
+            try await eventually("\(count) audit rows (saw \(last))", within: timeout) {
                 last = try await storedCount(tenants: tenants, in: database)
                 return last >= count
             }

@@ -73,12 +73,9 @@ struct LiveSidecar: Sendable {
 
     /// Polls `/readyz` until it answers 200 (the revocation backlog is read; generous for a loaded machine).
     func waitUntilReady(within limit: Duration = .seconds(45)) async throws {
-        let deadline = ContinuousClock.now + limit
-        while ContinuousClock.now < deadline {
-            if let reply = try? await management("/readyz", timeout: .seconds(2)), reply.status == 200 { return }
-            try await Task.sleep(for: .milliseconds(50))
+        guard try await eventually(within: limit, { (try? await management("/readyz", timeout: .seconds(2)))?.status == 200 }) else {
+            throw TestFailure("the sidecar did not become ready within \(limit)")
         }
-        throw TestFailure("the sidecar did not become ready within \(limit)")
     }
 }
 

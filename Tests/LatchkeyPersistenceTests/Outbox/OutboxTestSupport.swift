@@ -58,12 +58,12 @@ struct OutboxTestDatabase {
 
     /// Polls until the outbox is drained or `timeout` passes; returns what is still unsent.
     func waitUntilDrained(timeout: Duration) async throws -> Int {
-        let deadline = ContinuousClock.now + timeout
-        while ContinuousClock.now < deadline {
-            if try await unsentCount() == 0 { return 0 }
-            try await Task.sleep(for: .milliseconds(100))
+        var unsent = 0
+        _ = try await eventually(within: timeout) {
+            unsent = try await unsentCount()
+            return unsent == 0
         }
-        return try await unsentCount()
+        return unsent
     }
 }
 
