@@ -122,7 +122,7 @@ import Testing
     /// The first `count` records of the dead-letter topic.
     static func readDeadLetters(_ cluster: EmbeddedKafkaCluster, count: Int) async throws -> [KafkaConsumerMessage] {
         let reader = try KafkaConsumer(
-            configuration: AuditTest.kafkaConfiguration(cluster, clientID: "dlq-reader"),
+            configuration: KafkaTestSupport.configuration(cluster, clientID: "dlq-reader"),
             groupID: "dlq-reader-\(UUID().uuidString.prefix(8))",
             subscription: .allPartitions(of: [DeadLetterPublisher.topic(prefix: LatchkeyEventType.defaultTopicPrefix)],
                                          startingAt: .beginning),

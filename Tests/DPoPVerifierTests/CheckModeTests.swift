@@ -7,13 +7,13 @@ import Testing
 
 /// Check mode (`/check` for nginx `auth_request` / ext_authz gateways).
 @Suite struct CheckModeTests {
-    func checkHeaders(_ stack: ProxyStack, method: String, uri: String, proofFor url: String) throws -> [(String, String)] {
+    func checkHeaders(_ stack: ProxyHarness, method: String, uri: String, proofFor url: String) throws -> [(String, String)] {
         let proof = try stack.signer.proof(method: method, url: url, accessToken: stack.token)
         return [("X-Forwarded-Method", method), ("X-Forwarded-Uri", uri), ("Authorization", "DPoP \(stack.token)"), ("DPoP", proof)]
     }
 
     @Test func trustedGatewayHeadersNameTheOriginalRequest() async throws {
-        try await ProxyStack.run(mode: .check, configure: { settings, _ in
+        try await ProxyHarness.run(mode: .check, configure: { settings, _ in
             settings.trustedProxies = try TrustedProxies(["127.0.0.1", "::1"])
         }) { stack in
             let origin = SidecarFixtures.origin
@@ -49,7 +49,7 @@ import Testing
     }
 
     @Test func untrustedCallersAreCheckedAgainstTheirOwnRequest() async throws {
-        try await ProxyStack.run(mode: .check) { stack in
+        try await ProxyHarness.run(mode: .check) { stack in
             let origin = SidecarFixtures.origin
             let spoofed = try await stack.sidecar.send(
                 .GET, "/check", headers: try checkHeaders(stack, method: "DELETE", uri: "/v1/orders/7", proofFor: origin + "/v1/orders/7"))

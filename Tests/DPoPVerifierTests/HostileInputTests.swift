@@ -12,7 +12,7 @@ import Testing
 @Suite struct HostileInputTests {
     static func b64(_ text: String) -> String { Base64URL.encode(Data(text.utf8)) }
 
-    static func claims(_ stack: ProxyStack, target: String = "/v1/orders") -> String {
+    static func claims(_ stack: ProxyHarness, target: String = "/v1/orders") -> String {
         let ath = Base64URL.encode(SHA256Digest.of(stack.token))
         return #"{"jti":"\#(UUID().uuidString)","htm":"GET","htu":"\#(SidecarFixtures.origin + target)","iat":\#(Int64(Date().timeIntervalSince1970)),"ath":"\#(ath)"}"#
     }
@@ -24,7 +24,7 @@ import Testing
     }
 
     /// Sends `proof` as the DPoP header with the stack's token; returns the reply and how long it took.
-    func attempt(_ stack: ProxyStack, proof: String, extra: [(String, String)] = []) async throws -> (Reply, Duration) {
+    func attempt(_ stack: ProxyHarness, proof: String, extra: [(String, String)] = []) async throws -> (Reply, Duration) {
         let start = ContinuousClock.now
         let reply = try await stack.sidecar.send(.GET, "/v1/orders", headers: [("Authorization", "DPoP \(stack.token)"), ("DPoP", proof)] + extra)
         return (reply, ContinuousClock.now - start)
@@ -40,7 +40,7 @@ import Testing
     }
 
     @Test func oversizedDuplicatedAndMalformedProofsAreRefusedQuickly() async throws {
-        try await ProxyStack.run { stack in
+        try await ProxyHarness.run { stack in
             let key = stack.signer.key
             let jwk = try String(decoding: JSONEncoder().encode(key.bareJWK), as: UTF8.self)
             let header = #"{"typ":"dpop+jwt","alg":"ES256","jwk":\#(jwk)}"#
@@ -73,7 +73,7 @@ import Testing
     }
 
     @Test func sixteenThousandBitRSAKeyIsRefusedByTheSizeBoundBeforeAnyRSAWork() async throws {
-        try await ProxyStack.run { stack in
+        try await ProxyHarness.run { stack in
             var modulus = (0..<2_048).map { _ in UInt8.random(in: 0...255) }
             modulus[0] |= 0x80
             let header = #"{"typ":"dpop+jwt","alg":"RS256","jwk":{"kty":"RSA","n":"\#(Base64URL.encode(modulus))","e":"AQAB"}}"#
@@ -85,7 +85,7 @@ import Testing
     }
 
     @Test func deeplyNestedJSONIsRefusedWithoutCrashing() async throws {
-        try await ProxyStack.run { stack in
+        try await ProxyHarness.run { stack in
             let depth = 3_000
             let nested = String(repeating: "[", count: depth) + String(repeating: "]", count: depth)
             let header = #"{"typ":"dpop+jwt","alg":"ES256","jwk":\#(nested)}"#
@@ -101,7 +101,7 @@ import Testing
     }
 
     @Test func oversizedTokensAndHeaderInjectionAttempts() async throws {
-        try await ProxyStack.run { stack in
+        try await ProxyHarness.run { stack in
             let bigToken = String(repeating: "a", count: 20 * 1024)
             let big = try await stack.sidecar.send(.GET, "/v1/orders", headers: [("Authorization", "DPoP \(bigToken)")])
             #expect(big.status == 400)
@@ -121,7 +121,7 @@ import Testing
 
     /// HTTP/1.0 without keep-alive, and `Connection: close`: one answer, marked, then the connection closes.
     @Test func nonPersistentConnectionsAreAnsweredOnceAndClosed() async throws {
-        try await ProxyStack.run { stack in
+        try await ProxyHarness.run { stack in
             for (version, extra) in [("HTTP/1.0", ""), ("HTTP/1.1", "Connection: close\r\n")] {
                 let proof = try stack.signer.proof(method: "GET", url: SidecarFixtures.origin + "/v1/orders", accessToken: stack.token)
                 let answer = try await rawHTTP(port: stack.sidecar.port, """
@@ -135,7 +135,7 @@ import Testing
     }
 
     @Test func absoluteFormTargetsCannotChooseTheOriginAndOddBytesAreRefused() async throws {
-        try await ProxyStack.run { stack in
+        try await ProxyHarness.run { stack in
             // Absolute form names another authority; htu is still computed from the configured origin.
             let evilProof = try stack.signer.proof(method: "GET", url: "http://evil.example.com/v1/orders", accessToken: stack.token)
             let absolute = try await rawHTTP(port: stack.sidecar.port, """
@@ -154,7 +154,7 @@ extension HostileInputTests {
     /// Every path is the API's in proxy mode (the sidecar's own endpoints are on the management port), so
     /// `/healthz` here is verified like the rest.
     @Test func pipelinedRequestsAreAnsweredInOrder() async throws {
-        try await ProxyStack.run { stack in
+        try await ProxyHarness.run { stack in
             let proof = try stack.signer.proof(method: "GET", url: SidecarFixtures.origin + "/v1/orders", accessToken: stack.token)
             let answer = try await rawHTTP(port: stack.sidecar.port, """
                 GET /v1/orders HTTP/1.1\r\nHost: api.example.com\r\n\r\n\
@@ -174,7 +174,7 @@ extension HostileInputTests {
     /// `Expect: 100-continue` (curl sends it for bodies over 1 MiB): an allowed request gets `100 Continue`
     /// from the sidecar before the body is sent; a refused one gets its final 401 at once.
     @Test func expectContinueIsAnsweredOnlyForAllowedRequests() async throws {
-        try await ProxyStack.run { stack in
+        try await ProxyHarness.run { stack in
             let body = String(repeating: "x", count: 5000)
             let proof = try stack.signer.proof(method: "POST", url: SidecarFixtures.origin + "/v1/upload", accessToken: stack.token)
             let head = """

@@ -13,15 +13,15 @@ import Testing
     static let secret = SymmetricKey(size: .bits256)
 
     func run(clock: FixedWallClock, cluster: EmbeddedKafkaCluster? = nil,
-             _ body: @Sendable (ProxyStack) async throws -> Void) async throws {
+             _ body: @Sendable (ProxyHarness) async throws -> Void) async throws {
         var overrides = SidecarOverrides()
         overrides.clock = clock
-        try await ProxyStack.run(cluster: cluster, configure: { settings, _ in
+        try await ProxyHarness.run(cluster: cluster, configure: { settings, _ in
             settings.nonceMode = .required(secret: Self.secret, stepSeconds: 300)
         }, overrides: overrides, body)
     }
 
-    func token(_ stack: ProxyStack, signer: DPoPProofSigner, clock: FixedWallClock) throws -> String {
+    func token(_ stack: ProxyHarness, signer: DPoPProofSigner, clock: FixedWallClock) throws -> String {
         try stack.issuer.sign(stack.issuer.claims(port: stack.upstreamPort, jkt: signer.jkt,
                                                   now: Int64(clock.now().timeIntervalSince1970), lifetime: 3_600))
     }

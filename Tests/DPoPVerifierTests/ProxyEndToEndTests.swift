@@ -17,7 +17,7 @@ import Testing
 /// DPoP proofs, a real upstream, the full application (PostgreSQL, embedded Kafka).
 @Suite struct ProxyEndToEndTests {
     @Test func getWithQueryReachesTheUpstreamWithIdentityAndWithoutCredentials() async throws {
-        try await ProxyStack.run { stack in
+        try await ProxyHarness.run { stack in
             let reply = try await stack.send(.GET, "/v1/orders?page=2&q=a%20b")
             #expect(reply.status == 200, "\(reply.text)")
             #expect(reply.header("DPoP-Nonce") == nil)
@@ -38,7 +38,7 @@ import Testing
     }
 
     @Test func percentEncodedPathsAreForwardedAndProvenByteForByte() async throws {
-        try await ProxyStack.run { stack in
+        try await ProxyHarness.run { stack in
             let target = "/v1/files/a%2Fb%20c/%C3%A9t%C3%A9;v=1"
             let reply = try await stack.send(.GET, target)
             #expect(reply.status == 200, "\(reply.text)")
@@ -51,7 +51,7 @@ import Testing
     }
 
     @Test func tenMebibyteBodiesStreamBothWays() async throws {
-        try await ProxyStack.run { stack in
+        try await ProxyHarness.run { stack in
             let block = (0..<4096).map { _ in UInt8.random(in: 0...255) }
             var upload: [UInt8] = []
             upload.reserveCapacity(10 * 1024 * 1024)
@@ -78,7 +78,7 @@ import Testing
     }
 
     @Test func otherMethodsAndEmptyBodiesPassThrough() async throws {
-        try await ProxyStack.run { stack in
+        try await ProxyHarness.run { stack in
             for method: HTTPMethod in [.DELETE, .PATCH, .OPTIONS, .PUT] {
                 let reply = try await stack.send(method, "/v1/orders/7")
                 #expect(reply.status == 200, "\(method) \(reply.text)")
@@ -93,14 +93,14 @@ import Testing
 
     @Test func upstreamDownIs502AndSlowUpstreamIs504() async throws {
         let closedPort = try await unusedLoopbackPort()
-        try await ProxyStack.run(configure: { settings, _ in
+        try await ProxyHarness.run(configure: { settings, _ in
             settings.upstream = try UpstreamSettings(url: "http://127.0.0.1:\(closedPort)")
         }) { stack in
             let reply = try await stack.send(.GET, "/v1/orders")
             #expect(reply.status == 502)
             #expect(reply.errorCode == "upstream_unavailable")
         }
-        try await ProxyStack.run(configure: { settings, _ in settings.upstream?.timeoutMilliseconds = 300 }) { stack in
+        try await ProxyHarness.run(configure: { settings, _ in settings.upstream?.timeoutMilliseconds = 300 }) { stack in
             let start = ContinuousClock.now
             let reply = try await stack.send(.GET, "/slow/1000")
             #expect(reply.status == 504)
@@ -151,9 +151,9 @@ import Testing
     /// upstream). It answers from its event loop, so its head is never late however loaded the suite is;
     /// its pauses are 30 s, so a cut is told from its own answer by the outcome, not by timing.
     private func withUpstreamTimeouts(total: Int, idle: Int, maxConnections: Int? = nil,
-                                      _ body: @Sendable (ProxyStack) async throws -> Void) async throws {
+                                      _ body: @Sendable (ProxyHarness) async throws -> Void) async throws {
         try await TimedUpstream.run { upstreamPort in
-            try await ProxyStack.run(configure: { settings, _ in
+            try await ProxyHarness.run(configure: { settings, _ in
                 settings.upstream = try UpstreamSettings(url: "http://127.0.0.1:\(upstreamPort)")
                 settings.upstream?.timeoutMilliseconds = total
                 settings.upstream?.idleTimeoutMilliseconds = idle
@@ -162,7 +162,7 @@ import Testing
         }
     }
 
-    private static func expectTimeout(_ stack: ProxyStack, _ target: String) async throws {
+    private static func expectTimeout(_ stack: ProxyHarness, _ target: String) async throws {
         let start = ContinuousClock.now
         let reply = try await stack.send(.GET, target)
         #expect(reply.status == 504)
@@ -170,7 +170,7 @@ import Testing
         #expect(ContinuousClock.now - start < .seconds(20))
     }
 
-    private static func expectStalledAnswer(_ stack: ProxyStack, _ target: String) async throws {
+    private static func expectStalledAnswer(_ stack: ProxyHarness, _ target: String) async throws {
         let reply = try await stack.send(.GET, target)
         #expect(reply.status == 200)
         #expect(String(buffer: reply.body) == "first;second")
@@ -224,7 +224,7 @@ import Testing
     }
 
     @Test func spoofedIdentityHeadersAreRemovedBeforeTheRealOnesAreAdded() async throws {
-        try await ProxyStack.run(configure: { settings, _ in settings.publicPaths = try PublicPaths(["/health"]) }) { stack in
+        try await ProxyHarness.run(configure: { settings, _ in settings.publicPaths = try PublicPaths(["/health"]) }) { stack in
             let spoofed = [
                 ("X-Latchkey-Tenant", "evil"), ("x-latchkey-client-id", "admin"), ("X-LATCHKEY-SUBJECT", "root"),
                 ("X-Latchkey-Scope", "admin"), ("X-Latchkey-Jkt", "forged"), ("X-Latchkey-Other", "x"),
@@ -244,7 +244,7 @@ import Testing
     }
 
     @Test func hostSpoofingDoesNotChangeHtu() async throws {
-        try await ProxyStack.run { stack in
+        try await ProxyHarness.run { stack in
             // The proof names the attacker's host and the request claims it: still checked against the configured origin.
             let evilProof = try stack.signer.proof(method: "GET", url: "https://evil.example.com/v1/orders", accessToken: stack.token)
             let evil = try await stack.sidecar.send(.GET, "/v1/orders", headers: [
@@ -269,7 +269,7 @@ import Testing
     }
 
     @Test func hostSelectsOnlyAmongConfiguredOriginsAndTrustedProxiesMaySayWhich() async throws {
-        try await ProxyStack.run(configure: { settings, _ in
+        try await ProxyHarness.run(configure: { settings, _ in
             settings.origins = try ExternalOrigins(["https://api.example.com", "https://api.example.org:8443"])
         }) { stack in
             let org = "https://api.example.org:8443"
@@ -279,7 +279,7 @@ import Testing
             let untrusted = try await stack.send(.GET, "/v1/orders", headers: [("X-Forwarded-Host", "api.example.org:8443")], origin: org)
             #expect(untrusted.status == 401)
         }
-        try await ProxyStack.run(configure: { settings, _ in
+        try await ProxyHarness.run(configure: { settings, _ in
             settings.origins = try ExternalOrigins(["https://api.example.com", "https://api.example.org"])
             settings.trustedProxies = try TrustedProxies(["127.0.0.0/8"])
         }) { stack in
@@ -295,7 +295,7 @@ import Testing
     }
 
     @Test func hopByHopHeadersAreNotForwarded() async throws {
-        try await ProxyStack.run { stack in
+        try await ProxyHarness.run { stack in
             let echo = try await stack.send(.GET, "/v1/orders", headers: [
                 ("Connection", "keep-alive, X-Hop"), ("X-Hop", "1"), ("Keep-Alive", "timeout=5"), ("TE", "trailers"),
                 ("Proxy-Authorization", "Basic c2VjcmV0"), ("X-End-To-End", "kept"),
@@ -306,7 +306,7 @@ import Testing
     }
 
     @Test func credentialsAreForwardedOnlyWhenConfigured() async throws {
-        try await ProxyStack.run(configure: { settings, _ in settings.forwardCredentials = true }) { stack in
+        try await ProxyHarness.run(configure: { settings, _ in settings.forwardCredentials = true }) { stack in
             let echo = try await stack.send(.GET, "/v1/orders").echo()
             #expect(echo.value("authorization") == "DPoP \(stack.token)")
             #expect(echo.value("dpop") != nil)
@@ -314,7 +314,7 @@ import Testing
     }
 
     @Test func publicPathsSkipAuthButOnlyInCanonicalForm() async throws {
-        try await ProxyStack.run(configure: { settings, _ in settings.publicPaths = try PublicPaths(["/health", "/public/*"]) }) { stack in
+        try await ProxyHarness.run(configure: { settings, _ in settings.publicPaths = try PublicPaths(["/health", "/public/*"]) }) { stack in
             let health = try await stack.sidecar.send(.GET, "/health")
             #expect(health.status == 200)
             #expect(try health.echo().headers.allSatisfy { !$0[0].hasPrefix("x-latchkey-") })
@@ -328,7 +328,7 @@ import Testing
     }
 
     @Test func missingOrMalformedAuthorizationGetsTheRightChallenge() async throws {
-        try await ProxyStack.run { stack in
+        try await ProxyHarness.run { stack in
             let bare = try await stack.sidecar.send(.GET, "/v1/orders")
             #expect(bare.status == 401)
             #expect(bare.headers("WWW-Authenticate") == [#"DPoP algs="ES256 ES384 PS256 RS256 EdDSA""#])
@@ -355,7 +355,7 @@ import Testing
     }
 
     @Test func bearerDowngradeAndUnboundTokensFollowTheBearerPolicy() async throws {
-        try await ProxyStack.run { stack in
+        try await ProxyHarness.run { stack in
             // Bearer not allowed (default): even an unbound token is refused.
             let unbound = try stack.issuer.token(port: stack.upstreamPort, boundTo: nil)
             let refused = try await stack.sidecar.send(.GET, "/v1/orders", headers: [("Authorization", "Bearer \(unbound)")])
@@ -369,7 +369,7 @@ import Testing
             #expect(noCnf.status == 401)
             #expect(noCnf.header("WWW-Authenticate")?.hasPrefix(#"DPoP error="invalid_token""#) == true)
         }
-        try await ProxyStack.run(configure: { settings, _ in settings.allowBearer = true }) { stack in
+        try await ProxyHarness.run(configure: { settings, _ in settings.allowBearer = true }) { stack in
             let downgrade = try await stack.sidecar.send(.GET, "/v1/orders", headers: [("Authorization", "Bearer \(stack.token)")])
             #expect(downgrade.status == 401)
             #expect(downgrade.headers("WWW-Authenticate").contains {
@@ -387,7 +387,7 @@ import Testing
     }
 
     @Test func tokenClaimsAreCheckedAgainstTheIssuerAndConfiguration() async throws {
-        try await ProxyStack.run { stack in
+        try await ProxyHarness.run { stack in
             let port = stack.upstreamPort
             let now = Int64(Date().timeIntervalSince1970)
             func attempt(_ token: String) async throws -> Reply {
@@ -433,7 +433,7 @@ import Testing
         let clock = FixedWallClock(Date())
         var overrides = SidecarOverrides()
         overrides.clock = clock
-        try await ProxyStack.run(configure: { settings, _ in settings.jwksMinimumRefreshSeconds = 30 }, overrides: overrides) { stack in
+        try await ProxyHarness.run(configure: { settings, _ in settings.jwksMinimumRefreshSeconds = 30 }, overrides: overrides) { stack in
             #expect(try await stack.send(.GET, "/v1/orders").status == 200)
             let fetches = stack.issuer.jwksFetches
             try stack.issuer.addKey(kid: "k2")
@@ -458,7 +458,7 @@ import Testing
     }
 
     @Test func issuerOutageWithoutCachedKeysIs503AndStaleKeysKeepServing() async throws {
-        try await ProxyStack.run(configure: { settings, _ in settings.jwksMaxAgeSeconds = 1 }) { stack in
+        try await ProxyHarness.run(configure: { settings, _ in settings.jwksMaxAgeSeconds = 1 }) { stack in
             stack.issuer.setFailing(true)
             let outage = try await stack.send(.GET, "/v1/orders")
             #expect(outage.status == 503)
@@ -476,7 +476,7 @@ import Testing
     }
 
     @Test func metricsCountOutcomesAndReasons() async throws {
-        try await ProxyStack.run(overrides: {
+        try await ProxyHarness.run(overrides: {
             var overrides = SidecarOverrides()
             overrides.gaugeInterval = .milliseconds(50)
             return overrides

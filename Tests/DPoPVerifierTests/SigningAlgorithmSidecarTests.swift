@@ -10,7 +10,7 @@ import Testing
 @Suite struct SigningAlgorithmSidecarTests {
     @Test(arguments: TenantPolicy.signingAlgorithms)
     func tokensOfEveryTenantAlgorithmPassAndForgeriesAgainstTheKeyDoNot(algorithm: JWSAlgorithm) async throws {
-        try await ProxyStack.run(issuerAlgorithm: algorithm) { stack in
+        try await ProxyHarness.run(issuerAlgorithm: algorithm) { stack in
             #expect(try CompactJWS(parsing: stack.token).header.alg == algorithm.rawValue)
             let accepted = try await stack.send(.GET, "/v1/orders")
             #expect(accepted.status == 200, "\(accepted.text)")

@@ -44,8 +44,17 @@ package enum KafkaTestSupport {
         clientID: String,
         properties: [String: String] = [:]
     ) -> KafkaConfiguration {
+        configuration(brokers: cluster.bootstrapServers, clientID: clientID, properties: properties)
+    }
+
+    /// The same for brokers given by address (a cluster in another process).
+    package static func configuration(
+        brokers: String,
+        clientID: String,
+        properties: [String: String] = [:]
+    ) -> KafkaConfiguration {
         var configuration = KafkaConfiguration(
-            bootstrapServers: cluster.bootstrapServers,
+            bootstrapServers: brokers,
             clientID: clientID,
             properties: [
                 "reconnect.backoff.ms": "50",

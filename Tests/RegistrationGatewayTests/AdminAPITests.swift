@@ -13,15 +13,15 @@ import Testing
 @Suite struct AdminAPITests {
     static let native = #"{"redirect_uris":["com.example.app:/cb"],"token_endpoint_auth_method":"none","client_name":"Phone"}"#
 
-    func adminToken(_ h: GatewayTestHarness, scope: String = "admin") async throws -> String {
+    func adminToken(_ h: GatewayHarness, scope: String = "admin") async throws -> String {
         try await h.dcrToken(sub: "admin-client", scope: scope, audience: "https://admin.latchkey.test")
     }
 
     @Test func revokingAnInstanceKillsItsCredentialsAndRecordsActorAndReason() async throws {
-        let h = try await GatewayTestHarness.make()
+        let h = try await GatewayHarness.make()
         let dcr = try await h.dcrToken()
         let admin = try await adminToken(h)
-        try await GatewayTestHarness.withApp { client in
+        try await GatewayHarness.withApp { client in
             let registered = try await client.send(.post, "/t/\(h.tenant)/register", token: dcr, json: Self.native)
             #expect(registered.status == .created)
             let clientID = try #require(registered.json["client_id"] as? String)
@@ -57,11 +57,11 @@ import Testing
     }
 
     @Test func tokensWithoutTheAdminScopeOrFromAnotherTenantAreRefused() async throws {
-        let h = try await GatewayTestHarness.make()
-        let other = try await GatewayTestHarness.make()
+        let h = try await GatewayHarness.make()
+        let other = try await GatewayHarness.make()
         let dcrOnly = try await adminToken(h, scope: "dcr")
         let foreign = try await adminToken(other)
-        try await GatewayTestHarness.withApp { client in
+        try await GatewayHarness.withApp { client in
             let anonymous = try await client.send(.get, "/admin/tenants/\(h.tenant)")
             #expect(anonymous.status == .unauthorized)
             #expect(anonymous.headers[.wwwAuthenticate]?.hasPrefix("Bearer") == true)
@@ -69,19 +69,19 @@ import Testing
             #expect(try await client.send(.get, "/admin/tenants/\(h.tenant)", token: foreign).status == .unauthorized)
             #expect(try await client.send(.get, "/admin/tenants/\(h.tenant)", token: "not-a-token").status == .unauthorized)
             // The bootstrap key cannot be used for anything but bootstrapping.
-            #expect(try await client.send(.get, "/admin/tenants/\(h.tenant)", token: GatewayTestHarness.bootstrapKey).status
+            #expect(try await client.send(.get, "/admin/tenants/\(h.tenant)", token: GatewayHarness.bootstrapKey).status
                 == .unauthorized)
             // Tenants exist in the shared test database, so the bootstrap key cannot create another.
             let create = try await client.send(
-                .post, "/admin/tenants", token: GatewayTestHarness.bootstrapKey, json: #"{"tenant_id":"\#(TestEnvironment.uniqueTenant("bs"))"}"#)
+                .post, "/admin/tenants", token: GatewayHarness.bootstrapKey, json: #"{"tenant_id":"\#(TestEnvironment.uniqueTenant("bs"))"}"#)
             #expect(create.status == .forbidden)
         }
     }
 
     @Test func policyTemplatesAndInitialAccessTokens() async throws {
-        let h = try await GatewayTestHarness.make(policy: #"{"registration_mechanisms":["user_token","initial_access_token"]}"#)
+        let h = try await GatewayHarness.make(policy: #"{"registration_mechanisms":["user_token","initial_access_token"]}"#)
         let admin = try await adminToken(h)
-        try await GatewayTestHarness.withApp { client in
+        try await GatewayHarness.withApp { client in
             let bad = try await client.send(.put, "/admin/tenants/\(h.tenant)/policy", token: admin, json: #"{"max_clients_per_usr":3}"#)
             #expect(bad.status == .badRequest)
             #expect(bad.errorCode == "invalid_request")
@@ -118,9 +118,9 @@ import Testing
     }
 
     @Test func usersCreatedByAnAdminAreHashedAndAnnounced() async throws {
-        let h = try await GatewayTestHarness.make()
+        let h = try await GatewayHarness.make()
         let admin = try await adminToken(h)
-        try await GatewayTestHarness.withApp { client in
+        try await GatewayHarness.withApp { client in
             let body = #"{"username":"demo-user","email":"demo@example.com","password":"a long demo passphrase"}"#
             let created = try await client.send(.post, "/admin/tenants/\(h.tenant)/users", token: admin, json: body)
             #expect(created.status == .created, "\(String(buffer: created.body))")
@@ -143,9 +143,9 @@ import Testing
     }
 
     @Test func staticClientsMayCarryReservedScopes() async throws {
-        let h = try await GatewayTestHarness.make()
+        let h = try await GatewayHarness.make()
         let admin = try await adminToken(h)
-        try await GatewayTestHarness.withApp { client in
+        try await GatewayHarness.withApp { client in
             let created = try await client.send(
                 .post, "/admin/tenants/\(h.tenant)/clients", token: admin,
                 json: #"{"client_name":"Mobile DCR client","redirect_uris":["com.example.app:/cb"],"token_endpoint_auth_method":"none","scope":"openid dcr"}"#)
@@ -176,9 +176,9 @@ import Testing
         (#"{"reason":"\#(String(repeating: "x", count: 600))"}"#, "application/json"), (#"{"reason":"a\u0000b"}"#, "application/json"),
     ])
     func malformedBodiesAreClearErrors(body: String, contentType: String) async throws {
-        let h = try await GatewayTestHarness.make()
+        let h = try await GatewayHarness.make()
         let admin = try await adminToken(h)
-        try await GatewayTestHarness.withApp { client in
+        try await GatewayHarness.withApp { client in
             let response = try await client.send(
                 .post, "/admin/tenants/\(h.tenant)/clients/no-such-client/revoke", token: admin, json: body, contentType: contentType)
             #expect([400, 404, 415].contains(response.status.code), "\(body): \(response.status)")
@@ -195,9 +195,9 @@ import Testing
         #"{"metadata":{"redirect_uris":["com.example.app:/cb"]},"overridable_fields":["client_name\u0000"]}"#,
     ])
     func templatesWithNULAreRefused(body: String) async throws {
-        let h = try await GatewayTestHarness.make()
+        let h = try await GatewayHarness.make()
         let admin = try await adminToken(h)
-        try await GatewayTestHarness.withApp { client in
+        try await GatewayHarness.withApp { client in
             for method in [HTTPRequest.Method.put, .post] {
                 let uri = "/admin/tenants/\(h.tenant)/templates" + (method == .put ? "/nul-app" : "")
                 let response = try await client.send(method, uri, token: admin, json: body)
@@ -214,9 +214,9 @@ import Testing
     }
 
     @Test func oversizedBodiesAreRefused() async throws {
-        let h = try await GatewayTestHarness.make()
+        let h = try await GatewayHarness.make()
         let admin = try await adminToken(h)
-        try await GatewayTestHarness.withApp { client in
+        try await GatewayHarness.withApp { client in
             let huge = #"{"reason":""# + String(repeating: "x", count: 200_000) + #""}"#
             let response = try await client.send(.put, "/admin/tenants/\(h.tenant)/policy", token: admin, json: huge)
             #expect(response.status == .contentTooLarge)
@@ -231,14 +231,14 @@ import Testing
         try await TestDatabase.withScratchDatabase { scratch in
             try await TestDatabase.migrate(scratch)
             let settings = try await TestServiceSettings.make(
-                .registrationGateway, kafkaBrokers: GatewayTestHarness.sharedCluster.bootstrapServers, database: scratch.database)
-            let app = try buildApplication(settings: settings, gateway: GatewayTestHarness.gatewaySettings(), logger: TestServiceSettings.logger)
+                .registrationGateway, kafkaBrokers: GatewayHarness.sharedCluster.bootstrapServers, database: scratch.database)
+            let app = try buildApplication(settings: settings, gateway: GatewayHarness.gatewaySettings(), logger: TestServiceSettings.logger)
             try await app.test(setup, body)
         }
     }
 
     @Test func bootstrapCreatesTheFirstTenantAndItsFirstClientOnly() async throws {
-        let key = GatewayTestHarness.bootstrapKey
+        let key = GatewayHarness.bootstrapKey
         try await Self.withEmptyPlatform(.router) { client in
             do {
                 #expect(try await client.send(.post, "/admin/tenants", token: "wrong-key-\(key)", json: #"{"tenant_id":"acme"}"#).status
@@ -259,7 +259,7 @@ import Testing
     /// Bootstrap requests racing each other create one tenant: the check and the insert run under one
     /// advisory lock.
     @Test func concurrentBootstrapRequestsCreateOneTenant() async throws {
-        let key = GatewayTestHarness.bootstrapKey
+        let key = GatewayHarness.bootstrapKey
         try await Self.withEmptyPlatform(.live) { client in
             do {
                 let statuses = try await withThrowingTaskGroup(of: HTTPResponse.Status.self) { group in

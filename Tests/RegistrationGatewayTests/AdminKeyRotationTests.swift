@@ -11,14 +11,14 @@ import Testing
 
 /// `GET /admin/tenants/{tenant}/keys` and `POST …/keys/rotate`, and tenants whose tokens are RS256 or EdDSA.
 @Suite struct AdminKeyRotationTests {
-    func adminToken(_ h: GatewayTestHarness) async throws -> String {
+    func adminToken(_ h: GatewayHarness) async throws -> String {
         try await h.dcrToken(sub: "admin-client", scope: "admin", audience: "https://admin.latchkey.test")
     }
 
     @Test func rotateStagesOneKeyRecordsTheActorAndListsNoKeyMaterial() async throws {
-        let h = try await GatewayTestHarness.make()
+        let h = try await GatewayHarness.make()
         let admin = try await adminToken(h)
-        try await GatewayTestHarness.withApp(keyRotation: true) { client in
+        try await GatewayHarness.withApp(keyRotation: true) { client in
             let before = try await client.send(.get, "/admin/tenants/\(h.tenant)/keys", token: admin)
             #expect(before.status == .ok)
             let active = try #require((before.json["keys"] as? [[String: Any]])?.first)
@@ -62,9 +62,9 @@ import Testing
     }
 
     @Test func concurrentRotationsCreateOneStagedKey() async throws {
-        let h = try await GatewayTestHarness.make()
+        let h = try await GatewayHarness.make()
         let admin = try await adminToken(h)
-        try await GatewayTestHarness.withApp(keyRotation: true) { client in
+        try await GatewayHarness.withApp(keyRotation: true) { client in
             async let first = client.send(.post, "/admin/tenants/\(h.tenant)/keys/rotate", token: admin, json: "{}")
             async let second = client.send(.post, "/admin/tenants/\(h.tenant)/keys/rotate", token: admin, json: "{}")
             let statuses = try await [first.status.code, second.status.code].sorted()
@@ -86,9 +86,9 @@ import Testing
     ]
 
     @Test func hostileRotationBodiesAreClearErrors() async throws {
-        let h = try await GatewayTestHarness.make()
+        let h = try await GatewayHarness.make()
         let admin = try await adminToken(h)
-        try await GatewayTestHarness.withApp(keyRotation: true) { client in
+        try await GatewayHarness.withApp(keyRotation: true) { client in
             for (body, contentType, status) in Self.hostileBodies {
                 let response = try await client.send(
                     .post, "/admin/tenants/\(h.tenant)/keys/rotate", token: admin, json: body, contentType: contentType)
@@ -104,10 +104,10 @@ import Testing
     }
 
     @Test func keysNeedAnAdminTokenAndRotationNeedsTheKeyEncryptionKey() async throws {
-        let h = try await GatewayTestHarness.make()
+        let h = try await GatewayHarness.make()
         let admin = try await adminToken(h)
         let dcr = try await h.dcrToken()
-        try await GatewayTestHarness.withApp { client in
+        try await GatewayHarness.withApp { client in
             #expect(try await client.send(.get, "/admin/tenants/\(h.tenant)/keys").status == .unauthorized)
             #expect(try await client.send(.post, "/admin/tenants/\(h.tenant)/keys/rotate").status == .unauthorized)
             #expect(try await client.send(.post, "/admin/tenants/\(h.tenant)/keys/rotate", token: dcr).status == .forbidden)
@@ -119,18 +119,18 @@ import Testing
 
     @Test(arguments: [JWSAlgorithm.rs256, .edDSA])
     func tenantsSigningWithRS256OrEdDSARegisterAndAdministerThroughTheGateway(algorithm: JWSAlgorithm) async throws {
-        let h = try await GatewayTestHarness.make(policy: #"{"signing_algorithm":"\#(algorithm.rawValue)"}"#, algorithm: algorithm)
+        let h = try await GatewayHarness.make(policy: #"{"signing_algorithm":"\#(algorithm.rawValue)"}"#, algorithm: algorithm)
         let dcr = try await h.dcrToken()
         let admin = try await adminToken(h)
         #expect(try CompactJWS(parsing: dcr).header.alg == algorithm.rawValue)
-        try await GatewayTestHarness.withApp { client in
+        try await GatewayHarness.withApp { client in
             let registered = try await client.send(.post, "/t/\(h.tenant)/register", token: dcr, json: AdminAPITests.native)
             #expect(registered.status == .created, "\(String(buffer: registered.body))")
             #expect(try await client.send(.get, "/admin/tenants/\(h.tenant)/keys", token: admin).status == .ok)
             // The same claims under another algorithm's header, or HS256 keyed with the public key, fail.
             let jwk = try await TestDatabase.withApp { database in
                 try await database.withTenantTransaction(h.tenant) { connection in
-                    try await GatewayTestHarness.signingKeys.publishedKeys(tenant: h.tenant, on: connection, logger: database.logger)
+                    try await GatewayHarness.signingKeys.publishedKeys(tenant: h.tenant, on: connection, logger: database.logger)
                 }
             }.first?.jwk
             let forgeries = try AlgorithmConfusion.forgeries(against: try #require(jwk), payload: try CompactJWS(parsing: dcr).payload)

@@ -12,11 +12,11 @@ import Testing
 /// the admin API, filters and paging, and hostile input.
 @Suite struct AdminPageRevocationTests {
     @Test func userSuppliedValuesAreRenderedEscaped() async throws {
-        let h = try await GatewayTestHarness.make()
+        let h = try await GatewayHarness.make()
         let admin = try await h.createAdminClient()
         let username = #"o"brien's <b>x</b>"#
         let user = try await h.createUser(username)
-        try await GatewayTestHarness.withApp { client in
+        try await GatewayHarness.withApp { client in
             _ = try await h.registerInstance(client, name: "<script>alert(1)</script>", user: user)
             var browser = try await h.signedInBrowser(client, as: admin)
             let page = try await browser.get("/admin/t/\(h.tenant)")
@@ -39,9 +39,9 @@ import Testing
     }
 
     @Test func formsWithoutTheSessionsCSRFTokenAreRefusedAndRevokeNothing() async throws {
-        let h = try await GatewayTestHarness.make()
+        let h = try await GatewayHarness.make()
         let admin = try await h.createAdminClient()
-        try await GatewayTestHarness.withApp { client in
+        try await GatewayHarness.withApp { client in
             let instance = try await h.registerInstance(client, name: "Phone")
             var other = try await h.signedInBrowser(client, as: admin)
             let otherSessionsToken = try await other.adminCSRFToken(tenant: h.tenant)
@@ -62,9 +62,9 @@ import Testing
     }
 
     @Test func revokingOnThePageIsTheAdminRevocationWithActorAndReason() async throws {
-        let h = try await GatewayTestHarness.make()
+        let h = try await GatewayHarness.make()
         let admin = try await h.createAdminClient()
-        try await GatewayTestHarness.withApp { client in
+        try await GatewayHarness.withApp { client in
             let phone = try await h.registerInstance(client, name: "Phone")
             let tablet = try await h.registerInstance(client, name: "Tablet")
             let laptop = try await h.registerInstance(client, name: "Laptop")
@@ -117,10 +117,10 @@ import Testing
     }
 
     @Test func filtersAndCursorPagingOverTheSharedSearch() async throws {
-        let h = try await GatewayTestHarness.make()
+        let h = try await GatewayHarness.make()
         let admin = try await h.createAdminClient()
         let token = try await h.dcrToken(sub: "api-admin", scope: "admin", audience: "https://admin.latchkey.test")
-        try await GatewayTestHarness.withApp { client in
+        try await GatewayHarness.withApp { client in
             var ids: [String] = []
             for name in ["One", "Two", "Three"] { ids.append(try await h.registerInstance(client, name: name)) }
             // The API pages with the same cursor: every instance exactly once, newest first.
@@ -148,9 +148,9 @@ import Testing
     }
 
     @Test func hostileInputIsAClientErrorNeverAServerError() async throws {
-        let h = try await GatewayTestHarness.make()
+        let h = try await GatewayHarness.make()
         let admin = try await h.createAdminClient()
-        try await GatewayTestHarness.withApp { client in
+        try await GatewayHarness.withApp { client in
             let instance = try await h.registerInstance(client, name: "Phone")
             var browser = try await h.signedInBrowser(client, as: admin)
             let token = try await browser.adminCSRFToken(tenant: h.tenant)
@@ -189,9 +189,9 @@ import Testing
     }
 
     @Test func theAdminAPIRevokesEveryInstanceOfAUser() async throws {
-        let h = try await GatewayTestHarness.make()
+        let h = try await GatewayHarness.make()
         let token = try await h.dcrToken(sub: "api-admin", scope: "admin", audience: "https://admin.latchkey.test")
-        try await GatewayTestHarness.withApp { client in
+        try await GatewayHarness.withApp { client in
             let first = try await h.registerInstance(client, name: "One")
             let second = try await h.registerInstance(client, name: "Two")
             let path = "/admin/tenants/\(h.tenant)/users/\(h.user.uuidString)/revoke-clients"

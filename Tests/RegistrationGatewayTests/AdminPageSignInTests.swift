@@ -13,11 +13,11 @@ import Testing
 /// The admin page's sign-in: who may sign in, the session cookie, throttling, expiry and tenant binding.
 @Suite struct AdminPageSignInTests {
     @Test func onlyActiveAdminClientsWithTheRightSecretSignIn() async throws {
-        let h = try await GatewayTestHarness.make()
+        let h = try await GatewayHarness.make()
         let admin = try await h.createAdminClient()
         let notAdmin = try await h.createAdminClient(scope: "openid dcr")
         let revoked = try await h.createAdminClient(status: "revoked")
-        try await GatewayTestHarness.withApp { client in
+        try await GatewayHarness.withApp { client in
             var browser = PageBrowser(client)
             let anonymous = try await browser.get("/admin/t/\(h.tenant)")
             #expect(anonymous.status == 303)
@@ -54,7 +54,7 @@ import Testing
                     return all
                 }
             }
-            #expect(stored.map(\.0) == [GatewayTestHarness.hasher.hash(sessionID)])
+            #expect(stored.map(\.0) == [GatewayHarness.hasher.hash(sessionID)])
             #expect(stored.map(\.1) == [admin.id])
 
             let page = try await browser.get("/admin/t/\(h.tenant)")
@@ -77,9 +77,9 @@ import Testing
     }
 
     @Test func signInWithoutTheFormsCSRFTokenIsRefused() async throws {
-        let h = try await GatewayTestHarness.make()
+        let h = try await GatewayHarness.make()
         let admin = try await h.createAdminClient()
-        try await GatewayTestHarness.withApp { client in
+        try await GatewayHarness.withApp { client in
             var browser = PageBrowser(client)
             _ = try await browser.get("/admin/t/\(h.tenant)/sign-in")
             for token in [nil, "forged", String(repeating: "A", count: 43)] as [String?] {
@@ -93,9 +93,9 @@ import Testing
     }
 
     @Test func repeatedFailuresLockTheClientOutEvenWithTheRightSecret() async throws {
-        let h = try await GatewayTestHarness.make()
+        let h = try await GatewayHarness.make()
         let admin = try await h.createAdminClient()
-        try await GatewayTestHarness.withApp { client in
+        try await GatewayHarness.withApp { client in
             var browser = PageBrowser(client)
             for _ in 0..<LoginThrottle().accountThreshold {
                 #expect(try await browser.signInAdmin(tenant: h.tenant, clientID: admin.id, secret: "guess").status == 401)
@@ -108,9 +108,9 @@ import Testing
     }
 
     @Test func expiredOrIdleSessionsLeadBackToTheSignIn() async throws {
-        let h = try await GatewayTestHarness.make()
+        let h = try await GatewayHarness.make()
         let admin = try await h.createAdminClient()
-        try await GatewayTestHarness.withApp { client in
+        try await GatewayHarness.withApp { client in
             for aging in ["expires_at = now() - interval '1 second'", "last_seen_at = now() - interval '31 minutes'"] {
                 var browser = try await h.signedInBrowser(client, as: admin)
                 #expect(try await browser.get("/admin/t/\(h.tenant)").status == 200)
@@ -123,12 +123,12 @@ import Testing
     }
 
     @Test func aSessionStaysInItsTenantUnlessItIsAPlatformAdmins() async throws {
-        let a = try await GatewayTestHarness.make()
-        let b = try await GatewayTestHarness.make()
-        let platform = try await GatewayTestHarness.make()
+        let a = try await GatewayHarness.make()
+        let b = try await GatewayHarness.make()
+        let platform = try await GatewayHarness.make()
         let adminA = try await a.createAdminClient()
         let platformAdmin = try await platform.createAdminClient()
-        try await GatewayTestHarness.withApp(platformTenant: platform.tenant) { client in
+        try await GatewayHarness.withApp(platformTenant: platform.tenant) { client in
             var browser = PageBrowser(client)
             #expect(try await browser.signInAdmin(tenant: a.tenant, clientID: adminA.id, secret: adminA.secret).status == 303)
             let crossing = try await browser.get("/admin/t/\(b.tenant)")

@@ -9,7 +9,7 @@ import Testing
 @testable import RegistrationGateway
 
 /// Fixtures of the admin page tests: admin clients, users and instances in the harness tenant.
-extension GatewayTestHarness {
+extension GatewayHarness {
     /// A static confidential client with `scope` and a client secret; answers its id and secret.
     func createAdminClient(scope: String = "admin", status: String = "active") async throws -> (id: String, secret: String) {
         let id = "admin-" + UUID().uuidString.lowercased()
@@ -82,7 +82,7 @@ extension GatewayTestHarness {
     }
 }
 
-extension GatewayTestHarness {
+extension GatewayHarness {
     /// A new browser signed in to this tenant's admin page as `admin`.
     func signedInBrowser(_ client: any TestClientProtocol, as admin: (id: String, secret: String)) async throws -> PageBrowser {
         var browser = PageBrowser(client)

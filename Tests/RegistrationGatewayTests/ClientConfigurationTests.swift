@@ -11,7 +11,7 @@ import Testing
 
 @Suite struct ClientConfigurationTests {
     /// Registers a client and returns (client_id, client_secret, registration_access_token).
-    static func register(_ client: any TestClientProtocol, _ h: GatewayTestHarness) async throws -> (String, String, String) {
+    static func register(_ client: any TestClientProtocol, _ h: GatewayHarness) async throws -> (String, String, String) {
         let response = try await client.send(.post, "/t/\(h.tenant)/register", token: try await h.dcrToken(),
                                              json: RegistrationEndpointTests.native)
         #expect(response.status == .created)
@@ -21,9 +21,9 @@ import Testing
     }
 
     @Test func readReturnsMetadataWithoutSecrets() async throws {
-        let h = try await GatewayTestHarness.make()
-        let other = try await GatewayTestHarness.make()
-        try await GatewayTestHarness.withApp { client in
+        let h = try await GatewayHarness.make()
+        let other = try await GatewayHarness.make()
+        try await GatewayHarness.withApp { client in
             let (clientID, secret, token) = try await Self.register(client, h)
             let read = try await client.send(.get, "/t/\(h.tenant)/register/\(clientID)", token: token)
             #expect(read.status == .ok)
@@ -52,8 +52,8 @@ import Testing
     }
 
     @Test func putReplacesMetadataRotatesTheTokenAndEmitsClientUpdated() async throws {
-        let h = try await GatewayTestHarness.make()
-        try await GatewayTestHarness.withApp { client in
+        let h = try await GatewayHarness.make()
+        try await GatewayHarness.withApp { client in
             let (clientID, secret, token) = try await Self.register(client, h)
             let body = #"{"client_id":"\#(clientID)","client_secret":"\#(secret)","redirect_uris":["com.example.app:/cb2"],"client_name":"Renamed","scope":"openid"}"#
             let put = try await client.send(.put, "/t/\(h.tenant)/register/\(clientID)", token: token, json: body)
@@ -84,8 +84,8 @@ import Testing
     }
 
     @Test func putKeepsTheTokenWhenPolicyDoesNotRotate() async throws {
-        let h = try await GatewayTestHarness.make(policy: #"{"rotate_registration_access_token":false}"#)
-        try await GatewayTestHarness.withApp { client in
+        let h = try await GatewayHarness.make(policy: #"{"rotate_registration_access_token":false}"#)
+        try await GatewayHarness.withApp { client in
             let (clientID, _, token) = try await Self.register(client, h)
             let put = try await client.send(.put, "/t/\(h.tenant)/register/\(clientID)", token: token,
                 json: #"{"client_id":"\#(clientID)","redirect_uris":["com.example.app:/cb"]}"#)
@@ -96,8 +96,8 @@ import Testing
     }
 
     @Test func deleteDeregistersRevokesRefreshTokensAndEmitsClientRevoked() async throws {
-        let h = try await GatewayTestHarness.make()
-        try await GatewayTestHarness.withApp { client in
+        let h = try await GatewayHarness.make()
+        try await GatewayHarness.withApp { client in
             let (clientID, _, token) = try await Self.register(client, h)
             try await TestDatabase.withApp { database in
                 try await database.withTenantTransaction(h.tenant) { connection in
@@ -114,7 +114,7 @@ import Testing
                         """, logger: database.logger)
                 }
             }
-            let other = try await GatewayTestHarness.make()
+            let other = try await GatewayHarness.make()
             #expect(try await client.send(.delete, "/t/\(other.tenant)/register/\(clientID)", token: token).status == .unauthorized)
             let delete = try await client.send(.delete, "/t/\(h.tenant)/register/\(clientID)", token: token)
             #expect(delete.status == .noContent)

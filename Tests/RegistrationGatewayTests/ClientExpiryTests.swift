@@ -12,7 +12,7 @@ import Testing
 
     /// Inserts a client row directly, with the ages under test.
     static func insertClient(
-        _ h: GatewayTestHarness, kind: String = "dynamic", createdAgo: TimeInterval, lastUsedAgo: TimeInterval? = nil,
+        _ h: GatewayHarness, kind: String = "dynamic", createdAgo: TimeInterval, lastUsedAgo: TimeInterval? = nil,
         refreshToken: Bool = false
     ) async throws -> String {
         let clientID = "c-\(UUID().uuidString.lowercased())"
@@ -40,7 +40,7 @@ import Testing
     }
 
     /// Status of each client, and the status of its refresh tokens.
-    static func state(_ h: GatewayTestHarness, _ clientID: String) async throws -> (client: String?, tokens: [String], hasRAT: Bool) {
+    static func state(_ h: GatewayHarness, _ clientID: String) async throws -> (client: String?, tokens: [String], hasRAT: Bool) {
         try await TestDatabase.withApp { database in
             try await database.withTenantTransaction(h.tenant) { connection in
                 var status: String?
@@ -60,7 +60,7 @@ import Testing
     /// Waits until every client is `expired`. Expiry jobs of concurrently running tests sweep every tenant
     /// and skip rows another run holds, so a client may be expired by a transaction that commits a moment
     /// after our own run returned.
-    static func waitUntilExpired(_ h: GatewayTestHarness, _ clientIDs: some Collection<String>) async throws {
+    static func waitUntilExpired(_ h: GatewayHarness, _ clientIDs: some Collection<String>) async throws {
         for _ in 0..<100 {
             var pending = 0
             for id in clientIDs where try await state(h, id).client != "expired" { pending += 1 }
@@ -76,7 +76,7 @@ import Testing
     }
 
     @Test func expiresOnlyDynamicClientsUnusedForLongerThanTheTTL() async throws {
-        let h = try await GatewayTestHarness.make(policy: #"{"inactive_client_ttl":3600}"#)
+        let h = try await GatewayHarness.make(policy: #"{"inactive_client_ttl":3600}"#)
         let neverUsed = try await Self.insertClient(h, createdAgo: 2 * Self.hour, refreshToken: true)
         let usedLongAgo = try await Self.insertClient(h, createdAgo: 50 * Self.hour, lastUsedAgo: 3 * Self.hour)
         let usedRecently = try await Self.insertClient(h, createdAgo: 50 * Self.hour, lastUsedAgo: 60, refreshToken: true)
@@ -107,7 +107,7 @@ import Testing
     }
 
     @Test func aTTLOfZeroNeverExpires() async throws {
-        let h = try await GatewayTestHarness.make(policy: #"{"inactive_client_ttl":0}"#)
+        let h = try await GatewayHarness.make(policy: #"{"inactive_client_ttl":0}"#)
         let ancient = try await Self.insertClient(h, createdAgo: 5000 * Self.hour)
         _ = try await Self.runExpiry()
         #expect(try await Self.state(h, ancient).client == "active")
@@ -115,7 +115,7 @@ import Testing
     }
 
     @Test func concurrentRunsExpireEachClientOnce() async throws {
-        let h = try await GatewayTestHarness.make(policy: #"{"inactive_client_ttl":3600}"#)
+        let h = try await GatewayHarness.make(policy: #"{"inactive_client_ttl":3600}"#)
         var ids: Set<String> = []
         for _ in 0..<20 { ids.insert(try await Self.insertClient(h, createdAgo: 2 * Self.hour)) }
         async let first = Self.runExpiry()
@@ -129,7 +129,7 @@ import Testing
     }
 
     @Test func theServiceRunsPeriodicallyUntilShutdown() async throws {
-        let h = try await GatewayTestHarness.make(policy: #"{"inactive_client_ttl":3600}"#)
+        let h = try await GatewayHarness.make(policy: #"{"inactive_client_ttl":3600}"#)
         try await TestDatabase.withSystem { database in
             let service = ClientExpiryService(systemDatabase: database, outbox: OutboxWriter(), interval: .milliseconds(100))
             try await withThrowingTaskGroup(of: Void.self) { group in

@@ -30,8 +30,8 @@ import Testing
     }
 
     @Test func preflightFromAnAllowedOriginIsAnsweredForBothRoutes() async throws {
-        let h = try await GatewayTestHarness.make(policy: Self.policy)
-        try await GatewayTestHarness.withApp { client in
+        let h = try await GatewayHarness.make(policy: Self.policy)
+        try await GatewayHarness.withApp { client in
             let register = try await Self.request(client, .options, "/t/\(h.tenant)/register", origin: Self.app, extra: Self.preflight("POST"))
             #expect(register.status == .noContent)
             #expect(register.headers[Self.allowOrigin] == Self.app)
@@ -49,9 +49,9 @@ import Testing
     }
 
     @Test func preflightFromADisallowedOriginOrForAnotherMethodIs403WithoutCORSHeaders() async throws {
-        let h = try await GatewayTestHarness.make(policy: Self.policy)
-        let closed = try await GatewayTestHarness.make()
-        try await GatewayTestHarness.withApp { client in
+        let h = try await GatewayHarness.make(policy: Self.policy)
+        let closed = try await GatewayHarness.make()
+        try await GatewayHarness.withApp { client in
             let refusals = [
                 try await Self.request(client, .options, "/t/\(h.tenant)/register", origin: "https://evil.example.com", extra: Self.preflight("POST")),
                 try await Self.request(client, .options, "/t/\(h.tenant)/register", origin: "https://app.example.com.evil.io", extra: Self.preflight("POST")),
@@ -75,10 +75,10 @@ import Testing
     }
 
     @Test func actualResponsesCarryTheOriginOnlyWhenAllowedErrorsIncluded() async throws {
-        let h = try await GatewayTestHarness.make(policy: Self.policy)
+        let h = try await GatewayHarness.make(policy: Self.policy)
         let token = try await h.dcrToken()
         let bearer: HTTPFields = [.authorization: "Bearer \(token)"]
-        try await GatewayTestHarness.withApp { client in
+        try await GatewayHarness.withApp { client in
             let path = "/t/\(h.tenant)/register"
             let created = try await Self.request(client, .post, path, origin: Self.app, extra: bearer, body: RegistrationEndpointTests.native)
             #expect(created.status == .created)

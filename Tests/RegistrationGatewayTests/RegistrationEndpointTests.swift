@@ -13,9 +13,9 @@ import Testing
     static let native = #"{"redirect_uris":["com.example.app:/callback"],"client_name":"Example","scope":"openid profile"}"#
 
     @Test func userTokenRegistrationReturnsEveryFieldAndStoresHashesAndEvent() async throws {
-        let h = try await GatewayTestHarness.make()
+        let h = try await GatewayHarness.make()
         let token = try await h.dcrToken()
-        try await GatewayTestHarness.withApp { client in
+        try await GatewayHarness.withApp { client in
             let response = try await client.send(.post, "/t/\(h.tenant)/register", token: token,
                 json: #"{"redirect_uris":["com.example.app:/callback"],"client_name":"Example","scope":"openid profile","unknown_member":{"x":1},"dpop_bound_access_tokens":true}"#)
             #expect(response.status == .created)
@@ -27,7 +27,7 @@ import Testing
             #expect(secret.utf8.count >= 43)
             #expect(body["client_id_issued_at"] is Int)
             #expect(body["client_secret_expires_at"] as? Int == 0)
-            #expect(body["registration_client_uri"] as? String == "\(GatewayTestHarness.publicURL)/t/\(h.tenant)/register/\(clientID)")
+            #expect(body["registration_client_uri"] as? String == "\(GatewayHarness.publicURL)/t/\(h.tenant)/register/\(clientID)")
             #expect(body["token_endpoint_auth_method"] as? String == "client_secret_basic")
             #expect(body["grant_types"] as? [String] == ["authorization_code"])
             #expect(body["response_types"] as? [String] == ["code"])
@@ -46,8 +46,8 @@ import Testing
                 }
             }
             let stored = try #require(row)
-            #expect(stored.0 == GatewayTestHarness.hasher.hash(secret))
-            #expect(stored.1 == GatewayTestHarness.hasher.hash(registrationToken))
+            #expect(stored.0 == GatewayHarness.hasher.hash(secret))
+            #expect(stored.1 == GatewayHarness.hasher.hash(registrationToken))
             #expect(stored.2 == h.user)
             #expect(stored.3 == "user_token")
             let events = try await h.outboxPayloads(.clientRegistered)
@@ -62,10 +62,10 @@ import Testing
     }
 
     @Test func publicAndPrivateKeyJWTClientsGetNoSecret() async throws {
-        let h = try await GatewayTestHarness.make()
+        let h = try await GatewayHarness.make()
         let token = try await h.dcrToken()
         let jwks = #"{"keys":[{"kty":"EC","crv":"P-256","x":"f83OJ3D2xF1Bg8vub9tLe1gHMzV76e8Tus9uPHvRVEU","y":"x_FEzRu9m36HLN_tue659LNpXW6pCyStikYjKIWI5a0"}]}"#
-        try await GatewayTestHarness.withApp { client in
+        try await GatewayHarness.withApp { client in
             let publicClient = try await client.send(.post, "/t/\(h.tenant)/register", token: token,
                 json: #"{"redirect_uris":["http://127.0.0.1/cb"],"token_endpoint_auth_method":"none"}"#)
             #expect(publicClient.status == .created)
@@ -125,9 +125,9 @@ import Testing
         (#"{"redirect_uris":["com.example.app:/cb"],"software_statement":"e30.e30.sig"}"#, "invalid_software_statement"),
     ] as [(String, String?)])
     func validationRule(body: String, expectedError: String?) async throws {
-        let h = try await GatewayTestHarness.make()
+        let h = try await GatewayHarness.make()
         let token = try await h.dcrToken()
-        try await GatewayTestHarness.withApp { client in
+        try await GatewayHarness.withApp { client in
             let response = try await client.send(.post, "/t/\(h.tenant)/register", token: token, json: body)
             if let expectedError {
                 #expect(response.status == .badRequest, "\(body)")
@@ -140,9 +140,9 @@ import Testing
     }
 
     @Test func trimPolicyRegistersTheAllowedSubset() async throws {
-        let h = try await GatewayTestHarness.make(policy: #"{"disallowed_scope_behavior":"trim"}"#)
+        let h = try await GatewayHarness.make(policy: #"{"disallowed_scope_behavior":"trim"}"#)
         let token = try await h.dcrToken()
-        try await GatewayTestHarness.withApp { client in
+        try await GatewayHarness.withApp { client in
             let response = try await client.send(.post, "/t/\(h.tenant)/register", token: token,
                 json: #"{"redirect_uris":["com.example.app:/cb"],"scope":"openid payments admin profile"}"#)
             #expect(response.status == .created)
@@ -151,19 +151,19 @@ import Testing
     }
 
     @Test func badUserTokensAre401WithAChallenge() async throws {
-        let h = try await GatewayTestHarness.make()
-        let other = try await GatewayTestHarness.make()
+        let h = try await GatewayHarness.make()
+        let other = try await GatewayHarness.make()
         let bad: [String] = [
             try await h.dcrToken(expiresIn: -120),
             try await h.dcrToken(audience: "https://elsewhere.example.com/register"),
             try await h.dcrToken(scope: "openid profile"),
-            try await h.dcrToken(issuer: "\(GatewayTestHarness.tokenServiceURL)/t/\(other.tenant)"),
+            try await h.dcrToken(issuer: "\(GatewayHarness.tokenServiceURL)/t/\(other.tenant)"),
             try await h.dcrToken(signingTenant: other.tenant),
             try await h.dcrToken(sub: UUID().uuidString),
             try await h.dcrToken(sub: "not-a-uuid"),
             "a.b.c", "not-a-jwt-and-no-iat",
         ]
-        try await GatewayTestHarness.withApp { client in
+        try await GatewayHarness.withApp { client in
             for token in bad {
                 let response = try await client.send(.post, "/t/\(h.tenant)/register", token: token, json: Self.native)
                 #expect(response.status == .unauthorized, "\(token)")
@@ -186,11 +186,11 @@ import Testing
     }
 
     @Test func hostileBodiesAre4xxWithAnRFCError() async throws {
-        let h = try await GatewayTestHarness.make()
+        let h = try await GatewayHarness.make()
         let token = try await h.dcrToken()
         let deep = String(repeating: "[", count: 5000) + String(repeating: "]", count: 5000)
         let manyURIs = "[" + Array(repeating: "\"com.example.app:/cb\"", count: 500).joined(separator: ",") + "]"
-        try await GatewayTestHarness.withApp { client in
+        try await GatewayHarness.withApp { client in
             let cases: [(String, String, HTTPResponse.Status)] = [
                 ("{not json", "application/json", .badRequest),
                 ("[1,2,3]", "application/json", .badRequest),
@@ -218,10 +218,10 @@ import Testing
 
     @Test func maxClientsPerUserHoldsUnderConcurrency() async throws {
         // The per-source rate limit is raised so only max_clients_per_user decides (router tests share one source).
-        let h = try await GatewayTestHarness.make(
+        let h = try await GatewayHarness.make(
             policy: #"{"max_clients_per_user":5,"rate_limits":{"registration":{"per_source_per_minute":100}}}"#)
         let token = try await h.dcrToken()
-        try await GatewayTestHarness.withApp { client in
+        try await GatewayHarness.withApp { client in
             let statuses = try await withThrowingTaskGroup(of: HTTPResponse.Status.self) { group in
                 for _ in 0..<50 {
                     group.addTask { try await client.send(.post, "/t/\(h.tenant)/register", token: token, json: Self.native).status }

@@ -27,7 +27,7 @@ import Testing
             let database = settings.database
             let h = try await harness(in: database)
             let token = try await h.dcrToken(database: settings.database)
-            let app = try buildApplication(settings: settings, gateway: GatewayTestHarness.gatewaySettings(), logger: TestServiceSettings.logger)
+            let app = try buildApplication(settings: settings, gateway: GatewayHarness.gatewaySettings(), logger: TestServiceSettings.logger)
             let clientID = try await app.test(.router) { client in
                 let response = try await client.send(.post, "/t/\(h.tenant)/register", token: token, json: RegistrationEndpointTests.native)
                 #expect(response.status == .created)
@@ -45,7 +45,7 @@ import Testing
                 return clientID
             }
             let consumer = try KafkaConsumer(
-                configuration: KafkaConfiguration(bootstrapServers: cluster.bootstrapServers, clientID: "gw-event-check"),
+                configuration: KafkaTestSupport.configuration(cluster, clientID: "gw-event-check"),
                 groupID: "gw-\(UUID().uuidString)", subscription: .allPartitions(of: [topic], startingAt: .beginning),
                 logger: TestEnvironment.logger)
             let received = try await withThrowingTaskGroup(of: KafkaConsumerMessage?.self) { group in
@@ -69,18 +69,18 @@ import Testing
         }
     }
 
-    private func harness(in database: DatabaseConfiguration) async throws -> GatewayTestHarness {
+    private func harness(in database: DatabaseConfiguration) async throws -> GatewayHarness {
         let tenant = TestEnvironment.uniqueTenant("gwk")
         let user = UUID()
         try await withPostgresClient(database) { client in
             let db = Database(client: client, logger: TestEnvironment.logger)
             try await TestDatabase.createTenant(tenant, in: db)
             try await db.withTenantTransaction(tenant) { connection in
-                try await GatewayTestHarness.signingKeys.createKey(tenant: tenant, status: .active, on: connection, logger: db.logger)
+                try await GatewayHarness.signingKeys.createKey(tenant: tenant, status: .active, on: connection, logger: db.logger)
                 try await connection.query(
                     "INSERT INTO users (tenant_id, user_id, username) VALUES (\(tenant), \(user), 'bob')", logger: db.logger)
             }
         }
-        return GatewayTestHarness(tenant: tenant, user: user)
+        return GatewayHarness(tenant: tenant, user: user)
     }
 }

@@ -8,7 +8,7 @@ import Testing
 @Suite struct RegistrationGatewayHealthTests {
     @Test func healthReadinessAndMetricsAgainstRealDependencies() async throws {
         try await ServiceHealthExpectations.verify(.registrationGateway) { settings in
-            try buildApplication(settings: settings, gateway: GatewayTestHarness.gatewaySettings(), logger: TestServiceSettings.logger)
+            try buildApplication(settings: settings, gateway: GatewayHarness.gatewaySettings(), logger: TestServiceSettings.logger)
         }
     }
 }

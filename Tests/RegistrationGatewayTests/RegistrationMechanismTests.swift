@@ -10,11 +10,11 @@ import Testing
 
 @Suite struct RegistrationMechanismTests {
     @Test func initialAccessTokensAreCountedExpiredAndRevocable() async throws {
-        let h = try await GatewayTestHarness.make()
+        let h = try await GatewayHarness.make()
         let twice = try await h.createInitialAccessToken(uses: 2)
         let expired = try await h.createInitialAccessToken(expiresIn: -10)
         let revoked = try await h.createInitialAccessToken(revoked: true)
-        try await GatewayTestHarness.withApp { client in
+        try await GatewayHarness.withApp { client in
             let path = "/t/\(h.tenant)/register"
             let first = try await client.send(.post, path, token: twice, json: RegistrationEndpointTests.native)
             #expect(first.status == .created)
@@ -34,10 +34,10 @@ import Testing
     }
 
     @Test func mechanismsFollowThePolicy() async throws {
-        let open = try await GatewayTestHarness.make(policy: #"{"registration_mechanisms":["open"]}"#)
-        let closed = try await GatewayTestHarness.make(policy: #"{"registration_mechanisms":["initial_access_token"]}"#)
+        let open = try await GatewayHarness.make(policy: #"{"registration_mechanisms":["open"]}"#)
+        let closed = try await GatewayHarness.make(policy: #"{"registration_mechanisms":["initial_access_token"]}"#)
         let userToken = try await closed.dcrToken()
-        try await GatewayTestHarness.withApp { client in
+        try await GatewayHarness.withApp { client in
             let anonymous = try await client.send(.post, "/t/\(open.tenant)/register", json: RegistrationEndpointTests.native)
             #expect(anonymous.status == .created)
             #expect(try await client.send(.post, "/t/\(closed.tenant)/register", json: RegistrationEndpointTests.native).status == .unauthorized)
@@ -49,13 +49,13 @@ import Testing
     }
 
     @Test func templatizedRegistrationCopiesTheTemplateAndRefusesForbiddenOverrides() async throws {
-        let h = try await GatewayTestHarness.make()
+        let h = try await GatewayHarness.make()
         try await h.createTemplate(
             "mobile-app",
             metadata: #"{"redirect_uris":["com.example.mobile:/cb"],"client_name":"Mobile","scope":"openid profile","grant_types":["authorization_code","refresh_token"]}"#,
             overridable: ["client_name"])
         let token = try await h.dcrToken()
-        try await GatewayTestHarness.withApp { client in
+        try await GatewayHarness.withApp { client in
             let path = "/t/\(h.tenant)/register"
             let plain = try await client.send(.post, path, token: token, json: #"{"software_id":"mobile-app"}"#)
             #expect(plain.status == .created)

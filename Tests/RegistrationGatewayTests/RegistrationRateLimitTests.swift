@@ -22,15 +22,15 @@ import Testing
     }
 
     @Test func overTheSourceLimitIs429WithRetryAfterAndOtherTenantsAreUnaffected() async throws {
-        let limited = try await GatewayTestHarness.make(policy: Self.policy(perSource: 2))
-        let other = try await GatewayTestHarness.make(policy: Self.policy(perSource: 2))
+        let limited = try await GatewayHarness.make(policy: Self.policy(perSource: 2))
+        let other = try await GatewayHarness.make(policy: Self.policy(perSource: 2))
         let token = try await limited.dcrToken()
         let otherToken = try await other.dcrToken()
         try await Self.startOfFreshWindow()
         let settings = try await TestServiceSettings.make(
-            .registrationGateway, kafkaBrokers: GatewayTestHarness.sharedCluster.bootstrapServers)
+            .registrationGateway, kafkaBrokers: GatewayHarness.sharedCluster.bootstrapServers)
         let app = try buildApplication(
-            settings: settings, gateway: GatewayTestHarness.gatewaySettings(), logger: TestServiceSettings.logger)
+            settings: settings, gateway: GatewayHarness.gatewaySettings(), logger: TestServiceSettings.logger)
         // Live: the source is the real TCP peer (127.0.0.1), not something a header can claim.
         try await app.test(.live) { client in
             let path = "/t/\(limited.tenant)/register"
@@ -56,7 +56,7 @@ import Testing
     }
 
     @Test func sourcesAreCountedApartAndARefusedSourceSparesTheTenantBudget() async throws {
-        let h = try await GatewayTestHarness.make()
+        let h = try await GatewayHarness.make()
         try await Self.startOfFreshWindow()
         try await TestDatabase.withApp { (database: Database) async throws -> Void in
             let limiter = RegistrationRateLimiter(database: database)
@@ -74,10 +74,10 @@ import Testing
     }
 
     @Test func openRegistrationIsLimitedHarder() async throws {
-        let h = try await GatewayTestHarness.make(policy: Self.policy(perSource: 4, mechanisms: #"["open","user_token"]"#))
+        let h = try await GatewayHarness.make(policy: Self.policy(perSource: 4, mechanisms: #"["open","user_token"]"#))
         let token = try await h.dcrToken()
         try await Self.startOfFreshWindow()
-        try await GatewayTestHarness.withApp { client in
+        try await GatewayHarness.withApp { client in
             let path = "/t/\(h.tenant)/register"
             #expect(try await client.send(.post, path, json: RegistrationEndpointTests.native).status == .created)
             // Anonymous callers get a quarter of the per-source limit (4 / 4 = 1)…

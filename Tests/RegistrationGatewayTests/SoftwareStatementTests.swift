@@ -26,10 +26,10 @@ import Testing
     @Test(arguments: [JWSAlgorithm.es256, .rs256, .edDSA])
     func statementClaimsWinOverTheBodyAndTheStatementIsEchoed(algorithm: JWSAlgorithm) async throws {
         let issuer = try SoftwareStatementIssuer(algorithm)
-        let h = try await GatewayTestHarness.make(policy: SoftwareStatementIssuer.policy(trusting: [issuer.trustEntry()]))
+        let h = try await GatewayHarness.make(policy: SoftwareStatementIssuer.policy(trusting: [issuer.trustEntry()]))
         let iat = try await h.createInitialAccessToken()
         let statement = try issuer.statement(Self.claims)
-        try await GatewayTestHarness.withApp { client in
+        try await GatewayHarness.withApp { client in
             let response = try await client.send(.post, "/t/\(h.tenant)/register", token: iat, json: Self.body(statement))
             #expect(response.status == .created, "\(String(buffer: response.body))")
             let body = response.json
@@ -54,7 +54,7 @@ import Testing
 
     @Test func forgedExpiredAndMalformedStatementsAreInvalid() async throws {
         let issuer = try SoftwareStatementIssuer()
-        let h = try await GatewayTestHarness.make(policy: SoftwareStatementIssuer.policy(trusting: [issuer.trustEntry()]))
+        let h = try await GatewayHarness.make(policy: SoftwareStatementIssuer.policy(trusting: [issuer.trustEntry()]))
         let iat = try await h.createInitialAccessToken(uses: 50)
         let now = Int(Date().timeIntervalSince1970)
         let claims = Self.claims.merging(["iss": issuer.issuer]) { $1 }
@@ -83,7 +83,7 @@ import Testing
             ("payload not JSON", Base64URL.encode(Data(#"{"alg":"ES256"}"#.utf8)) + "." + Base64URL.encode(Data("hello".utf8)) + ".AA"),
             ("oversized", String(repeating: "a", count: 20_000) + ".b.c"),
         ]
-        try await GatewayTestHarness.withApp { client in
+        try await GatewayHarness.withApp { client in
             for (name, statement) in statements {
                 let response = try await client.send(.post, "/t/\(h.tenant)/register", token: iat, json: Self.body(statement))
                 #expect(response.status == .badRequest, "\(name): \(String(buffer: response.body))")
@@ -100,12 +100,12 @@ import Testing
     @Test func issuersTheTenantDoesNotTrustAreUnapproved() async throws {
         let trusted = try SoftwareStatementIssuer()
         let elsewhere = try SoftwareStatementIssuer()
-        let h = try await GatewayTestHarness.make(policy: SoftwareStatementIssuer.policy(trusting: [trusted.trustEntry()]))
+        let h = try await GatewayHarness.make(policy: SoftwareStatementIssuer.policy(trusting: [trusted.trustEntry()]))
         // Another tenant trusts `elsewhere`; that trust does not carry over.
-        _ = try await GatewayTestHarness.make(policy: SoftwareStatementIssuer.policy(trusting: [elsewhere.trustEntry()]))
+        _ = try await GatewayHarness.make(policy: SoftwareStatementIssuer.policy(trusting: [elsewhere.trustEntry()]))
         let iat = try await h.createInitialAccessToken(uses: 5)
         let impostor = try SoftwareStatementIssuer(issuer: trusted.issuer + "/other")
-        try await GatewayTestHarness.withApp { client in
+        try await GatewayHarness.withApp { client in
             for statement in [try elsewhere.statement(Self.claims), try impostor.statement(Self.claims)] {
                 let response = try await client.send(.post, "/t/\(h.tenant)/register", token: iat, json: Self.body(statement))
                 #expect(response.status == .badRequest)
@@ -116,7 +116,7 @@ import Testing
 
     @Test func statementMetadataIsValidatedLikeTheBody() async throws {
         let issuer = try SoftwareStatementIssuer()
-        let h = try await GatewayTestHarness.make(policy: SoftwareStatementIssuer.policy(trusting: [issuer.trustEntry()]))
+        let h = try await GatewayHarness.make(policy: SoftwareStatementIssuer.policy(trusting: [issuer.trustEntry()]))
         let iat = try await h.createInitialAccessToken(uses: 5)
         let cases: [([String: Any], String)] = [
             (["redirect_uris": ["http://app.example.com/cb"]], "invalid_redirect_uri"),
@@ -125,7 +125,7 @@ import Testing
             (["scope": "openid admin"], "invalid_client_metadata"),
         ]
         let statements = try cases.map { (try issuer.statement(Self.claims.merging($0.0) { $1 }), $0.1, "\($0.0)") }
-        try await GatewayTestHarness.withApp { client in
+        try await GatewayHarness.withApp { client in
             for (statement, error, claims) in statements {
                 // The body itself is valid: the refusal comes from the statement's members.
                 let response = try await client.send(.post, "/t/\(h.tenant)/register", token: iat, json: Self.body(statement))
@@ -137,13 +137,13 @@ import Testing
 
     @Test func statementsWorkWithTemplatesAndOnRFC7592Update() async throws {
         let issuer = try SoftwareStatementIssuer()
-        let h = try await GatewayTestHarness.make(policy: SoftwareStatementIssuer.policy(trusting: [issuer.trustEntry()]))
+        let h = try await GatewayHarness.make(policy: SoftwareStatementIssuer.policy(trusting: [issuer.trustEntry()]))
         try await h.createTemplate(
             "signed-template",
             metadata: #"{"redirect_uris":["com.example.template:/cb"],"token_endpoint_auth_method":"none","client_name":"Template"}"#,
             overridable: ["client_name"])
         let iat = try await h.createInitialAccessToken(uses: 5)
-        try await GatewayTestHarness.withApp { client in
+        try await GatewayHarness.withApp { client in
             // The statement names the template and sets an overridable member.
             let viaTemplate = try issuer.statement(["software_id": "signed-template", "client_name": "Signed instance"])
             let registered = try await client.send(
@@ -191,7 +191,7 @@ import Testing
             return Response(status: .ok, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(string: jwks)))
         }
         router.get("broken") { _, _ in Response(status: .internalServerError) }
-        let h = try await GatewayTestHarness.make(policy: SoftwareStatementIssuer.policy(trusting: [
+        let h = try await GatewayHarness.make(policy: SoftwareStatementIssuer.policy(trusting: [
             issuer.trustEntry(jwksURI: "https://keys.example/jwks"), down.trustEntry(jwksURI: "https://keys.example/broken"),
         ]))
         let iat = try await h.createInitialAccessToken(uses: 5)
@@ -201,7 +201,7 @@ import Testing
                 let fetch: JWKSCache.Fetch = { uri in
                     try await fetcher.fetch(uri.replacingOccurrences(of: "https://keys.example", with: "http://127.0.0.1:\(port)"))
                 }
-                try await GatewayTestHarness.withApp(fetchStatementJWKS: fetch) { client in
+                try await GatewayHarness.withApp(fetchStatementJWKS: fetch) { client in
                     for _ in 0..<2 {
                         let response = try await client.send(
                             .post, "/t/\(h.tenant)/register", token: iat, json: Self.body(try issuer.statement(Self.claims)))

@@ -16,13 +16,13 @@ import Testing
 @Suite(.serialized) struct TemplatePropagationTests {
     static let template = #"{"metadata":{"redirect_uris":["com.example.app:/cb"],"token_endpoint_auth_method":"none","client_name":"Mobile","scope":"openid"},"overridable_fields":["client_name","redirect_uris"]}"#
 
-    func adminToken(_ h: GatewayTestHarness) async throws -> String {
+    func adminToken(_ h: GatewayHarness) async throws -> String {
         try await h.dcrToken(sub: "admin-client", scope: "admin", audience: "https://admin.latchkey.test")
     }
 
     /// Registers an instance of `softwareID`; returns (client_id, registration_access_token).
     static func instance(
-        _ client: any TestClientProtocol, _ h: GatewayTestHarness, token: String, softwareID: String, extra: String = ""
+        _ client: any TestClientProtocol, _ h: GatewayHarness, token: String, softwareID: String, extra: String = ""
     ) async throws -> (String, String) {
         let response = try await client.send(
             .post, "/t/\(h.tenant)/register", token: token, json: #"{"software_id":"\#(softwareID)"\#(extra)}"#)
@@ -30,7 +30,7 @@ import Testing
         return (try #require(response.json["client_id"] as? String), try #require(response.json["registration_access_token"] as? String))
     }
 
-    static func templateVersions(_ h: GatewayTestHarness) async throws -> [String: Int] {
+    static func templateVersions(_ h: GatewayHarness) async throws -> [String: Int] {
         try await TestDatabase.withApp { database in
             try await database.withTenantTransaction(h.tenant) { connection in
                 let rows = try await connection.query(
@@ -43,11 +43,11 @@ import Testing
     }
 
     @Test func aTemplateUpdateReachesEveryActiveInstanceKeepingItsOverrides() async throws {
-        let h = try await GatewayTestHarness.make()
+        let h = try await GatewayHarness.make()
         let admin = try await adminToken(h)
         let iat = try await h.createInitialAccessToken(uses: 10)
         let path = "/admin/tenants/\(h.tenant)/templates"
-        try await GatewayTestHarness.withApp { client in
+        try await GatewayHarness.withApp { client in
             let created = try await client.send(.put, "\(path)/mobile", token: admin, json: Self.template)
             #expect(created.status == .ok, "\(String(buffer: created.body))")
             let (named, namedRAT) = try await Self.instance(client, h, token: iat, softwareID: "mobile", extra: #","client_name":"Alice's phone""#)
@@ -107,11 +107,11 @@ import Testing
     }
 
     @Test func anUpdateThatWouldBreakAnInstanceIsRefusedAsAWhole() async throws {
-        let h = try await GatewayTestHarness.make()
+        let h = try await GatewayHarness.make()
         let admin = try await adminToken(h)
         let iat = try await h.createInitialAccessToken(uses: 10)
         let path = "/admin/tenants/\(h.tenant)/templates/strict"
-        try await GatewayTestHarness.withApp { client in
+        try await GatewayHarness.withApp { client in
             #expect(try await client.send(.put, path, token: admin, json: Self.template).status == .ok)
             let (own, ownRAT) = try await Self.instance(
                 client, h, token: iat, softwareID: "strict", extra: #","redirect_uris":["com.example.own:/cb"]"#)
@@ -138,10 +138,10 @@ import Testing
     }
 
     @Test func propagationWalksMoreInstancesThanOneBatch() async throws {
-        let h = try await GatewayTestHarness.make(policy: #"{"registration_mechanisms":["initial_access_token"]}"#)
+        let h = try await GatewayHarness.make(policy: #"{"registration_mechanisms":["initial_access_token"]}"#)
         let admin = try await adminToken(h)
         let count = TemplatePropagation.batchSize + 7
-        try await GatewayTestHarness.withApp { client in
+        try await GatewayHarness.withApp { client in
             let created = try await client.send(.put, "/admin/tenants/\(h.tenant)/templates/bulk", token: admin, json: Self.template)
             #expect(created.status == .ok)
         }
@@ -159,7 +159,7 @@ import Testing
                     """, logger: database.logger)
             }
         }
-        try await GatewayTestHarness.withApp { client in
+        try await GatewayHarness.withApp { client in
             let updated = try await client.send(.put, "/admin/tenants/\(h.tenant)/templates/bulk", token: admin,
                 json: #"{"metadata":{"redirect_uris":["com.example.app:/bulk"],"token_endpoint_auth_method":"none","client_name":"Bulk"},"overridable_fields":[]}"#)
             #expect(updated.status == .ok, "\(String(buffer: updated.body))")
@@ -173,7 +173,7 @@ import Testing
     }
 
     @Test func theTokenServiceHonoursTheNewScopeAndRedirectURIsAtOnce() async throws {
-        let h = try await GatewayTestHarness.make(
+        let h = try await GatewayHarness.make(
             policy: #"{"allowed_grant_types":["authorization_code","refresh_token","client_credentials"]}"#)
         let admin = try await adminToken(h)
         let iat = try await h.createInitialAccessToken(uses: 1)
@@ -181,15 +181,15 @@ import Testing
         let tokenService = try ServiceProcess("token-service", environment: [
             "DATABASE_URL": try TestEnvironment.value("LATCHKEY_TEST_DATABASE_URL"),
             "DATABASE_SYSTEM_URL": try TestEnvironment.value("LATCHKEY_TEST_SYSTEM_DATABASE_URL"),
-            "KAFKA_BROKERS": GatewayTestHarness.sharedCluster.bootstrapServers, "LOG_LEVEL": "warning",
-            "TOKEN_SERVICE_PUBLIC_URL": GatewayTestHarness.tokenServiceURL, "REGISTRATION_GATEWAY_PUBLIC_URL": GatewayTestHarness.publicURL,
-            "KEY_ENCRYPTION_KEY": TestEnvironment.keyEncryptionKey, "SECRET_HASH_KEY": GatewayTestHarness.secretHashKey,
+            "KAFKA_BROKERS": GatewayHarness.sharedCluster.bootstrapServers, "LOG_LEVEL": "warning",
+            "TOKEN_SERVICE_PUBLIC_URL": GatewayHarness.tokenServiceURL, "REGISTRATION_GATEWAY_PUBLIC_URL": GatewayHarness.publicURL,
+            "KEY_ENCRYPTION_KEY": TestEnvironment.keyEncryptionKey, "SECRET_HASH_KEY": GatewayHarness.secretHashKey,
             "DPOP_NONCE_SECRET": KeyMaterial.generateConfigurationValue(),
         ])
         defer { Task { [tokenService] in _ = await tokenService.stop() } }
         #expect(await tokenService.waitUntilHealthy(timeout: .seconds(60)), "\(tokenService.capturedOutput().suffix(2_000))")
         let base = "http://127.0.0.1:\(tokenService.port)/t/\(h.tenant)"
-        try await GatewayTestHarness.withApp { client in
+        try await GatewayHarness.withApp { client in
             #expect(try await client.send(.put, path, token: admin, json: Self.serviceTemplate(redirect: "https://app.example.com/cb", scope: "openid")).status == .ok)
             let registered = try await client.send(.post, "/t/\(h.tenant)/register", token: iat, json: #"{"software_id":"service"}"#)
             #expect(registered.status == .created, "\(String(buffer: registered.body))")

@@ -12,7 +12,7 @@ import Testing
 /// static ones included, and tell the sidecars.
 @Suite struct UserRevocationTests {
     /// A user's session, a refresh token and a live access token on `clientID`, plus an expired access token.
-    func seedGrants(_ h: GatewayTestHarness, user: UUID, clientID: String) async throws -> (refresh: String, jti: String) {
+    func seedGrants(_ h: GatewayHarness, user: UUID, clientID: String) async throws -> (refresh: String, jti: String) {
         let refresh = "rt-" + UUID().uuidString
         let jti = "at-" + UUID().uuidString
         try await TestDatabase.withApp { database in
@@ -39,7 +39,7 @@ import Testing
     }
 
     /// Counts of the user's live sessions, active refresh tokens and unrevoked access tokens.
-    func liveGrants(_ h: GatewayTestHarness, user: UUID) async throws -> [Int] {
+    func liveGrants(_ h: GatewayHarness, user: UUID) async throws -> [Int] {
         try await TestDatabase.withApp { database in
             try await database.withTenantTransaction(h.tenant) { connection in
                 var counts: [Int] = []
@@ -57,7 +57,7 @@ import Testing
         }
     }
 
-    func userStatus(_ h: GatewayTestHarness, user: UUID) async throws -> String? {
+    func userStatus(_ h: GatewayHarness, user: UUID) async throws -> String? {
         try await TestDatabase.withApp { database in
             try await database.withTenantTransaction(h.tenant) { connection in
                 let rows = try await connection.query("SELECT status FROM users WHERE user_id = \(user)", logger: database.logger)
@@ -67,7 +67,7 @@ import Testing
         }
     }
 
-    func addUser(_ h: GatewayTestHarness) async throws -> UUID {
+    func addUser(_ h: GatewayHarness) async throws -> UUID {
         let other = UUID()
         try await TestDatabase.withApp { database in
             try await database.withTenantTransaction(h.tenant) { connection in
@@ -79,18 +79,18 @@ import Testing
         return other
     }
 
-    func events(_ h: GatewayTestHarness, _ type: LatchkeyEventType) async throws -> [[String: Any]] {
+    func events(_ h: GatewayHarness, _ type: LatchkeyEventType) async throws -> [[String: Any]] {
         try await h.outboxPayloads(type).compactMap { try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
     }
 
     @Test func revokingAUsersClientsEndsTheirSessionsAndTokensOnStaticClientsToo() async throws {
-        let h = try await GatewayTestHarness.make()
+        let h = try await GatewayHarness.make()
         let other = try await addUser(h)
         let token = try await h.dcrToken(sub: "api-admin", scope: "admin", audience: "https://admin.latchkey.test")
         let web = try await h.createAdminClient(scope: "openid").id
         let (_, jti) = try await seedGrants(h, user: h.user, clientID: web)
         _ = try await seedGrants(h, user: other, clientID: web)
-        try await GatewayTestHarness.withApp { client in
+        try await GatewayHarness.withApp { client in
             let instance = try await h.registerInstance(client, name: "Phone")
             let revoked = try await client.send(
                 .post, "/admin/tenants/\(h.tenant)/users/\(h.user.uuidString)/revoke-clients", token: token,
@@ -120,12 +120,12 @@ import Testing
     }
 
     @Test func disablingAUserEndsTheirGrantsEmitsUserDisabledAndEnablingUndoesIt() async throws {
-        let h = try await GatewayTestHarness.make()
+        let h = try await GatewayHarness.make()
         let token = try await h.dcrToken(sub: "api-admin", scope: "admin", audience: "https://admin.latchkey.test")
         let web = try await h.createAdminClient(scope: "openid").id
         _ = try await seedGrants(h, user: h.user, clientID: web)
         let base = "/admin/tenants/\(h.tenant)/users/\(h.user.uuidString)"
-        try await GatewayTestHarness.withApp { client in
+        try await GatewayHarness.withApp { client in
             let instance = try await h.registerInstance(client, name: "Phone")
             for body in ["{}", #"{"reason":""}"#, #"{"reason":"\#(String(repeating: "r", count: 501))"}"#, #"{"reason":"a\u0001"}"#,
                          #"{"reason":1}"#, "[]", "not json"] {

@@ -2,6 +2,7 @@ import Foundation
 import LatchkeyTestSupport
 #if canImport(Glibc)
 import Glibc
+import Testing
 #endif
 
 /// A TCP connection to 127.0.0.1:`port` whose reads give up after `timeoutSeconds`; the caller closes it.
@@ -59,7 +60,7 @@ func rawHTTPStatus(port: Int, _ request: String, timeoutSeconds: Int = 30) throw
 struct RawHTTPResponse {
     let status: Int
     let body: [UInt8]
-    var json: [String: Any] { (try? JSONSerialization.jsonObject(with: Data(body)) as? [String: Any]) ?? [:] }
+    var json: [String: Any] { TestJSON.object(body) }
     var error: String? { json["error"] as? String }
     var text: String { String(decoding: body.prefix(300), as: UTF8.self) }
 }

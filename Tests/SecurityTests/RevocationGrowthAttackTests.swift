@@ -116,7 +116,7 @@ import Testing
         _ platform: SeededPlatform, count: Int, step: Int, published: (Int) async throws -> Bool
     ) async throws {
         let brokers = try #require(platform.processes.environment["KAFKA_BROKERS"])
-        var configuration = KafkaConfiguration(bootstrapServers: brokers, clientID: "revocation-flood", statisticsInterval: nil)
+        var configuration = KafkaTestSupport.configuration(brokers: brokers, clientID: "revocation-flood")
         configuration.shutdownFlushTimeout = .seconds(10)
         let producer = try KafkaProducer(configuration: configuration, logger: TestServiceSettings.logger)
         let tenant = try #require(TenantSlug(rawValue: platform.endpoints.tenant))
@@ -144,7 +144,7 @@ import Testing
     /// How many records `topic` holds (high minus low watermark over its partitions).
     func recordsOnTopic(_ platform: SeededPlatform, _ topic: String) async throws -> Int64 {
         let brokers = try #require(platform.processes.environment["KAFKA_BROKERS"])
-        let configuration = KafkaConfiguration(bootstrapServers: brokers, clientID: "revocation-count", statisticsInterval: nil)
+        let configuration = KafkaTestSupport.configuration(brokers: brokers, clientID: "revocation-count")
         let admin = try KafkaAdmin(configuration: configuration, logger: TestServiceSettings.logger)
         let partitions = try #require(try await admin.metadata().topic(named: topic)).partitions
         let consumer = try KafkaConsumer(configuration: configuration, groupID: "revocation-count-\(UUID())",

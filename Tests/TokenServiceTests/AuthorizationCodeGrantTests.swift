@@ -19,7 +19,7 @@ struct NativeApp {
 
     /// Redeems `code` at the token endpoint; returns the status and JSON body.
     func redeem(
-        _ client: any TestClientProtocol, _ fixture: TokenServiceFixture, code: String, verifier: String?,
+        _ client: any TestClientProtocol, _ fixture: TokenServiceHarness, code: String, verifier: String?,
         redirectURI: String = "com.example.app:/cb", proof: String? = nil, withProof: Bool = true
     ) async throws -> (Int, [String: Any]) {
         var form = [("grant_type", "authorization_code"), ("code", code), ("redirect_uri", redirectURI), ("client_id", clientID)]
@@ -31,7 +31,7 @@ struct NativeApp {
     }
 
     func refresh(
-        _ client: any TestClientProtocol, _ fixture: TokenServiceFixture, token: String, signer: DPoPProofSigner? = nil,
+        _ client: any TestClientProtocol, _ fixture: TokenServiceHarness, token: String, signer: DPoPProofSigner? = nil,
         withProof: Bool = true
     ) async throws -> (Int, [String: Any]) {
         let proof = withProof ? try (signer ?? dpop).proof(method: "POST", url: fixture.tokenURL) : nil
@@ -43,7 +43,7 @@ struct NativeApp {
 }
 
 @Suite struct AuthorizationCodeGrantTests {
-    static func publicApp(_ fixture: TokenServiceFixture, id: String = "app") async throws -> NativeApp {
+    static func publicApp(_ fixture: TokenServiceHarness, id: String = "app") async throws -> NativeApp {
         try await fixture.insertClient(
             id, authMethod: .noAuthentication, grantTypes: [.authorizationCode, .refreshToken], scope: "openid profile email",
             dpopBound: true)
@@ -51,7 +51,7 @@ struct NativeApp {
     }
 
     @Test func pkceAndDPoPCodeFlowIssuesBoundTokensIDTokenAndRefresh() async throws {
-        try await TokenServiceFixture.run { client, fixture in
+        try await TokenServiceHarness.run { client, fixture in
             let app = try await Self.publicApp(fixture)
             let user = try await fixture.insertUser()
             let verifier = PKCE.generateVerifier()
@@ -80,7 +80,7 @@ struct NativeApp {
     }
 
     @Test func replayedCodeIsRefusedAndRevokesWhatItIssued() async throws {
-        try await TokenServiceFixture.run { client, fixture in
+        try await TokenServiceHarness.run { client, fixture in
             let app = try await Self.publicApp(fixture)
             let user = try await fixture.insertUser()
             let verifier = PKCE.generateVerifier()
@@ -104,7 +104,7 @@ struct NativeApp {
     }
 
     @Test func everyPKCERule() async throws {
-        try await TokenServiceFixture.run(policy: #"{"pkce": {"allow_plain": false}}"#) { client, fixture in
+        try await TokenServiceHarness.run(policy: #"{"pkce": {"allow_plain": false}}"#) { client, fixture in
             let app = try await Self.publicApp(fixture)
             let user = try await fixture.insertUser()
             let verifier = PKCE.generateVerifier()
@@ -130,7 +130,7 @@ struct NativeApp {
     }
 
     @Test func codeBindingRules() async throws {
-        try await TokenServiceFixture.run { client, fixture in
+        try await TokenServiceHarness.run { client, fixture in
             let app = try await Self.publicApp(fixture)
             let otherApp = try await Self.publicApp(fixture, id: "other-app")
             let user = try await fixture.insertUser()
@@ -163,7 +163,7 @@ struct NativeApp {
     }
 
     @Test func dcrScopeOnlyForTheDCRClientWithTheRegistrationAudience() async throws {
-        try await TokenServiceFixture.run { client, fixture in
+        try await TokenServiceHarness.run { client, fixture in
             try await fixture.insertClient(
                 "mobile-dcr-client", authMethod: .noAuthentication, grantTypes: [.authorizationCode, .refreshToken],
                 scope: "dcr", isStatic: true)
@@ -176,7 +176,7 @@ struct NativeApp {
             #expect(status == 200, "\(json)")
             #expect(json["expires_in"] as? Int == 300)
             #expect(json["refresh_token"] == nil)
-            let registration = "\(TokenServiceFixture.gatewayURL)/t/\(fixture.tenant)/register"
+            let registration = "\(TokenServiceHarness.gatewayURL)/t/\(fixture.tenant)/register"
             let claims = try await fixture.verifyAccessToken(
                 try #require(json["access_token"] as? String), client: client, audience: registration)
             #expect(claims.scope == "dcr")

@@ -13,7 +13,7 @@ import Testing
 
     /// GET /authorize → sign-in page → POST credentials; returns the redirect.
     static func signIn(
-        _ browser: inout PageBrowser, _ fixture: TokenServiceFixture, app: NativeApp, verifier: String,
+        _ browser: inout PageBrowser, _ fixture: TokenServiceHarness, app: NativeApp, verifier: String,
         username: String = "alice", password: String = AuthorizeFlowTests.password, extra: [(String, String)] = []
     ) async throws -> PageResponse {
         let page = try await browser.get(AuthorizeRequest.path(fixture, clientID: app.clientID, verifier: verifier, extra: extra))
@@ -28,7 +28,7 @@ import Testing
     }
 
     @Test func signInRedirectsWithCodeStateAndIssThenTokensAreIssued() async throws {
-        try await TokenServiceFixture.run { client, fixture in
+        try await TokenServiceHarness.run { client, fixture in
             let app = try await fixture.insertPublicApp()
             let user = try await fixture.insertUser(username: "alice", password: Self.password)
             var browser = PageBrowser(client)
@@ -78,7 +78,7 @@ import Testing
     }
 
     @Test func ssoSessionSkipsThePromptUnlessPromptLoginAndPromptNoneNeedsASession() async throws {
-        try await TokenServiceFixture.run { client, fixture in
+        try await TokenServiceHarness.run { client, fixture in
             let app = try await fixture.insertPublicApp()
             let alice = try await fixture.insertUser(username: "alice", password: Self.password)
             var anonymous = PageBrowser(client)
@@ -123,7 +123,7 @@ import Testing
     }
 
     @Test func signUpCreatesTheUserEmitsUserRegisteredAndContinues() async throws {
-        try await TokenServiceFixture.run { client, fixture in
+        try await TokenServiceHarness.run { client, fixture in
             let app = try await fixture.insertPublicApp()
             var browser = PageBrowser(client)
             let verifier = PKCE.generateVerifier()

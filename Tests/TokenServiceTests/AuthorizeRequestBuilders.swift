@@ -17,7 +17,7 @@ enum AuthorizeRequest {
 
     /// A PKCE (S256) code request of `clientID`, with optional extra or replaced parameters.
     static func path(
-        _ fixture: TokenServiceFixture, clientID: String, redirectURI: String = "com.example.app:/cb",
+        _ fixture: TokenServiceHarness, clientID: String, redirectURI: String = "com.example.app:/cb",
         verifier: String, state: String = "st-123", extra: [(String, String)] = [], omit: Set<String> = []
     ) -> String {
         var pairs: [(String, String)] = [
@@ -32,7 +32,7 @@ enum AuthorizeRequest {
     }
 }
 
-extension TokenServiceFixture {
+extension TokenServiceHarness {
     /// A user with a password, as sign-up would create it.
     @discardableResult
     func insertUser(username: String, password: String) async throws -> UUID {

@@ -9,7 +9,7 @@ import Testing
 /// /authorize request checks: what renders a page (never a redirect) and what redirects with an error.
 @Suite struct AuthorizeValidationTests {
     @Test func untrustedClientOrRedirectURIGetsAnHTMLPageAndNeverARedirect() async throws {
-        try await TokenServiceFixture.run { client, fixture in
+        try await TokenServiceHarness.run { client, fixture in
             let app = try await fixture.insertPublicApp()
             try await fixture.insertPublicApp("gone")
             try await fixture.setClientStatus("gone", .revoked)
@@ -43,7 +43,7 @@ import Testing
     }
 
     @Test func loopbackRedirectAcceptsAnyPortOnly() async throws {
-        try await TokenServiceFixture.run { client, fixture in
+        try await TokenServiceHarness.run { client, fixture in
             let app = try await fixture.insertPublicApp(redirectURIs: ["http://127.0.0.1/cb", "http://[::1]/cb"])
             var browser = PageBrowser(client)
             let verifier = PKCE.generateVerifier()
@@ -62,7 +62,7 @@ import Testing
     }
 
     @Test func protocolErrorsRedirectWithErrorStateAndIss() async throws {
-        try await TokenServiceFixture.run { client, fixture in
+        try await TokenServiceHarness.run { client, fixture in
             let app = try await fixture.insertPublicApp()
             var browser = PageBrowser(client)
             let verifier = PKCE.generateVerifier()
@@ -104,7 +104,7 @@ import Testing
     }
 
     @Test func plainIsAcceptedOnlyWhenThePolicyAllowsIt() async throws {
-        try await TokenServiceFixture.run(policy: #"{"pkce":{"allow_plain":true}}"#) { client, fixture in
+        try await TokenServiceHarness.run(policy: #"{"pkce":{"allow_plain":true}}"#) { client, fixture in
             let app = try await fixture.insertPublicApp()
             var browser = PageBrowser(client)
             let verifier = PKCE.generateVerifier()
@@ -117,7 +117,7 @@ import Testing
     }
 
     @Test func codeCarriesDPoPJKTAndTheTokenEndpointEnforcesIt() async throws {
-        try await TokenServiceFixture.run { client, fixture in
+        try await TokenServiceHarness.run { client, fixture in
             let app = try await fixture.insertPublicApp()
             try await fixture.insertUser(username: "alice", password: AuthorizeFlowTests.password)
             var browser = PageBrowser(client)
@@ -136,7 +136,7 @@ import Testing
     }
 
     @Test func discoveryAdvertisesTheAuthorizationEndpoint() async throws {
-        try await TokenServiceFixture.run { client, fixture in
+        try await TokenServiceHarness.run { client, fixture in
             let json = try await client.execute(uri: "/t/\(fixture.tenant)/.well-known/openid-configuration", method: .get) {
                 TokenRequest.json($0)
             }

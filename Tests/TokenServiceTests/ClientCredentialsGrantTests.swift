@@ -9,7 +9,7 @@ import Testing
 
 @Suite struct ClientCredentialsGrantTests {
     @Test func basicAndPostAuthenticationIssueVerifiableAtJWTsAndAnEvent() async throws {
-        try await TokenServiceFixture.run { client, fixture in
+        try await TokenServiceHarness.run { client, fixture in
             let basicSecret = try #require(try await fixture.insertClient("svc-basic", scope: "api read"))
             let postSecret = try #require(try await fixture.insertClient("svc-post", authMethod: .clientSecretPost, scope: "api"))
             var token = ""
@@ -58,7 +58,7 @@ import Testing
     }
 
     @Test func clientAuthenticationFailuresAreInvalidClient401() async throws {
-        try await TokenServiceFixture.run { client, fixture in
+        try await TokenServiceHarness.run { client, fixture in
             let secret = try #require(try await fixture.insertClient("svc", scope: "api"))
             try await fixture.insertClient("gone", scope: "api", status: .revoked)
             let otherTenant = TestEnvironment.uniqueTenant("tok")
@@ -97,7 +97,7 @@ import Testing
     }
 
     @Test func grantAndScopeRulesUseTheRFC6749Codes() async throws {
-        try await TokenServiceFixture.run { client, fixture in
+        try await TokenServiceHarness.run { client, fixture in
             let secret = try #require(try await fixture.insertClient("svc", scope: "api"))
             let codeOnly = try #require(try await fixture.insertClient("web", grantTypes: [.authorizationCode], scope: "api"))
             try await fixture.insertClient("public", authMethod: .noAuthentication, grantTypes: [.clientCredentials])
@@ -122,7 +122,7 @@ import Testing
     }
 
     @Test func hostileBodiesAreRefusedWith4xx() async throws {
-        try await TokenServiceFixture.run { client, fixture in
+        try await TokenServiceHarness.run { client, fixture in
             let secret = try #require(try await fixture.insertClient("svc", scope: "api"))
             let auth = TokenRequest.basic("svc", secret)
             let cases: [(String?, String, Int, String)] = [

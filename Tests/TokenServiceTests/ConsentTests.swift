@@ -13,7 +13,7 @@ import Testing
 @Suite struct ConsentTests {
     /// A browser holding alice's SSO session (signed in through a first-party app).
     static func signedIn(
-        _ client: any TestClientProtocol, _ fixture: TokenServiceFixture, username: String = "alice"
+        _ client: any TestClientProtocol, _ fixture: TokenServiceHarness, username: String = "alice"
     ) async throws -> (PageBrowser, UUID) {
         let user = try await fixture.insertUser(username: username, password: AuthorizeFlowTests.password)
         let home = try await fixture.insertPublicApp("home-\(username)")
@@ -25,19 +25,19 @@ import Testing
     }
 
     static func authorize(
-        _ browser: inout PageBrowser, _ fixture: TokenServiceFixture, _ app: NativeApp, verifier: String = PKCE.generateVerifier(),
+        _ browser: inout PageBrowser, _ fixture: TokenServiceHarness, _ app: NativeApp, verifier: String = PKCE.generateVerifier(),
         extra: [(String, String)] = []
     ) async throws -> PageResponse {
         try await browser.get(AuthorizeRequest.path(fixture, clientID: app.clientID, verifier: verifier, extra: extra))
     }
 
-    static func isConsentPage(_ page: PageResponse, _ fixture: TokenServiceFixture) -> Bool {
+    static func isConsentPage(_ page: PageResponse, _ fixture: TokenServiceHarness) -> Bool {
         page.status == 200 && page.body.contains("action=\"/t/\(fixture.tenant)/consent\"")
             && page.body.contains("name=\"decision\" value=\"allow\"") && page.body.contains("name=\"decision\" value=\"deny\"")
     }
 
     static func answer(
-        _ browser: inout PageBrowser, _ fixture: TokenServiceFixture, _ page: PageResponse, _ decision: String
+        _ browser: inout PageBrowser, _ fixture: TokenServiceHarness, _ page: PageResponse, _ decision: String
     ) async throws -> PageResponse {
         try await browser.post(
             "/t/\(fixture.tenant)/consent",
@@ -48,7 +48,7 @@ import Testing
     }
 
     @Test func anotherClientGetsTheConsentPageAndAllowIssuesTheCodeThenItIsRemembered() async throws {
-        try await TokenServiceFixture.run { client, fixture in
+        try await TokenServiceHarness.run { client, fixture in
             var (browser, alice) = try await Self.signedIn(client, fixture)
             let other = try await fixture.insertPublicApp("other", firstParty: false)
             let verifier = PKCE.generateVerifier()
@@ -80,7 +80,7 @@ import Testing
     }
 
     @Test func aRememberedConsentCoversOnlyItsScopesAndAllowStoresTheUnion() async throws {
-        try await TokenServiceFixture.run { client, fixture in
+        try await TokenServiceHarness.run { client, fixture in
             var (browser, _) = try await Self.signedIn(client, fixture)
             let other = try await fixture.insertPublicApp("other", firstParty: false, scope: "openid profile email")
             let narrow = try await Self.authorize(&browser, fixture, other, extra: [("scope", "openid")])
@@ -100,7 +100,7 @@ import Testing
     }
 
     @Test func denyRedirectsWithAccessDeniedAndRemembersNothing() async throws {
-        try await TokenServiceFixture.run { client, fixture in
+        try await TokenServiceHarness.run { client, fixture in
             var (browser, _) = try await Self.signedIn(client, fixture)
             let other = try await fixture.insertPublicApp("other", firstParty: false)
             let page = try await Self.authorize(&browser, fixture, other)
@@ -120,7 +120,7 @@ import Testing
     }
 
     @Test func ownInstanceAndFirstPartyPassSilentlyOtherUsersInstanceAndUnflaggedClientsAsk() async throws {
-        try await TokenServiceFixture.run { client, fixture in
+        try await TokenServiceHarness.run { client, fixture in
             var (browser, alice) = try await Self.signedIn(client, fixture)
             let bob = try await fixture.insertUser(username: "bob")
             let own = try await fixture.insertPublicApp("alice-phone", firstParty: false, owner: alice)
@@ -146,7 +146,7 @@ import Testing
     }
 
     @Test func policyRequiringConsentAsksForEveryClientUntilRemembered() async throws {
-        try await TokenServiceFixture.run(policy: #"{"consent":{"required":true,"remember_for":3600}}"#) { client, fixture in
+        try await TokenServiceHarness.run(policy: #"{"consent":{"required":true,"remember_for":3600}}"#) { client, fixture in
             let alice = try await fixture.insertUser(username: "alice", password: AuthorizeFlowTests.password)
             let home = try await fixture.insertPublicApp("home", firstParty: true)
             var browser = PageBrowser(client)
@@ -169,7 +169,7 @@ import Testing
     }
 
     @Test func rememberForZeroAsksEveryTime() async throws {
-        try await TokenServiceFixture.run(policy: #"{"consent":{"remember_for":0}}"#) { client, fixture in
+        try await TokenServiceHarness.run(policy: #"{"consent":{"remember_for":0}}"#) { client, fixture in
             var (browser, _) = try await Self.signedIn(client, fixture)
             let other = try await fixture.insertPublicApp("other", firstParty: false)
             let page = try await Self.authorize(&browser, fixture, other)
@@ -180,7 +180,7 @@ import Testing
     }
 
     @Test func promptNoneWithoutRememberedConsentIsConsentRequired() async throws {
-        try await TokenServiceFixture.run { client, fixture in
+        try await TokenServiceHarness.run { client, fixture in
             var (browser, _) = try await Self.signedIn(client, fixture)
             let other = try await fixture.insertPublicApp("other", firstParty: false)
             let none = try await Self.authorize(&browser, fixture, other, extra: [("prompt", "none")])
@@ -198,7 +198,7 @@ import Testing
     }
 
     @Test func consentFormNeedsItsCSRFTokenAndTheUserItWasShownTo() async throws {
-        try await TokenServiceFixture.run { client, fixture in
+        try await TokenServiceHarness.run { client, fixture in
             var (browser, _) = try await Self.signedIn(client, fixture)
             let other = try await fixture.insertPublicApp("other", firstParty: false)
             let page = try await Self.authorize(&browser, fixture, other)

@@ -9,7 +9,7 @@ import Testing
 
 @Suite struct DiscoveryTests {
     @Test func bothDiscoveryURLsServeEveryRequiredMember() async throws {
-        try await TokenServiceFixture.run { client, fixture in
+        try await TokenServiceHarness.run { client, fixture in
             let paths = [
                 "/t/\(fixture.tenant)/.well-known/openid-configuration",
                 "/.well-known/oauth-authorization-server/t/\(fixture.tenant)",
@@ -30,7 +30,7 @@ import Testing
                 #expect(document["introspection_endpoint"] as? String == "\(fixture.issuer)/introspect")
                 #expect(document["userinfo_endpoint"] as? String == "\(fixture.issuer)/userinfo")
                 #expect(document["registration_endpoint"] as? String
-                    == "\(TokenServiceFixture.gatewayURL)/t/\(fixture.tenant)/register")
+                    == "\(TokenServiceHarness.gatewayURL)/t/\(fixture.tenant)/register")
                 #expect(document["code_challenge_methods_supported"] as? [String] == ["S256"])
                 #expect((document["dpop_signing_alg_values_supported"] as? [String])?.contains("ES256") == true)
                 #expect(document["token_endpoint_auth_methods_supported"] as? [String]
@@ -44,7 +44,7 @@ import Testing
     }
 
     @Test func unknownAndMalformedTenantsAre404JSON() async throws {
-        try await TokenServiceFixture.run { client, _ in
+        try await TokenServiceHarness.run { client, _ in
             for path in [
                 "/t/no-such-tenant-\(UUID().uuidString.prefix(8).lowercased())/.well-known/openid-configuration",
                 "/.well-known/oauth-authorization-server/t/NOT_A_SLUG",
@@ -59,7 +59,7 @@ import Testing
     }
 
     @Test func jwksCreatesTheFirstKeyOnceAndPublishesOnlyPublicMembers() async throws {
-        try await TokenServiceFixture.run { client, fixture in
+        try await TokenServiceHarness.run { client, fixture in
             let first = try await fixture.jwks(client)
             let second = try await fixture.jwks(client)
             #expect(first.keys.count == 1)
@@ -74,7 +74,7 @@ import Testing
     }
 
     @Test func rotationPublishesBeforeSigningAndKeepsTheOldKey() async throws {
-        try await TokenServiceFixture.run { client, fixture in
+        try await TokenServiceHarness.run { client, fixture in
             let secret = try await fixture.insertClient("svc", scope: "api")
             let store = TenantKeyStore(keys: TenantSigningKeys(envelope: fixture.settings.keyEnvelope), database: fixture.database)
             let rotation = SigningKeyRotation(keys: store.keys, database: fixture.database)
@@ -99,7 +99,7 @@ enum ClientCredentials {
     }
 
     static func token(
-        _ client: any TestClientProtocol, _ fixture: TokenServiceFixture, _ clientID: String, _ secret: String
+        _ client: any TestClientProtocol, _ fixture: TokenServiceHarness, _ clientID: String, _ secret: String
     ) async throws -> Issued {
         try await client.execute(
             uri: fixture.tokenPath, method: .post, headers: TokenRequest.headers(basic: (clientID, secret)),

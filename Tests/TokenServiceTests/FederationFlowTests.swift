@@ -14,8 +14,8 @@ import Testing
 @Suite struct FederationFlowTests {
     /// Tenant A (the fixture's) federating to tenant `upstream` through provider `up`.
     struct Setup {
-        let fixture: TokenServiceFixture
-        let upstream: TokenServiceFixture
+        let fixture: TokenServiceHarness
+        let upstream: TokenServiceHarness
         let app: NativeApp
         let upstreamUser: UUID
     }
@@ -30,7 +30,7 @@ import Testing
         let upstreamTenant = TestEnvironment.uniqueTenant("up")
         let secretFile = FileManager.default.temporaryDirectory.appendingPathComponent("latchkey-up-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: secretFile) }
-        try await TokenServiceFixture.runListening(policy: { origin in
+        try await TokenServiceHarness.runListening(policy: { origin in
             """
             {"upstream_identity_providers": [{"id": "up", "display_name": "Upstream Corp",
               "issuer": "\(origin)/t/\(upstreamTenant)", "client_id": "latchkey-a",

@@ -13,12 +13,12 @@ import Testing
 /// Zero-downtime rotation: staged keys are published before they sign, activation moves signing, the
 /// old key verifies until the longest lifetime of what it signed, then leaves the JWKS and the database.
 @Suite struct KeyRotationTests {
-    static func rotation(_ fixture: TokenServiceFixture) -> SigningKeyRotation {
+    static func rotation(_ fixture: TokenServiceHarness) -> SigningKeyRotation {
         SigningKeyRotation(keys: TenantSigningKeys(envelope: fixture.settings.keyEnvelope), database: fixture.database)
     }
 
     /// Verifies `token` the way the sidecar (served JWKS) and the gateway (keys from Postgres, no cache) do.
-    static func verifies(_ token: String, _ client: any TestClientProtocol, _ fixture: TokenServiceFixture) async throws -> (sidecar: Bool, gateway: Bool) {
+    static func verifies(_ token: String, _ client: any TestClientProtocol, _ fixture: TokenServiceHarness) async throws -> (sidecar: Bool, gateway: Bool) {
         let sidecar = try SigningAlgorithmTests.sidecarVerifier(fixture, jwks: try await fixture.jwks(client))
         let slug = try #require(TenantSlug(rawValue: fixture.tenant))
         let bySidecar = (try? await sidecar.verify(token)) != nil
@@ -28,7 +28,7 @@ import Testing
 
     @Test func aStagedKeyIsPublishedFirstSignsAfterActivationAndTheOldOneRetiresOnTime() async throws {
         let policy = #"{"token_lifetimes":{"access_token":300,"id_token":900}}"#
-        try await TokenServiceFixture.run(policy: policy) { client, fixture in
+        try await TokenServiceHarness.run(policy: policy) { client, fixture in
             let secret = try #require(try await fixture.insertClient("svc", scope: "admin"))
             let first = try await ClientCredentials.token(client, fixture, "svc", secret)
             let oldKid = try #require(first.kid)
@@ -71,7 +71,7 @@ import Testing
     }
 
     @Test func changingThePolicyAlgorithmStagesThenActivatesAKeyOfThatAlgorithm() async throws {
-        try await TokenServiceFixture.run { client, fixture in
+        try await TokenServiceHarness.run { client, fixture in
             let secret = try #require(try await fixture.insertClient("svc", scope: "api"))
             let first = try await ClientCredentials.token(client, fixture, "svc", secret)
             #expect(try CompactJWS(parsing: first.accessToken).header.alg == "ES256")
@@ -79,7 +79,7 @@ import Testing
                 var policy = TenantPolicy()
                 policy.signingAlgorithm = .edDSA
                 // Grants issue only scopes the policy allows; keep the ones the test's client uses.
-                policy.allowedScopes = TokenServiceFixture.testScopes
+                policy.allowedScopes = TokenServiceHarness.testScopes
                 _ = try await TenantPolicyRecords(logger: fixture.database.logger)
                     .updatePolicy(fixture.tenant, policy: policy, actor: "admin-client", on: connection)
             }
@@ -107,7 +107,7 @@ import Testing
     }
 
     @Test func concurrentRotationsStageOneKeyAndRecordTheActor() async throws {
-        try await TokenServiceFixture.run { client, fixture in
+        try await TokenServiceHarness.run { client, fixture in
             let secret = try #require(try await fixture.insertClient("svc", scope: "api"))
             _ = try await ClientCredentials.token(client, fixture, "svc", secret)
             let rotation = Self.rotation(fixture)
@@ -141,7 +141,7 @@ import Testing
     }
 
     @Test func unsupportedAlgorithmsAndUnknownTenantsAreRefused() async throws {
-        try await TokenServiceFixture.run { _, fixture in
+        try await TokenServiceHarness.run { _, fixture in
             let rotation = Self.rotation(fixture)
             await #expect(throws: SigningKeyRotationError.unsupportedAlgorithm("PS256")) {
                 try await rotation.rotate(tenant: fixture.tenant, algorithm: .ps256, actor: "a")
@@ -154,7 +154,7 @@ import Testing
         }
     }
 
-    static func dueTenants(_ fixture: TokenServiceFixture, publishDelay: Duration = .seconds(3600)) async throws -> [String] {
+    static func dueTenants(_ fixture: TokenServiceHarness, publishDelay: Duration = .seconds(3600)) async throws -> [String] {
         var configuration = try TestEnvironment.systemDatabase()
         configuration.database = fixture.databaseName
         return try await withPostgresClient(configuration) { client in
@@ -163,7 +163,7 @@ import Testing
         }
     }
 
-    static func discoveredAlgorithms(_ client: any TestClientProtocol, _ fixture: TokenServiceFixture) async throws -> [String]? {
+    static func discoveredAlgorithms(_ client: any TestClientProtocol, _ fixture: TokenServiceHarness) async throws -> [String]? {
         try await client.execute(uri: "/t/\(fixture.tenant)/.well-known/openid-configuration", method: .get) { response in
             TokenRequest.json(response)["id_token_signing_alg_values_supported"] as? [String]
         }

@@ -17,7 +17,7 @@ import Testing
     typealias Page = (csrf: String, request: String)
 
     static func signUp(
-        _ browser: inout PageBrowser, _ fixture: TokenServiceFixture, page: Page, username: String, password: String,
+        _ browser: inout PageBrowser, _ fixture: TokenServiceHarness, page: Page, username: String, password: String,
         from source: String? = nil
     ) async throws -> PageResponse {
         browser.extraHeaders = source.map { [HTTPField.Name("X-Forwarded-For")!: $0] } ?? [:]
@@ -28,7 +28,7 @@ import Testing
     }
 
     @Test func saturatedHashingAnswers503WithRetryAfter() async throws {
-        try await TokenServiceFixture.run(configure: {
+        try await TokenServiceHarness.run(configure: {
             $0.hashingLimiter = PasswordHashingLimiter(maximumConcurrent: 1, maximumWait: .milliseconds(100))
         }) { client, fixture in
             let app = try await fixture.insertPublicApp()
@@ -76,7 +76,7 @@ import Testing
 
     @Test func rateLimitsLoginIsEnforcedPerSourceAndPerTenant() async throws {
         let policy = #"{"rate_limits":{"login":{"per_source_per_minute":3,"per_tenant_per_minute":5}}}"#
-        try await TokenServiceFixture.run(policy: policy, setup: .live, configure: SignInPageSecurityTests.trustLoopback) { client, fixture in
+        try await TokenServiceHarness.run(policy: policy, setup: .live, configure: SignInPageSecurityTests.trustLoopback) { client, fixture in
             let app = try await fixture.insertPublicApp()
             var browser = PageBrowser(client)
             let page = try await SignInPageSecurityTests.signInPage(&browser, fixture, app: app)
@@ -100,7 +100,7 @@ import Testing
     @Test func signUpIsThrottledPerSource() async throws {
         // Sign-up gets a sixth of the login budget: 2 per address per minute here.
         let policy = #"{"rate_limits":{"login":{"per_source_per_minute":12}}}"#
-        try await TokenServiceFixture.run(policy: policy, setup: .live, configure: SignInPageSecurityTests.trustLoopback) { client, fixture in
+        try await TokenServiceHarness.run(policy: policy, setup: .live, configure: SignInPageSecurityTests.trustLoopback) { client, fixture in
             let app = try await fixture.insertPublicApp()
             var browser = PageBrowser(client)
             let page = try await SignInPageSecurityTests.signInPage(&browser, fixture, app: app)
@@ -118,7 +118,7 @@ import Testing
 
     @Test func unknownSourcesHitTheAccountCeilingWhileAKnownSourceStillSignsIn() async throws {
         let policy = #"{"rate_limits":{"login_per_user_per_minute":0}}"#
-        try await TokenServiceFixture.run(policy: policy, setup: .live, configure: SignInPageSecurityTests.trustLoopback) { client, fixture in
+        try await TokenServiceHarness.run(policy: policy, setup: .live, configure: SignInPageSecurityTests.trustLoopback) { client, fixture in
             let app = try await fixture.insertPublicApp()
             try await fixture.insertUser(username: "pin", password: AuthorizeFlowTests.password)
             var browser = PageBrowser(client)
@@ -142,7 +142,7 @@ import Testing
 
     @Test func loginPerUserPerMinuteLimitsUnknownSources() async throws {
         let policy = #"{"rate_limits":{"login_per_user_per_minute":2}}"#
-        try await TokenServiceFixture.run(policy: policy, setup: .live, configure: SignInPageSecurityTests.trustLoopback) { client, fixture in
+        try await TokenServiceHarness.run(policy: policy, setup: .live, configure: SignInPageSecurityTests.trustLoopback) { client, fixture in
             let app = try await fixture.insertPublicApp()
             try await fixture.insertUser(username: "alice", password: AuthorizeFlowTests.password)
             var browser = PageBrowser(client)
@@ -171,7 +171,7 @@ import Testing
     }
 
     @Test func signInUpgradesAWeakerStoredHash() async throws {
-        try await TokenServiceFixture.run { client, fixture in
+        try await TokenServiceHarness.run { client, fixture in
             let app = try await fixture.insertPublicApp()
             let weak = PasswordHasher(parameters: .init(logN: 3, blockSize: 8, parallelism: 1))
             let strong = PasswordHasher(parameters: .init(logN: 5, blockSize: 8, parallelism: 1))

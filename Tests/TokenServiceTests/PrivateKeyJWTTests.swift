@@ -15,7 +15,7 @@ import Testing
         var jti: String = UUID().uuidString
     }
 
-    func token(_ client: any TestClientProtocol, _ fixture: TokenServiceFixture, assertion: String, type: String = ClientAssertionVerifier.assertionType) async throws -> (Int, [String: Any]) {
+    func token(_ client: any TestClientProtocol, _ fixture: TokenServiceHarness, assertion: String, type: String = ClientAssertionVerifier.assertionType) async throws -> (Int, [String: Any]) {
         try await client.execute(
             uri: fixture.tokenPath, method: .post, headers: TokenRequest.headers(),
             body: TokenRequest.form([
@@ -25,7 +25,7 @@ import Testing
     }
 
     @Test func rfc7523AssertionsAuthenticateOnceEach() async throws {
-        try await TokenServiceFixture.run { client, fixture in
+        try await TokenServiceHarness.run { client, fixture in
             let key = try SigningKey.generate(.es256)
             let stranger = try SigningKey.generate(.es256)
             try await fixture.insertClient(

@@ -9,7 +9,7 @@ import Testing
 
 @Suite struct RefreshTokenGrantTests {
     /// Runs the code flow for a fresh public DPoP app and returns it with its first refresh token.
-    static func signedIn(_ client: any TestClientProtocol, _ fixture: TokenServiceFixture, id: String = "app") async throws -> (NativeApp, String) {
+    static func signedIn(_ client: any TestClientProtocol, _ fixture: TokenServiceHarness, id: String = "app") async throws -> (NativeApp, String) {
         let app = try await AuthorizationCodeGrantTests.publicApp(fixture, id: id)
         let user = try await fixture.insertUser(username: "user-\(id)")
         let verifier = PKCE.generateVerifier()
@@ -20,7 +20,7 @@ import Testing
     }
 
     @Test func rotationIssuesANewBoundPair() async throws {
-        try await TokenServiceFixture.run { client, fixture in
+        try await TokenServiceHarness.run { client, fixture in
             let (app, first) = try await Self.signedIn(client, fixture)
             let (status, json) = try await app.refresh(client, fixture, token: first)
             #expect(status == 200, "\(json)")
@@ -40,7 +40,7 @@ import Testing
 
     @Test func reuseOfARotatedTokenRevokesTheFamilyAndEmitsAnEvent() async throws {
         // Without the concurrent-refresh grace: any second use of a rotated token is reuse.
-        try await TokenServiceFixture.run(policy: #"{"token_lifetimes":{"refresh_grace":0}}"#) { client, fixture in
+        try await TokenServiceHarness.run(policy: #"{"token_lifetimes":{"refresh_grace":0}}"#) { client, fixture in
             let (app, first) = try await Self.signedIn(client, fixture)
             let (_, json) = try await app.refresh(client, fixture, token: first)
             let second = try #require(json["refresh_token"] as? String)
@@ -59,7 +59,7 @@ import Testing
     }
 
     @Test func concurrentRefreshWithinTheGraceGetsTheSameSuccessor() async throws {
-        try await TokenServiceFixture.run { client, fixture in
+        try await TokenServiceHarness.run { client, fixture in
             let (app, first) = try await Self.signedIn(client, fixture)
             let (status1, json1) = try await app.refresh(client, fixture, token: first)
             let (status2, json2) = try await app.refresh(client, fixture, token: first)
@@ -76,7 +76,7 @@ import Testing
     }
 
     @Test func concurrentRefreshWithAnotherKeyRevokesTheFamily() async throws {
-        try await TokenServiceFixture.run { client, fixture in
+        try await TokenServiceHarness.run { client, fixture in
             let (app, first) = try await Self.signedIn(client, fixture)
             let (_, json) = try await app.refresh(client, fixture, token: first)
             let successor = try #require(json["refresh_token"] as? String)
@@ -88,7 +88,7 @@ import Testing
     }
 
     @Test func boundRefreshTokenNeedsTheSameKey() async throws {
-        try await TokenServiceFixture.run { client, fixture in
+        try await TokenServiceHarness.run { client, fixture in
             let (app, token) = try await Self.signedIn(client, fixture)
             let thief = DPoPProofSigner(key: try SigningKey.generate(.es256))
             #expect(try await app.refresh(client, fixture, token: token, signer: thief).1["error"] as? String == "invalid_dpop_proof")
@@ -99,7 +99,7 @@ import Testing
     }
 
     @Test func revokedClientsAndOtherClientsCannotRefresh() async throws {
-        try await TokenServiceFixture.run { client, fixture in
+        try await TokenServiceHarness.run { client, fixture in
             let (app, token) = try await Self.signedIn(client, fixture)
             let (other, _) = try await Self.signedIn(client, fixture, id: "other")
             let (status, json) = try await other.refresh(client, fixture, token: token)

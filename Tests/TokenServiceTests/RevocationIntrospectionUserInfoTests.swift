@@ -11,7 +11,7 @@ import Testing
 
 @Suite struct RevocationIntrospectionUserInfoTests {
     func introspect(
-        _ client: any TestClientProtocol, _ fixture: TokenServiceFixture, token: String, as caller: (String, String)
+        _ client: any TestClientProtocol, _ fixture: TokenServiceHarness, token: String, as caller: (String, String)
     ) async throws -> [String: Any] {
         try await client.execute(
             uri: "/t/\(fixture.tenant)/introspect", method: .post, headers: TokenRequest.headers(basic: caller),
@@ -23,7 +23,7 @@ import Testing
         }
     }
 
-    func revoke(_ client: any TestClientProtocol, _ fixture: TokenServiceFixture, token: String, clientID: String) async throws -> Int {
+    func revoke(_ client: any TestClientProtocol, _ fixture: TokenServiceHarness, token: String, clientID: String) async throws -> Int {
         try await client.execute(
             uri: "/t/\(fixture.tenant)/revoke", method: .post, headers: TokenRequest.headers(),
             body: TokenRequest.form([("token", token), ("client_id", clientID)])
@@ -31,7 +31,7 @@ import Testing
     }
 
     /// A signed-in public DPoP app's tokens plus a confidential resource server allowed to introspect.
-    func setUp(_ client: any TestClientProtocol, _ fixture: TokenServiceFixture) async throws -> (NativeApp, [String: Any], (String, String)) {
+    func setUp(_ client: any TestClientProtocol, _ fixture: TokenServiceHarness) async throws -> (NativeApp, [String: Any], (String, String)) {
         let rsSecret = try #require(try await fixture.insertClient("resource-server", scope: "api introspect"))
         let app = try await AuthorizationCodeGrantTests.publicApp(fixture)
         let user = try await fixture.insertUser()
@@ -43,7 +43,7 @@ import Testing
     }
 
     @Test func introspectionReflectsRevocationAndClientStatus() async throws {
-        try await TokenServiceFixture.run { client, fixture in
+        try await TokenServiceHarness.run { client, fixture in
             let (app, tokens, rs) = try await setUp(client, fixture)
             let access = try #require(tokens["access_token"] as? String)
             let refresh = try #require(tokens["refresh_token"] as? String)
@@ -62,7 +62,7 @@ import Testing
     }
 
     @Test func revokingARefreshTokenEndsItsFamilyAndAccessTokens() async throws {
-        try await TokenServiceFixture.run { client, fixture in
+        try await TokenServiceHarness.run { client, fixture in
             let (app, tokens, rs) = try await setUp(client, fixture)
             let access = try #require(tokens["access_token"] as? String)
             let refresh = try #require(tokens["refresh_token"] as? String)
@@ -84,7 +84,7 @@ import Testing
     }
 
     @Test func revokingAnAccessTokenByItself() async throws {
-        try await TokenServiceFixture.run { client, fixture in
+        try await TokenServiceHarness.run { client, fixture in
             let (app, tokens, rs) = try await setUp(client, fixture)
             let access = try #require(tokens["access_token"] as? String)
             #expect(try await revoke(client, fixture, token: access, clientID: app.clientID) == 200)
@@ -94,7 +94,7 @@ import Testing
     }
 
     @Test func introspectionAndRevocationNeedClientAuthentication() async throws {
-        try await TokenServiceFixture.run { client, fixture in
+        try await TokenServiceHarness.run { client, fixture in
             let (app, tokens, _) = try await setUp(client, fixture)
             let access = try #require(tokens["access_token"] as? String)
             // Public clients cannot introspect; no credentials at all is invalid_client.
@@ -128,7 +128,7 @@ import Testing
     }
 
     @Test func userinfoWithDPoPRefusesBearerDowngradeAndBadProofs() async throws {
-        try await TokenServiceFixture.run { client, fixture in
+        try await TokenServiceHarness.run { client, fixture in
             let (app, tokens, _) = try await setUp(client, fixture)
             let access = try #require(tokens["access_token"] as? String)
             let url = "\(fixture.issuer)/userinfo"

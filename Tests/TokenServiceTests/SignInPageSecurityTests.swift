@@ -13,7 +13,7 @@ import Testing
 /// CSRF, throttling, enumeration safety and hostile input on the sign-in and sign-up pages.
 @Suite struct SignInPageSecurityTests {
     /// The sign-in page of a fresh authorization request.
-    static func signInPage(_ browser: inout PageBrowser, _ fixture: TokenServiceFixture, app: NativeApp)
+    static func signInPage(_ browser: inout PageBrowser, _ fixture: TokenServiceHarness, app: NativeApp)
         async throws -> (csrf: String, request: String)
     {
         let page = try await browser.get(AuthorizeRequest.path(fixture, clientID: app.clientID, verifier: PKCE.generateVerifier()))
@@ -21,7 +21,7 @@ import Testing
     }
 
     @Test func missingOrWrongCSRFTokenIsRefused() async throws {
-        try await TokenServiceFixture.run { client, fixture in
+        try await TokenServiceHarness.run { client, fixture in
             let app = try await fixture.insertPublicApp()
             try await fixture.insertUser(username: "alice", password: AuthorizeFlowTests.password)
             var browser = PageBrowser(client)
@@ -61,7 +61,7 @@ import Testing
 
     /// One sign-in post from `source` (sent as `X-Forwarded-For`, believed only from a trusted peer).
     static func attempt(
-        _ browser: inout PageBrowser, _ fixture: TokenServiceFixture, page: (csrf: String, request: String),
+        _ browser: inout PageBrowser, _ fixture: TokenServiceHarness, page: (csrf: String, request: String),
         _ username: String, _ password: String, from source: String? = nil
     ) async throws -> PageResponse {
         browser.extraHeaders = source.map { [HTTPField.Name("X-Forwarded-For")!: "198.51.100.99, \($0)"] } ?? [:]
@@ -71,7 +71,7 @@ import Testing
     }
 
     @Test func repeatedFailuresDelayOnlyThatAccountAndSourceProgressively() async throws {
-        try await TokenServiceFixture.run(setup: .live, configure: Self.trustLoopback) { client, fixture in
+        try await TokenServiceHarness.run(setup: .live, configure: Self.trustLoopback) { client, fixture in
             let app = try await fixture.insertPublicApp()
             try await fixture.insertUser(username: "alice", password: AuthorizeFlowTests.password)
             var browser = PageBrowser(client)
@@ -106,7 +106,7 @@ import Testing
 
     /// Over real sockets from an untrusted peer: `X-Forwarded-For` does not change the source.
     @Test func spoofedForwardedForFromAnUntrustedPeerIsIgnored() async throws {
-        try await TokenServiceFixture.run(setup: .live) { client, fixture in
+        try await TokenServiceHarness.run(setup: .live) { client, fixture in
             let app = try await fixture.insertPublicApp()
             try await fixture.insertUser(username: "alice", password: AuthorizeFlowTests.password)
             var browser = PageBrowser(client)
@@ -124,7 +124,7 @@ import Testing
     }
 
     @Test func hostileInputIsEscapedBoundedAndNeverA500() async throws {
-        try await TokenServiceFixture.run(policy: #"{"branding":{"name":"<b>Acme</b>","primary_color":"red;}</style><script>"}}"#) { client, fixture in
+        try await TokenServiceHarness.run(policy: #"{"branding":{"name":"<b>Acme</b>","primary_color":"red;}</style><script>"}}"#) { client, fixture in
             let app = try await fixture.insertPublicApp()
             var browser = PageBrowser(client)
             let page = try await browser.get(

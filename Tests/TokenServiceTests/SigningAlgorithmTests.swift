@@ -15,21 +15,21 @@ import Testing
     static func policy(_ algorithm: JWSAlgorithm) -> String { #"{"signing_algorithm":"\#(algorithm.rawValue)"}"# }
 
     /// The sidecar's path: the JWKS document through ``JWKSCache`` into ``AccessTokenVerifier``.
-    static func sidecarVerifier(_ fixture: TokenServiceFixture, jwks: JWKSet) throws -> AccessTokenVerifier {
+    static func sidecarVerifier(_ fixture: TokenServiceHarness, jwks: JWKSet) throws -> AccessTokenVerifier {
         let cache = JWKSCache(logger: Logger(label: "test.jwks"), fetch: { _ in jwks })
         return try AccessTokenVerifier(
             configuration: .init(issuers: [fixture.issuer], audiences: [fixture.issuer]), keySource: cache)
     }
 
     /// The gateway's admin path: keys from `signing_keys` under the tenant's RLS scope.
-    static func gatewayVerifier(_ fixture: TokenServiceFixture) -> AdminTokenVerifier {
+    static func gatewayVerifier(_ fixture: TokenServiceHarness) -> AdminTokenVerifier {
         AdminTokenVerifier(
             keys: TenantSigningKeyStore(database: fixture.database), issuerBase: fixture.origin, platformTenant: nil)
     }
 
     @Test(arguments: [JWSAlgorithm.rs256, .edDSA])
     func tenantsSignPublishAndVerifyWithTheirAlgorithm(algorithm: JWSAlgorithm) async throws {
-        try await TokenServiceFixture.run(policy: Self.policy(algorithm)) { client, fixture in
+        try await TokenServiceHarness.run(policy: Self.policy(algorithm)) { client, fixture in
             let secret = try #require(try await fixture.insertClient("svc", scope: "admin api"))
             let issued = try await ClientCredentials.token(client, fixture, "svc", secret)
             #expect(try CompactJWS(parsing: issued.accessToken).header.alg == algorithm.rawValue)
@@ -77,7 +77,7 @@ import Testing
 
     @Test(arguments: [JWSAlgorithm.rs256, .edDSA, .es256])
     func algorithmConfusionAgainstTheTenantKeyIsRefusedEverywhere(algorithm: JWSAlgorithm) async throws {
-        try await TokenServiceFixture.run(policy: Self.policy(algorithm)) { client, fixture in
+        try await TokenServiceHarness.run(policy: Self.policy(algorithm)) { client, fixture in
             let secret = try #require(try await fixture.insertClient("svc", scope: "admin"))
             let issued = try await ClientCredentials.token(client, fixture, "svc", secret)
             let set = try await fixture.jwks(client)

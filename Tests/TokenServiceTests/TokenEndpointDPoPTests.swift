@@ -10,7 +10,7 @@ import Testing
 
 @Suite struct TokenEndpointDPoPTests {
     func request(
-        _ client: any TestClientProtocol, _ fixture: TokenServiceFixture, secret: String, proof: String?, extraProof: String? = nil
+        _ client: any TestClientProtocol, _ fixture: TokenServiceHarness, secret: String, proof: String?, extraProof: String? = nil
     ) async throws -> (Int, [String: Any], String?) {
         var headers = TokenRequest.headers(basic: ("svc", secret), dpop: proof)
         if let extraProof { headers.append(HTTPField(name: HTTPField.Name("DPoP")!, value: extraProof)) }
@@ -22,7 +22,7 @@ import Testing
     }
 
     @Test func proofChecksAtTheTokenEndpoint() async throws {
-        try await TokenServiceFixture.run { client, fixture in
+        try await TokenServiceHarness.run { client, fixture in
             let secret = try #require(try await fixture.insertClient("svc", scope: "api", dpopBound: true))
             let signer = DPoPProofSigner(key: try SigningKey.generate(.es256))
             let good = try signer.proof(method: "POST", url: fixture.tokenURL)
@@ -49,7 +49,7 @@ import Testing
     }
 
     @Test func tenantNoncesAreDemandedAndHandedOut() async throws {
-        try await TokenServiceFixture.run(policy: #"{"dpop": {"nonce_required": true}}"#) { client, fixture in
+        try await TokenServiceHarness.run(policy: #"{"dpop": {"nonce_required": true}}"#) { client, fixture in
             let secret = try #require(try await fixture.insertClient("svc", scope: "api"))
             let signer = DPoPProofSigner(key: try SigningKey.generate(.es256))
             let (status, json, nonce) = try await request(
@@ -69,7 +69,7 @@ import Testing
     }
 
     @Test func tenantPolicyCanRequireDPoPForEveryClient() async throws {
-        try await TokenServiceFixture.run(policy: #"{"dpop": {"required": true}}"#) { client, fixture in
+        try await TokenServiceHarness.run(policy: #"{"dpop": {"required": true}}"#) { client, fixture in
             let secret = try #require(try await fixture.insertClient("svc", scope: "api"))
             let (status, json, _) = try await request(client, fixture, secret: secret, proof: nil)
             #expect(status == 400)

@@ -22,13 +22,13 @@ import Testing
             var serviceSettings = try await TestServiceSettings.make(.tokenService, kafkaBrokers: cluster.bootstrapServers)
             serviceSettings.database.database = owner.database
             serviceSettings.systemDatabase?.database = owner.database
-            let settings = try TokenServiceFixture.makeSettings()
+            let settings = try TokenServiceHarness.makeSettings()
             try await withPostgresClient(serviceSettings.database) { appClient in
                 let database = Database(client: appClient, logger: TestEnvironment.logger)
-                let fixture = TokenServiceFixture(
+                let fixture = TokenServiceHarness(
                     tenant: TestEnvironment.uniqueTenant("tok"), settings: settings, database: database,
                     databaseName: owner.database)
-                try await TestDatabase.createTenant(fixture.tenant, in: database, policy: TokenServiceFixture.withTestScopes("{}"))
+                try await TestDatabase.createTenant(fixture.tenant, in: database, policy: TokenServiceHarness.withTestScopes("{}"))
                 let secret = try #require(try await fixture.insertClient("svc", scope: "api"))
                 // Built right before it runs (an application released unrun traps in AsyncHTTPClient).
                 let app = try buildApplication(settings: serviceSettings, tokenSettings: settings, logger: TestServiceSettings.logger)
@@ -36,7 +36,7 @@ import Testing
                     let issued = try await ClientCredentials.token(client, fixture, "svc", secret)
                     let jti = try CompactJWS(parsing: issued.accessToken).claims(as: AccessTokenClaims.self).jti
                     let consumer = try KafkaConsumer(
-                        configuration: KafkaConfiguration(bootstrapServers: cluster.bootstrapServers, clientID: "token-issued-check"),
+                        configuration: KafkaTestSupport.configuration(cluster, clientID: "token-issued-check"),
                         groupID: "g-\(UUID().uuidString)", subscription: .allPartitions(of: [topic], startingAt: .beginning),
                         logger: TestEnvironment.logger)
                     let message = try await Self.first(of: consumer, within: .seconds(30))

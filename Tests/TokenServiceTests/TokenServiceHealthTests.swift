@@ -6,7 +6,7 @@ import Testing
     @Test func healthReadinessAndMetricsAgainstRealDependencies() async throws {
         try await ServiceHealthExpectations.verify(.tokenService) { settings in
             try buildApplication(
-                settings: settings, tokenSettings: TokenServiceFixture.makeSettings(), logger: TestServiceSettings.logger)
+                settings: settings, tokenSettings: TokenServiceHarness.makeSettings(), logger: TestServiceSettings.logger)
         }
     }
 }

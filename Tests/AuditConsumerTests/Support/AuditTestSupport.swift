@@ -56,20 +56,11 @@ enum AuditTest {
         return try AuditService(settings: settings, audit: audit, logger: logger, hooks: hooks)
     }
 
-    /// Kafka client settings for test producers and readers: no statistics, quick reconnects.
-    static func kafkaConfiguration(_ cluster: EmbeddedKafkaCluster, clientID: String) -> KafkaConfiguration {
-        var configuration = KafkaConfiguration(
-            bootstrapServers: cluster.bootstrapServers, clientID: clientID,
-            properties: ["reconnect.backoff.ms": "50", "reconnect.backoff.max.ms": "500"], statisticsInterval: nil)
-        configuration.shutdownFlushTimeout = .seconds(2)
-        return configuration
-    }
-
     /// Runs a producer around `body`.
     static func withProducer<T: Sendable>(
         _ cluster: EmbeddedKafkaCluster, _ body: (KafkaProducer) async throws -> T
     ) async throws -> T {
-        let producer = try KafkaProducer(configuration: kafkaConfiguration(cluster, clientID: "audit-test-producer"), logger: logger)
+        let producer = try KafkaProducer(configuration: KafkaTestSupport.configuration(cluster, clientID: "audit-test-producer"), logger: logger)
         return try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { try await producer.run() }
             defer { group.cancelAll() }

@@ -15,7 +15,7 @@ import Testing
     /// sidecar stopped on SIGTERM only when killed. The listener now ends within its grace period.
     @Test func gracefulShutdownEndsInBoundedTimeWhenKafkaIsGone() async throws {
         let cluster = try SidecarFixtures.makeCluster()
-        let kafka = KafkaConfiguration(bootstrapServers: cluster.bootstrapServers, clientID: "revocation-shutdown-test")
+        let kafka = KafkaTestSupport.configuration(cluster, clientID: "revocation-shutdown-test")
         let revocations = RevokedClients()
         var listener = RevocationListener(
             kafka: kafka, admin: try KafkaAdmin(configuration: kafka, logger: TestServiceSettings.logger),
@@ -128,7 +128,7 @@ import Testing
         defer { cluster.shutdown() }
         try await RevocationPublisher.publish(key: "acme/x", value: Array("not an event".utf8), on: cluster)
         try await RevocationPublisher.revoke(tenant: "other-tenant", clientID: "client-1", on: cluster)
-        try await ProxyStack.run(cluster: cluster) { stack in
+        try await ProxyHarness.run(cluster: cluster) { stack in
             // client-1 of another tenant is revoked, not acme's client-1.
             #expect(try await stack.send(.GET, "/v1/orders").status == 200)
             try await RevocationPublisher.revoke(tenant: "acme", clientID: "client-1", on: cluster)

@@ -11,6 +11,7 @@ import NIOFoundationCompat
 import NIOHTTP1
 import NIOPosix
 @testable import DPoPVerifier
+import Testing
 
 /// One answer of the sidecar, fully read.
 struct Reply: Sendable {
@@ -29,9 +30,7 @@ struct Reply: Sendable {
     }
 
     /// The `error` member of a JSON error body.
-    var errorCode: String? {
-        (try? JSONSerialization.jsonObject(with: Data(buffer: body)) as? [String: Any])?["error"] as? String
-    }
+    var errorCode: String? { TestJSON.object(body.readableBytesView)["error"] as? String }
 }
 
 /// A running sidecar (the full application: PostgreSQL, embedded Kafka, revocation listener) on

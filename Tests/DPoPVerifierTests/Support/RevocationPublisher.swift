@@ -32,9 +32,7 @@ enum RevocationPublisher {
     static func publish(
         key: String, value: [UInt8], topic: String = SidecarFixtures.revokedTopic, on cluster: EmbeddedKafkaCluster
     ) async throws {
-        var configuration = KafkaConfiguration(bootstrapServers: cluster.bootstrapServers, clientID: "test-revocations",
-                                               statisticsInterval: nil)
-        configuration.shutdownFlushTimeout = .seconds(2)
+        let configuration = KafkaTestSupport.configuration(cluster, clientID: "test-revocations")
         let producer = try KafkaProducer(configuration: configuration, logger: TestServiceSettings.logger)
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { try await producer.run() }

@@ -11,7 +11,7 @@ import NIOPosix
 
 /// An issuer + upstream on one loopback server and a live sidecar in front of it, with a client
 /// key and a token bound to it.
-struct ProxyStack: Sendable {
+struct ProxyHarness: Sendable {
     let sidecar: LiveSidecar
     let issuer: TestIssuer
     let upstreamPort: Int
@@ -32,7 +32,7 @@ struct ProxyStack: Sendable {
         mode: SidecarSettings.Mode = .proxy, cluster: EmbeddedKafkaCluster? = nil, issuerAlgorithm: JWSAlgorithm = .es256,
         configure: @Sendable (inout SidecarSettings, _ upstreamPort: Int) throws -> Void = { _, _ in },
         overrides: SidecarOverrides = SidecarOverrides(),
-        _ body: @Sendable (ProxyStack) async throws -> T
+        _ body: @Sendable (ProxyHarness) async throws -> T
     ) async throws -> T {
         let issuer = try TestIssuer(algorithm: issuerAlgorithm)
         return try await withLoopbackServer(TestUpstream.router(issuer: issuer)) { port in
@@ -41,7 +41,7 @@ struct ProxyStack: Sendable {
             let frozen = settings
             return try await withLiveSidecar(frozen, overrides: overrides, cluster: cluster) { sidecar in
                 let signer = DPoPProofSigner(key: try SigningKey.generate(.es256))
-                let stack = ProxyStack(sidecar: sidecar, issuer: issuer, upstreamPort: port, signer: signer,
+                let stack = ProxyHarness(sidecar: sidecar, issuer: issuer, upstreamPort: port, signer: signer,
                                        token: try issuer.token(port: port, boundTo: signer))
                 return try await body(stack)
             }

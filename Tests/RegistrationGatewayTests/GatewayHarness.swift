@@ -14,7 +14,7 @@ import Testing
 @testable import RegistrationGateway
 
 /// A tenant with a signing key and a user, the gateway app over real Postgres, and DCR token minting.
-struct GatewayTestHarness {
+struct GatewayHarness {
     static let publicURL = "https://register.latchkey.test"
     static let tokenServiceURL = "https://login.latchkey.test"
     /// `SECRET_HASH_KEY` of the apps (and token-service processes) of this test run.
@@ -37,7 +37,7 @@ struct GatewayTestHarness {
     }
 
     /// Creates a fresh tenant with `policy`, an active signing key of `algorithm` and one active user.
-    static func make(policy: String = "{}", algorithm: JWSAlgorithm = .es256) async throws -> GatewayTestHarness {
+    static func make(policy: String = "{}", algorithm: JWSAlgorithm = .es256) async throws -> GatewayHarness {
         let tenant = TestEnvironment.uniqueTenant("gw")
         let user = UUID()
         try await TestDatabase.withApp { database in
@@ -50,7 +50,7 @@ struct GatewayTestHarness {
                     logger: database.logger)
             }
         }
-        return GatewayTestHarness(tenant: tenant, user: user)
+        return GatewayHarness(tenant: tenant, user: user)
     }
 
     /// Admin tokens are a client's own (client credentials: `sub` = `client_id`); DCR tokens come from the
@@ -164,8 +164,6 @@ extension TestClientProtocol {
 }
 
 extension TestResponse {
-    var json: [String: Any] {
-        (try? JSONSerialization.jsonObject(with: Data(body.readableBytesView)) as? [String: Any]) ?? [:]
-    }
+    var json: [String: Any] { TestJSON.object(body.readableBytesView) }
     var errorCode: String? { json["error"] as? String }
 }

@@ -16,13 +16,13 @@ import Testing
 
 /// One token-service application against the test database and an embedded Kafka cluster, plus the
 /// SQL helpers that create what the gateway and the authorize pages would (tenants, clients, users, codes).
-struct TokenServiceFixture: Sendable {
+struct TokenServiceHarness: Sendable {
     static let publicURL = "https://auth.example.test"
     static let gatewayURL = "https://register.example.test"
 
     let tenant: String
     /// The origin issuers are built from: `publicURL`, or the real loopback address in ``runListening``.
-    var origin: String = TokenServiceFixture.publicURL
+    var origin: String = TokenServiceHarness.publicURL
     let settings: TokenServiceSettings
     let database: Database
     /// The PostgreSQL database `database` is connected to (for the relay-role queries).
@@ -52,7 +52,7 @@ struct TokenServiceFixture: Sendable {
     static func run(
         policy: String = "{}", setup: TestingSetup = .router,
         configure: (inout TokenServiceSettings) -> Void = { _ in },
-        _ body: @Sendable (any TestClientProtocol, TokenServiceFixture) async throws -> Void
+        _ body: @Sendable (any TestClientProtocol, TokenServiceHarness) async throws -> Void
     ) async throws {
         try await runApplication(
             policy: { _ in policy }, setup: setup, origin: publicURL, replicaPort: nil, configure: configure, body)
@@ -63,7 +63,7 @@ struct TokenServiceFixture: Sendable {
     /// (federation with another tenant as the upstream provider). `policy` gets that origin.
     static func runListening(
         policy: @Sendable (String) -> String,
-        _ body: @Sendable (any TestClientProtocol, TokenServiceFixture) async throws -> Void
+        _ body: @Sendable (any TestClientProtocol, TokenServiceHarness) async throws -> Void
     ) async throws {
         let port = ServiceProcess.freePort()
         try await runApplication(policy: policy, setup: .live, origin: "http://127.0.0.1:\(port)", replicaPort: port, body)
@@ -84,7 +84,7 @@ struct TokenServiceFixture: Sendable {
     private static func runApplication(
         policy: (String) -> String, setup: TestingSetup, origin: String, replicaPort: Int?,
         configure: (inout TokenServiceSettings) -> Void = { _ in },
-        _ body: @Sendable (any TestClientProtocol, TokenServiceFixture) async throws -> Void
+        _ body: @Sendable (any TestClientProtocol, TokenServiceHarness) async throws -> Void
     ) async throws {
         let cluster = try EmbeddedKafkaCluster(brokers: 1)
         defer { cluster.shutdown() }
@@ -96,7 +96,7 @@ struct TokenServiceFixture: Sendable {
         configure(&settings)
         try await withPostgresClient(serviceSettings.database) { client in
             let database = Database(client: client, logger: TestEnvironment.logger)
-            let fixture = TokenServiceFixture(
+            let fixture = TokenServiceHarness(
                 tenant: TestEnvironment.uniqueTenant("tok"), origin: origin, settings: settings, database: database,
                 databaseName: databaseName)
             try await TestDatabase.createTenant(fixture.tenant, in: database, policy: Self.withTestScopes(policy(origin)))
@@ -141,8 +141,8 @@ struct TokenServiceFixture: Sendable {
     }
 
     /// The same fixture for another tenant of this service (created by the caller).
-    func other(_ tenant: String) -> TokenServiceFixture {
-        TokenServiceFixture(tenant: tenant, origin: origin, settings: settings, database: database, databaseName: databaseName)
+    func other(_ tenant: String) -> TokenServiceHarness {
+        TokenServiceHarness(tenant: tenant, origin: origin, settings: settings, database: database, databaseName: databaseName)
     }
 
     /// A database of these tests' own (`<test database>_tokensvc`, recreated once per test process), so the
@@ -296,7 +296,5 @@ enum TokenRequest {
     }
 
     /// The decoded JSON body of a response.
-    static func json(_ response: TestResponse) -> [String: Any] {
-        (try? JSONSerialization.jsonObject(with: Data(response.body.readableBytesView))) as? [String: Any] ?? [:]
-    }
+    static func json(_ response: TestResponse) -> [String: Any] { TestJSON.object(response.body.readableBytesView) }
 }
