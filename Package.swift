@@ -355,15 +355,20 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
             ]),
-        serviceTests("AuditConsumer", extra: ["LatchkeyCore", "LatchkeyKafka", "LatchkeyPersistence", "LatchkeyServer"]),
-        platformTests("SecurityTests", extra: [
-            "LatchkeyCore", "LatchkeyKafka", "LatchkeyPersistence",
-            .product(name: "NIOHTTP1", package: "swift-nio"),
-        ]),
-        platformTests("EndToEndTests", extra: [
-            "LatchkeyCore", "LatchkeyPersistence",
-            .product(name: "AsyncHTTPClient", package: "async-http-client"),
-            .product(name: "HummingbirdTesting", package: "hummingbird"),
-        ]),
+        serviceTests(
+            "AuditConsumer", extra: ["LatchkeyCore", "LatchkeyKafka", "LatchkeyPersistence", "LatchkeyServer"]),
+        platformTests(
+            "SecurityTests",
+            extra: [
+                "LatchkeyCore", "LatchkeyKafka", "LatchkeyPersistence",
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ]),
+        platformTests(
+            "EndToEndTests",
+            extra: [
+                "LatchkeyCore", "LatchkeyPersistence",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+            ]),
     ]
 )

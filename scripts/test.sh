@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The README's test command: installs what is missing, checks the library layering
-# (scripts/check-layers.py), starts the private PostgreSQL cluster, runs the whole suite (`swift test`)
+# (scripts/check-layers.py) and the formatting (swift format lint, .swift-format), starts the private PostgreSQL cluster, runs the whole suite (`swift test`)
 # against it and the embedded Kafka cluster, fuzzes every service with schemathesis
 # (scripts/fuzz-api.sh), then validates the deployment files offline (scripts/validate-deploy.sh).
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -20,6 +20,9 @@ export LATCHKEY_VECTORS_DIR="$ROOT/../shared/vectors"
 log "checking the library layering (scripts/check-layers.py)"
 # Before the build, so a forbidden dependency fails in seconds.
 python3 "$ROOT/scripts/check-layers.py"
+log "checking the formatting (swift format lint, configured by .swift-format)"
+swift format lint --strict --recursive --parallel \
+    Package.swift Sources Services Tests Examples Benchmarks/Package.swift Benchmarks/Sources
 log "building"
 swift build --build-tests "$@"
 log "running tests"

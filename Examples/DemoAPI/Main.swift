@@ -20,7 +20,8 @@ struct DemoAPI {
             let body = try await request.body.collect(upTo: 64 * 1024)
             return try reply(request, body: String(buffer: body))
         }
-        let app = Application(router: router, configuration: .init(address: .hostname("127.0.0.1", port: port)), logger: logger)
+        let app = Application(
+            router: router, configuration: .init(address: .hostname("127.0.0.1", port: port)), logger: logger)
         try await app.runService()
     }
 
@@ -28,10 +29,13 @@ struct DemoAPI {
     static func reply(_ request: Request, body: String?) throws -> Response {
         var object: [String: String] = ["method": request.method.rawValue, "path": request.uri.path]
         for name in ["tenant", "client-id", "subject", "scope", "jkt"] {
-            if let field = HTTPField.Name("X-Latchkey-\(name)"), let value = request.headers[field] { object[name] = value }
+            if let field = HTTPField.Name("X-Latchkey-\(name)"), let value = request.headers[field] {
+                object[name] = value
+            }
         }
         if let body { object["order"] = body }
         let data = try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])
-        return Response(status: .ok, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(bytes: data)))
+        return Response(
+            status: .ok, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(bytes: data)))
     }
 }

@@ -7,7 +7,8 @@ import Logging
 
 extension ServiceDescriptor {
     /// `audit-consumer`, port 8084 by default.
-    static let auditConsumer = ServiceDescriptor(name: "audit-consumer", defaultPort: 8084, needsSystemDatabase: true, resources: .module)
+    static let auditConsumer = ServiceDescriptor(
+        name: "audit-consumer", defaultPort: 8084, needsSystemDatabase: true, resources: .module)
 }
 
 /// Builds the audit-consumer application; `Main` and the tests call this.

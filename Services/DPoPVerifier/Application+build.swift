@@ -6,23 +6,29 @@ import Logging
 
 extension ServiceDescriptor {
     /// `dpop-verifier`, port 8083 by default.
-    static let dpopVerifier = ServiceDescriptor(name: "dpop-verifier", defaultPort: 8083, needsSystemDatabase: false, resources: .module)
+    static let dpopVerifier = ServiceDescriptor(
+        name: "dpop-verifier", defaultPort: 8083, needsSystemDatabase: false, resources: .module)
 }
 
 /// Builds the dpop-verifier application; `Main` and the tests call this.
-func buildApplication(settings: ServiceSettings, sidecar sidecarSettings: SidecarSettings, logger: Logger,
-                      overrides: SidecarOverrides = SidecarOverrides()) throws -> some ApplicationProtocol {
+func buildApplication(
+    settings: ServiceSettings, sidecar sidecarSettings: SidecarSettings, logger: Logger,
+    overrides: SidecarOverrides = SidecarOverrides()
+) throws -> some ApplicationProtocol {
     let runtime = try ServiceRuntime(settings: settings, logger: logger)
     let httpClient = HTTPClientService(configuration: IssuerKeyFetcher.clientConfiguration)
-    let revocations = RevokedClients(retention: RevocationRetention(
-        maxTokenLifetimeSeconds: sidecarSettings.maxTokenLifetimeSeconds, clockSkewSeconds: sidecarSettings.tokenClockSkewSeconds))
+    let revocations = RevokedClients(
+        retention: RevocationRetention(
+            maxTokenLifetimeSeconds: sidecarSettings.maxTokenLifetimeSeconds,
+            clockSkewSeconds: sidecarSettings.tokenClockSkewSeconds))
     let metrics = SidecarMetrics.shared
     let router = makeSidecarRouter(runtime: runtime, mode: sidecarSettings.mode)
     let sidecar: Sidecar
     let server: HTTPServerBuilder
     do {
-        sidecar = try Sidecar(settings: sidecarSettings, httpClient: httpClient.client, revocations: revocations, metrics: metrics,
-                              overrides: overrides, logger: logger)
+        sidecar = try Sidecar(
+            settings: sidecarSettings, httpClient: httpClient.client, revocations: revocations, metrics: metrics,
+            overrides: overrides, logger: logger)
         sidecar.addRoutes(to: router)
         server = try sidecar.server(http: settings.http)
     } catch {
@@ -35,11 +41,13 @@ func buildApplication(settings: ServiceSettings, sidecar sidecarSettings: Sideca
         tokenTopic: LatchkeyEventType.tokenRevoked.topic(prefix: settings.topicPrefix),
         userTopic: LatchkeyEventType.userDisabled.topic(prefix: settings.topicPrefix),
         revocations: revocations, metrics: metrics, logger: logger)
-    let gauges = CacheGaugeReporter(replayCache: sidecar.replayCache, tokenCache: sidecar.tokenCache, revocations: revocations,
-                                    metrics: metrics, interval: overrides.gaugeInterval, logger: logger)
-    return runtime.makeApplication(router: router, server: server,
-                                   readiness: [ReadinessCheck("revocations") { revocations.isLoaded }],
-                                   services: [httpClient, listener, gauges])
+    let gauges = CacheGaugeReporter(
+        replayCache: sidecar.replayCache, tokenCache: sidecar.tokenCache, revocations: revocations,
+        metrics: metrics, interval: overrides.gaugeInterval, logger: logger)
+    return runtime.makeApplication(
+        router: router, server: server,
+        readiness: [ReadinessCheck("revocations") { revocations.isLoaded }],
+        services: [httpClient, listener, gauges])
 }
 
 /// The services' router without Hummingbird's per-request `MetricsMiddleware`: it wraps every response

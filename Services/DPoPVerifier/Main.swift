@@ -16,7 +16,8 @@ struct Main {
         // One event loop per CPU the sidecar may use: pinned to one CPU (as a sidecar often is), two
         // loops would take turns on it and stall each other's requests for whole scheduler slices.
         if ProcessInfo.processInfo.environment["NIO_SINGLETON_GROUP_LOOP_COUNT"] == nil,
-           let allowed = CPUAffinity.allowedCPUCount(), allowed < System.coreCount {
+            let allowed = CPUAffinity.allowedCPUCount(), allowed < System.coreCount
+        {
             NIOSingletons.groupLoopCountSuggestion = allowed
         }
         NIOSingletons.unsafeTryInstallSingletonPosixEventLoopGroupAsConcurrencyGlobalExecutor()

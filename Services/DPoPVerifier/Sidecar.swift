@@ -29,8 +29,11 @@ struct Sidecar: Sendable {
     let httpClient: HTTPClient
     let logger: Logger
 
-    init(settings: SidecarSettings, httpClient: HTTPClient, revocations: RevokedClients, metrics: SidecarMetrics = .shared,
-         overrides: SidecarOverrides = SidecarOverrides(), logger: Logger) throws {
+    init(
+        settings: SidecarSettings, httpClient: HTTPClient, revocations: RevokedClients,
+        metrics: SidecarMetrics = .shared,
+        overrides: SidecarOverrides = SidecarOverrides(), logger: Logger
+    ) throws {
         let clock = overrides.clock
         self.settings = settings
         self.revocations = revocations
@@ -46,8 +49,9 @@ struct Sidecar: Sendable {
         }
         replayCache = InMemoryDPoPReplayCache(maxEntries: settings.replayCacheMaxEntries, clock: clock)
         let proofs = DPoPProofVerifier(
-            configuration: .init(allowedAlgorithms: Set(settings.proofAlgorithms), iatWindowSeconds: settings.iatWindowSeconds,
-                                 nonceMode: nonces == nil ? .disabled : .required),
+            configuration: .init(
+                allowedAlgorithms: Set(settings.proofAlgorithms), iatWindowSeconds: settings.iatWindowSeconds,
+                nonceMode: nonces == nil ? .disabled : .required),
             replayCache: replayCache, nonceSource: nonces, clock: clock)
 
         let tokens: any AccessTokenValidator
@@ -57,17 +61,20 @@ struct Sidecar: Sendable {
         } else {
             let fetcher = IssuerKeyFetcher(client: httpClient, metadataOrigin: settings.issuerMetadataOrigin)
             let keys = JWKSCache(
-                maxAge: settings.jwksMaxAgeSeconds, minimumRefreshInterval: settings.jwksMinimumRefreshSeconds, clock: clock,
+                maxAge: settings.jwksMaxAgeSeconds, minimumRefreshInterval: settings.jwksMinimumRefreshSeconds,
+                clock: clock,
                 logger: logger,
                 observer: { issuer, succeeded in
-                    metrics.countJWKSRefresh(tenant: AccessTokenVerifier.tenant(ofIssuer: issuer)?.rawValue ?? "unknown",
-                                             succeeded: succeeded)
+                    metrics.countJWKSRefresh(
+                        tenant: AccessTokenVerifier.tenant(ofIssuer: issuer)?.rawValue ?? "unknown",
+                        succeeded: succeeded)
                 },
                 fetch: { issuer in try await fetcher.fetchKeys(issuer: issuer) })
             let verifier = try AccessTokenVerifier(
-                configuration: .init(issuers: settings.issuers, audiences: settings.audiences,
-                                     clockSkewSeconds: settings.tokenClockSkewSeconds,
-                                     maximumLifetimeSeconds: settings.maxTokenLifetimeSeconds),
+                configuration: .init(
+                    issuers: settings.issuers, audiences: settings.audiences,
+                    clockSkewSeconds: settings.tokenClockSkewSeconds,
+                    maximumLifetimeSeconds: settings.maxTokenLifetimeSeconds),
                 keySource: keys, clock: clock)
             let cache = AccessTokenCache(maxEntries: settings.tokenCacheMaxEntries, clock: clock)
             tokens = CachedJWTValidator(verifier: verifier, cache: cache)
@@ -78,7 +85,8 @@ struct Sidecar: Sendable {
             tokens: tokens, proofs: proofs, revocations: revocations, publicPaths: settings.publicPaths,
             allowBearer: settings.allowBearer)
         gate = RequestGate(
-            authenticator: authenticator, challenges: Challenges(algorithms: settings.proofAlgorithms, allowBearer: settings.allowBearer),
+            authenticator: authenticator,
+            challenges: Challenges(algorithms: settings.proofAlgorithms, allowBearer: settings.allowBearer),
             nonces: nonces, metrics: metrics)
         resolver = OriginResolver(origins: settings.origins, trustedProxies: settings.trustedProxies)
     }
@@ -97,9 +105,12 @@ struct Sidecar: Sendable {
         case .check:
             return .latchkey(http)
         case .proxy:
-            guard let upstream = settings.upstream else { throw ConfigurationError("DPOP_UPSTREAM_URL is required in proxy mode") }
+            guard let upstream = settings.upstream else {
+                throw ConfigurationError("DPOP_UPSTREAM_URL is required in proxy mode")
+            }
             let route = ProxyRoute(
-                gate: gate, resolver: resolver, proxy: UpstreamProxy(settings: upstream, forwardCredentials: settings.forwardCredentials),
+                gate: gate, resolver: resolver,
+                proxy: UpstreamProxy(settings: upstream, forwardCredentials: settings.forwardCredentials),
                 pools: try UpstreamPools(settings: upstream), logger: logger)
             return .latchkey(http, requestHandlers: { [ProxyChannelHandler(route: route)] })
         }

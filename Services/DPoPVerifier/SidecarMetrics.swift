@@ -10,7 +10,8 @@ final class SidecarMetrics: Sendable {
     /// Sub-millisecond resolution: the whole decision normally takes tens of microseconds.
     static let verificationBuckets: [Duration] = [
         .microseconds(25), .microseconds(50), .microseconds(100), .microseconds(250), .microseconds(500),
-        .milliseconds(1), .milliseconds(2.5), .milliseconds(5), .milliseconds(10), .milliseconds(50), .milliseconds(250),
+        .milliseconds(1), .milliseconds(2.5), .milliseconds(5), .milliseconds(10), .milliseconds(50),
+        .milliseconds(250),
         .seconds(1),
     ]
 
@@ -32,12 +33,14 @@ final class SidecarMetrics: Sendable {
     init(registry: PrometheusCollectorRegistry) {
         self.registry = registry
         verificationDuration = registry.makeDurationHistogram(
-            descriptor: Self.name("verification_duration", "seconds", "Time to decide on a request (token, revocation, proof)"),
+            descriptor: Self.name(
+                "verification_duration", "seconds", "Time to decide on a request (token, revocation, proof)"),
             labels: [], buckets: Self.verificationBuckets)
         replayCacheEntries = registry.makeGauge(
             descriptor: Self.name("replay_cache", "entries", "Live (jkt, jti) pairs in the DPoP replay cache"))
         replayCacheEvictions = registry.makeCounter(
-            descriptor: Self.name("replay_cache_evictions", "total", "Replay-cache entries dropped before expiry (cache too small)"))
+            descriptor: Self.name(
+                "replay_cache_evictions", "total", "Replay-cache entries dropped before expiry (cache too small)"))
         tokenCacheEntries = registry.makeGauge(
             descriptor: Self.name("token_cache", "entries", "Verified access tokens cached by hash"))
         revokedClients = registry.makeGauge(
@@ -53,7 +56,8 @@ final class SidecarMetrics: Sendable {
     }
 
     private static func name(_ metric: String, _ unit: String, _ help: String) -> MetricNameDescriptor {
-        MetricNameDescriptor(namespace: "latchkey", subsystem: "dpop", metricName: metric, unitName: unit, helpText: help)
+        MetricNameDescriptor(
+            namespace: "latchkey", subsystem: "dpop", metricName: metric, unitName: unit, helpText: help)
     }
 
     /// Counts one request; `outcome` is allowed / rejected / upstream_error, `reason` a fixed label.
@@ -71,9 +75,12 @@ final class SidecarMetrics: Sendable {
         }
     }
 
-    private static func requestCounter(_ registry: PrometheusCollectorRegistry, outcome: String, reason: String) -> Counter {
-        registry.makeCounter(descriptor: name("requests", "total", "Requests seen by the sidecar, by outcome and reason"),
-                             labels: [("outcome", outcome), ("reason", reason)])
+    private static func requestCounter(_ registry: PrometheusCollectorRegistry, outcome: String, reason: String)
+        -> Counter
+    {
+        registry.makeCounter(
+            descriptor: name("requests", "total", "Requests seen by the sidecar, by outcome and reason"),
+            labels: [("outcome", outcome), ("reason", reason)])
     }
 
     /// Counts one JWKS fetch attempt of a configured tenant.

@@ -45,8 +45,12 @@ struct SidecarSettings: Sendable {
 
     static let defaultProofAlgorithms: [JWSAlgorithm] = [.es256, .es384, .ps256, .rs256, .edDSA]
 
-    init(mode: Mode = .proxy, upstream: UpstreamSettings?, origins: ExternalOrigins, trustedProxies: TrustedProxies = .none,
-         issuers: [String], audiences: Set<String>, proofAlgorithms: [JWSAlgorithm] = SidecarSettings.defaultProofAlgorithms) {
+    init(
+        mode: Mode = .proxy, upstream: UpstreamSettings?, origins: ExternalOrigins,
+        trustedProxies: TrustedProxies = .none,
+        issuers: [String], audiences: Set<String>,
+        proofAlgorithms: [JWSAlgorithm] = SidecarSettings.defaultProofAlgorithms
+    ) {
         self.mode = mode
         self.upstream = upstream
         self.origins = origins
@@ -59,13 +63,18 @@ struct SidecarSettings: Sendable {
     /// Reads every `DPOP_*` variable; a missing required value or a malformed one is a ConfigurationError naming it.
     init(reader: ConfigReader) throws {
         let env = SettingsReader(reader)
-        let mode = try env.parse("dpop.mode", default: Mode.proxy, expected: "proxy or check") { Mode(rawValue: $0.lowercased()) }
+        let mode = try env.parse("dpop.mode", default: Mode.proxy, expected: "proxy or check") {
+            Mode(rawValue: $0.lowercased())
+        }
         var upstream: UpstreamSettings?
         if mode == .proxy {
             var settings = try UpstreamSettings(url: env.required("dpop.upstream.url"))
-            settings.connectTimeoutMilliseconds = try env.int("dpop.upstream.connect.timeout.ms", default: 2_000, range: 1...600_000)
-            settings.idleTimeoutMilliseconds = try env.int("dpop.upstream.idle.timeout.ms", default: 30_000, range: 1...3_600_000)
-            settings.timeoutMilliseconds = try env.int("dpop.upstream.timeout.ms", default: 30_000, range: 1...3_600_000)
+            settings.connectTimeoutMilliseconds = try env.int(
+                "dpop.upstream.connect.timeout.ms", default: 2_000, range: 1...600_000)
+            settings.idleTimeoutMilliseconds = try env.int(
+                "dpop.upstream.idle.timeout.ms", default: 30_000, range: 1...3_600_000)
+            settings.timeoutMilliseconds = try env.int(
+                "dpop.upstream.timeout.ms", default: 30_000, range: 1...3_600_000)
             settings.maxConnections = try env.int("dpop.upstream.max.connections", default: 256, range: 1...65_536)
             upstream = settings
         }
@@ -82,18 +91,28 @@ struct SidecarSettings: Sendable {
         publicPaths = try PublicPaths(env.list("dpop.public.paths"))
         forwardCredentials = try env.flag("dpop.forward.credentials", default: false)
         tokenClockSkewSeconds = Int64(try env.int("dpop.token.clock.skew.seconds", default: 10, range: 0...600))
-        maxTokenLifetimeSeconds = Int64(try env.int(
-            "dpop.max.token.lifetime.seconds", default: 86_400, range: 1...TenantPolicy.maximumDurationSeconds))
+        maxTokenLifetimeSeconds = Int64(
+            try env.int(
+                "dpop.max.token.lifetime.seconds", default: 86_400, range: 1...TenantPolicy.maximumDurationSeconds))
         tokenCacheMaxEntries = try env.int("dpop.token.cache.max.entries", default: 10_000, range: 1...10_000_000)
         jwksMaxAgeSeconds = Double(try env.int("dpop.jwks.max.age.seconds", default: 300, range: 1...86_400))
         jwksMinimumRefreshSeconds = Double(try env.int("dpop.jwks.min.refresh.seconds", default: 10, range: 1...86_400))
-        issuerMetadataOrigin = try env.text("dpop.issuer.metadata.origin").map { try ExternalOrigins.normalizeOrigin($0) }
-        switch try env.parse("dpop.nonce.mode", default: "off", expected: "off or required", {
-            ["off", "required"].contains($0) ? $0 : nil
-        }) {
+        issuerMetadataOrigin = try env.text("dpop.issuer.metadata.origin").map {
+            try ExternalOrigins.normalizeOrigin($0)
+        }
+        switch try env.parse(
+            "dpop.nonce.mode", default: "off", expected: "off or required",
+            {
+                ["off", "required"].contains($0) ? $0 : nil
+            })
+        {
         case "required":
-            let secret = try env.requiredSecret("dpop.nonce.secret") { try KeyMaterial.symmetricKey(fromConfiguration: $0) }
-            nonceMode = .required(secret: secret, stepSeconds: Int64(try env.int("dpop.nonce.step.seconds", default: 300, range: 10...86_400)))
+            let secret = try env.requiredSecret("dpop.nonce.secret") {
+                try KeyMaterial.symmetricKey(fromConfiguration: $0)
+            }
+            nonceMode = .required(
+                secret: secret,
+                stepSeconds: Int64(try env.int("dpop.nonce.step.seconds", default: 300, range: 10...86_400)))
         default:
             nonceMode = .off
         }
@@ -119,9 +138,11 @@ struct UpstreamSettings: Sendable {
 
     init(url: String) throws {
         guard let components = URLComponents(string: url), let scheme = components.scheme?.lowercased(),
-              scheme == "http" || scheme == "https", let host = components.host, !host.isEmpty,
-              components.query == nil, components.fragment == nil, components.user == nil else {
-            throw ConfigurationError("DPOP_UPSTREAM_URL must be an http(s) URL without query, e.g. http://127.0.0.1:8080")
+            scheme == "http" || scheme == "https", let host = components.host, !host.isEmpty,
+            components.query == nil, components.fragment == nil, components.user == nil
+        else {
+            throw ConfigurationError(
+                "DPOP_UPSTREAM_URL must be an http(s) URL without query, e.g. http://127.0.0.1:8080")
         }
         let hostPart = host.contains(":") ? "[\(host)]" : host
         origin = "\(scheme)://\(hostPart)" + (components.port.map { ":\($0)" } ?? "")
@@ -141,7 +162,9 @@ extension SettingsReader {
             }
             return algorithm
         }
-        guard !algorithms.isEmpty else { throw ConfigurationError("\(Self.environmentName(key)) must name an algorithm") }
+        guard !algorithms.isEmpty else {
+            throw ConfigurationError("\(Self.environmentName(key)) must name an algorithm")
+        }
         return algorithms
     }
 }

@@ -15,7 +15,8 @@ struct DemoCommand: AsyncParsableCommand {
         @Option(help: "dpop-verifier (in front of the demo API) URL") var sidecar = "http://127.0.0.1:8083"
         @Option(help: "audit-consumer URL") var audit = "http://127.0.0.1:8084"
         @Option(help: "The demo tenant.") var tenant = "demo"
-        @Option(help: "The credentials file `seed` writes and `run` reads.") var credentials = ".run/demo-credentials.json"
+        @Option(help: "The credentials file `seed` writes and `run` reads.") var credentials =
+            ".run/demo-credentials.json"
 
         var endpoints: DemoEndpoints {
             DemoEndpoints(gateway: gateway, tokenService: tokenService, sidecar: sidecar, audit: audit, tenant: tenant)
@@ -23,7 +24,8 @@ struct DemoCommand: AsyncParsableCommand {
     }
 
     struct Seed: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Create the demo tenant, admin client, DCR client, template and user.")
+        static let configuration = CommandConfiguration(
+            abstract: "Create the demo tenant, admin client, DCR client, template and user.")
         @OptionGroup var options: Options
         @Option(help: "The gateway's ADMIN_BOOTSTRAP_KEY (default: $ADMIN_BOOTSTRAP_KEY).") var bootstrapKey: String?
 
@@ -33,9 +35,11 @@ struct DemoCommand: AsyncParsableCommand {
             }
             let http = DemoHTTP()
             do {
-                let credentials = try await DemoSeeder(http: http, endpoints: options.endpoints, bootstrapKey: key).seed()
+                let credentials = try await DemoSeeder(http: http, endpoints: options.endpoints, bootstrapKey: key)
+                    .seed()
                 let data = try JSONEncoder().encode(credentials)
-                FileManager.default.createFile(atPath: options.credentials, contents: data, attributes: [.posixPermissions: 0o600])
+                FileManager.default.createFile(
+                    atPath: options.credentials, contents: data, attributes: [.posixPermissions: 0o600])
                 print("demo tenant '\(options.tenant)' seeded; credentials in \(options.credentials)")
                 try await http.shutdown()
             } catch {
@@ -46,7 +50,8 @@ struct DemoCommand: AsyncParsableCommand {
     }
 
     struct Run: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Walk the mobile story step by step, printing each exchange.")
+        static let configuration = CommandConfiguration(
+            abstract: "Walk the mobile story step by step, printing each exchange.")
         @OptionGroup var options: Options
 
         func run() async throws {
@@ -54,7 +59,8 @@ struct DemoCommand: AsyncParsableCommand {
             let credentials = try JSONDecoder().decode(DemoCredentials.self, from: data)
             let http = DemoHTTP()
             http.trace = { print("     \($0)") }
-            let story = MobileStory(http: http, endpoints: options.endpoints, credentials: credentials, say: { print($0) })
+            let story = MobileStory(
+                http: http, endpoints: options.endpoints, credentials: credentials, say: { print($0) })
             do {
                 let outcome = try await story.run()
                 print("\nDone: instance \(outcome.instanceID) registered, used, revoked and audited.")

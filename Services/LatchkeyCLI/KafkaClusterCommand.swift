@@ -27,8 +27,9 @@ struct KafkaClusterCommand: AsyncParsableCommand {
         logger.logLevel = .notice
         // librdkafka's mock brokers neither compact nor delete; the configs say what a real cluster must do.
         let topics = (LatchkeyEventType.allTopics(prefix: topicPrefix) + [topicPrefix + "dead-letter"]).map {
-            KafkaTopicSpecification(name: $0, partitions: partitions, replicationFactor: min(3, brokers),
-                                    configs: LatchkeyEventType(topic: $0, prefix: topicPrefix)?.topicConfigs ?? [:])
+            KafkaTopicSpecification(
+                name: $0, partitions: partitions, replicationFactor: min(3, brokers),
+                configs: LatchkeyEventType(topic: $0, prefix: topicPrefix)?.topicConfigs ?? [:])
         }
         let file = bootstrapFile
         try await runEmbeddedKafkaCluster(brokers: brokers, topics: topics, logger: logger) { servers in

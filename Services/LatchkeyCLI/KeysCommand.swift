@@ -23,17 +23,23 @@ struct KeysCommand: AsyncParsableCommand {
     }
 
     struct List: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Print the tenant's keys: kid, alg, status and dates.")
+        static let configuration = CommandConfiguration(
+            abstract: "Print the tenant's keys: kid, alg, status and dates.")
         @OptionGroup var options: Options
 
         func run() async throws {
             let tenant = try KeysCommand.tenant(options)
             let keys = try await KeysCommand.withRotation(envelope: nil) { try await $0.list(tenant: tenant) }
             let now = Date()
-            print(["KID", "ALG", "STATUS", "CREATED", "ACTIVATED", "RETIRE AFTER", "STAGED BY"].joined(separator: "\t"))
+            print(
+                ["KID", "ALG", "STATUS", "CREATED", "ACTIVATED", "RETIRE AFTER", "STAGED BY"].joined(separator: "\t"))
             for key in keys {
-                let dates = [key.createdAt, key.activatedAt, key.publishUntil].map { $0.map(RFC3339Timestamp.string(from:)) ?? "-" }
-                print(([key.kid, key.algorithm, key.lifecycleName(at: now)] + dates + [key.stagedBy ?? "-"]).joined(separator: "\t"))
+                let dates = [key.createdAt, key.activatedAt, key.publishUntil].map {
+                    $0.map(RFC3339Timestamp.string(from:)) ?? "-"
+                }
+                print(
+                    ([key.kid, key.algorithm, key.lifecycleName(at: now)] + dates + [key.stagedBy ?? "-"]).joined(
+                        separator: "\t"))
             }
         }
     }
@@ -42,7 +48,8 @@ struct KeysCommand: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Stage the next key (published now, signing after the token service's publish delay).")
         @OptionGroup var options: Options
-        @Option(help: "ES256, RS256 or EdDSA (default: the policy's signing_algorithm; another one updates the policy).")
+        @Option(
+            help: "ES256, RS256 or EdDSA (default: the policy's signing_algorithm; another one updates the policy).")
         var algorithm: String?
         @Option(help: "Recorded as the key's staged_by (default: cli:$USER).") var actor: String?
 
@@ -50,7 +57,8 @@ struct KeysCommand: AsyncParsableCommand {
             let tenant = try KeysCommand.tenant(options)
             var chosen: JWSAlgorithm?
             if let algorithm {
-                guard let parsed = JWSAlgorithm(parsing: algorithm), TenantPolicy.signingAlgorithms.contains(parsed) else {
+                guard let parsed = JWSAlgorithm(parsing: algorithm), TenantPolicy.signingAlgorithms.contains(parsed)
+                else {
                     throw ValidationError(SigningKeyRotationError.unsupportedAlgorithm(algorithm).description)
                 }
                 chosen = parsed
@@ -68,13 +76,17 @@ struct KeysCommand: AsyncParsableCommand {
             let rotated = try await KeysCommand.withRotation(envelope: envelope) {
                 try await $0.rotate(tenant: tenant, algorithm: requested, actor: who)
             }
-            print("staged \(rotated.key.kid) (\(rotated.key.algorithm)) for tenant \(tenant)"
-                + (rotated.policyVersion.map { "; policy version \($0) signs with \(rotated.key.algorithm)" } ?? ""))
+            print(
+                "staged \(rotated.key.kid) (\(rotated.key.algorithm)) for tenant \(tenant)"
+                    + (rotated.policyVersion.map { "; policy version \($0) signs with \(rotated.key.algorithm)" } ?? "")
+            )
         }
     }
 
     static func tenant(_ options: Options) throws -> String {
-        guard let slug = TenantSlug(rawValue: options.tenant) else { throw ValidationError("--tenant is not a valid tenant id") }
+        guard let slug = TenantSlug(rawValue: options.tenant) else {
+            throw ValidationError("--tenant is not a valid tenant id")
+        }
         return slug.rawValue
     }
 
@@ -87,10 +99,14 @@ struct KeysCommand: AsyncParsableCommand {
         else { throw ValidationError("DATABASE_URL (or DATABASE_MIGRATION_URL) is required") }
         let logger = Logger(label: "latchkey.keys")
         let client = try DatabaseConfiguration(url: url).makeClient(logger: logger)
-        let keys = TenantSigningKeys(envelope: try envelope ?? KeyEnvelope(configuration: KeyMaterial.generateConfigurationValue()))
+        let keys = TenantSigningKeys(
+            envelope: try envelope ?? KeyEnvelope(configuration: KeyMaterial.generateConfigurationValue()))
         let rotation = SigningKeyRotation(keys: keys, database: Database(client: client, logger: logger))
         return try await withThrowingTaskGroup(of: T?.self) { group in
-            group.addTask { await client.run(); return nil }
+            group.addTask {
+                await client.run()
+                return nil
+            }
             defer { group.cancelAll() }
             do {
                 return try await body(rotation)

@@ -8,12 +8,15 @@ import ServiceLifecycle
 
 extension ServiceDescriptor {
     /// `registration-gateway`, port 8081 by default.
-    static let registrationGateway = ServiceDescriptor(name: "registration-gateway", defaultPort: 8081, needsSystemDatabase: true, resources: .module,
+    static let registrationGateway = ServiceDescriptor(
+        name: "registration-gateway", defaultPort: 8081, needsSystemDatabase: true, resources: .module,
         kafkaOutageDegrades: true)
 }
 
 /// Builds the registration-gateway application from the environment; `Main` calls this.
-func buildApplication(reader: ConfigReader, settings: ServiceSettings, logger: Logger) throws -> some ApplicationProtocol {
+func buildApplication(reader: ConfigReader, settings: ServiceSettings, logger: Logger) throws
+    -> some ApplicationProtocol
+{
     try buildApplication(settings: settings, gateway: GatewaySettings(reader: reader), logger: logger)
 }
 
@@ -38,12 +41,14 @@ func buildApplication(
     let userTokens = UserTokenVerifier(
         settings: gateway, keys: signingKeys,
         proofs: DPoPProofVerifier(
-            configuration: .init(nonceMode: .disabled), replayCache: gateway.replayStore.makeCache(database: runtime.database)))
+            configuration: .init(nonceMode: .disabled),
+            replayCache: gateway.replayStore.makeCache(database: runtime.database)))
     let directory = TenantDirectory(database: runtime.database)
     let tenants = router.group("t/:tenant").add(middleware: TenantResolverMiddleware(directory: directory))
     RegistrationController(
         registration: RegistrationService(
-            settings: gateway, database: runtime.database, userTokens: userTokens, outbox: outbox, statements: statements),
+            settings: gateway, database: runtime.database, userTokens: userTokens, outbox: outbox,
+            statements: statements),
         configuration: ClientConfigurationService(
             settings: gateway, database: runtime.database, outbox: outbox, statements: statements),
         rateLimiter: RegistrationRateLimiter(database: runtime.database),
@@ -56,11 +61,13 @@ func buildApplication(
         keys: signingKeys, issuerBase: gateway.tokenServicePublicURL,
         platformTenant: gateway.platformTenant)
     AdminController(
-        settings: gateway, verifier: adminTokens, database: runtime.database, systemDatabase: systemDatabase, tenants: directory,
+        settings: gateway, verifier: adminTokens, database: runtime.database, systemDatabase: systemDatabase,
+        tenants: directory,
         outbox: outbox
     ).addRoutes(to: router)
     try AdminPageController(settings: gateway, database: runtime.database, outbox: outbox)
         .addRoutes(to: router.group("admin/t").add(middleware: TenantResolverMiddleware(directory: directory)))
-    let expiry = ClientExpiryService(systemDatabase: systemDatabase, outbox: outbox, interval: gateway.clientExpiryInterval)
+    let expiry = ClientExpiryService(
+        systemDatabase: systemDatabase, outbox: outbox, interval: gateway.clientExpiryInterval)
     return runtime.makeApplication(router: router, services: try runtime.makeOutboxServices() + [expiry])
 }

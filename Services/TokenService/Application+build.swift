@@ -8,7 +8,8 @@ import ServiceLifecycle
 
 extension ServiceDescriptor {
     /// `token-service`, port 8082 by default.
-    static let tokenService = ServiceDescriptor(name: "token-service", defaultPort: 8082, needsSystemDatabase: true, resources: .module,
+    static let tokenService = ServiceDescriptor(
+        name: "token-service", defaultPort: 8082, needsSystemDatabase: true, resources: .module,
         kafkaOutageDegrades: true)
 }
 
@@ -22,7 +23,8 @@ func buildApplication(
         throw ConfigurationError("DATABASE_SYSTEM_URL is required for the signing-key lifecycle job")
     }
     let keyLifecycle = SigningKeyLifecycleService(
-        rotation: SigningKeyRotation(keys: TenantSigningKeys(envelope: tokenSettings.keyEnvelope), database: runtime.database),
+        rotation: SigningKeyRotation(
+            keys: TenantSigningKeys(envelope: tokenSettings.keyEnvelope), database: runtime.database),
         systemDatabase: systemDatabase, interval: tokenSettings.keyLifecycleInterval,
         publishDelay: tokenSettings.keyPublishDelay)
     let outboxServices = try runtime.makeOutboxServices()
@@ -66,11 +68,13 @@ struct TokenServiceRoutes {
         ).addRoutes(to: tenantGroup)
         let lookup = TokenLookup(keyStore: keyStore, hasher: settings.secretHasher)
         RevocationController(
-            settings: settings, database: database, authentication: authentication, lookup: lookup, revocation: revocation
+            settings: settings, database: database, authentication: authentication, lookup: lookup,
+            revocation: revocation
         ).addRoutes(to: tenantGroup)
         IntrospectionController(settings: settings, database: database, authentication: authentication, lookup: lookup)
             .addRoutes(to: tenantGroup)
-        UserInfoController(settings: settings, database: database, lookup: lookup, dpop: dpop).addRoutes(to: tenantGroup)
+        UserInfoController(settings: settings, database: database, lookup: lookup, dpop: dpop).addRoutes(
+            to: tenantGroup)
         let authorization = try AuthorizationController(settings: settings, database: database, outbox: outbox)
         authorization.addRoutes(to: tenantGroup)
         FederationController(

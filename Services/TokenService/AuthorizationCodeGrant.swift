@@ -36,7 +36,9 @@ struct AuthorizationCodeGrant: Sendable {
 
     func grant(_ grant: GrantContext, signer: (kid: String, key: SigningKey)) async throws -> TokenResponse {
         guard let code = grant.form["code"] else { throw OAuthError.invalidRequest("code is required") }
-        guard let redirectURI = grant.form["redirect_uri"] else { throw OAuthError.invalidRequest("redirect_uri is required") }
+        guard let redirectURI = grant.form["redirect_uri"] else {
+            throw OAuthError.invalidRequest("redirect_uri is required")
+        }
         let verifier = grant.form["code_verifier"]
         let codeHash = issuer.hasher.hash(code)
         let logger = database.logger
@@ -52,11 +54,14 @@ struct AuthorizationCodeGrant: Sendable {
                 return .replayed
             }
             guard stored.expiresAt > Date() else { throw OAuthError.invalidGrant("authorization code has expired") }
-            guard stored.redirectURI == redirectURI else { throw OAuthError.invalidGrant("redirect_uri does not match") }
+            guard stored.redirectURI == redirectURI else {
+                throw OAuthError.invalidGrant("redirect_uri does not match")
+            }
             try checkPKCE(stored: stored, verifier: verifier, grant: grant)
             if let bound = stored.dpopJKT {
                 guard let proof = grant.proof else {
-                    throw dpop.error(.invalidProof("this code is bound to a DPoP key: a proof is required"), tenant: grant.tenant)
+                    throw dpop.error(
+                        .invalidProof("this code is bound to a DPoP key: a proof is required"), tenant: grant.tenant)
                 }
                 guard ConstantTime.equals(bound, proof.jkt) else {
                     throw dpop.error(.invalidProof("proof key does not match dpop_jkt"), tenant: grant.tenant)
@@ -72,7 +77,8 @@ struct AuthorizationCodeGrant: Sendable {
                 throw OAuthError.invalidGrant("the user cannot sign in")
             }
             let wantsRefresh = grant.client.grantTypes.contains(.refreshToken) && !scopes.contains("dcr")
-            let refresh = wantsRefresh
+            let refresh =
+                wantsRefresh
                 ? RefreshPlan(
                     familyID: UUID(), generation: 0,
                     expiresAt: Date().addingTimeInterval(TimeInterval(grant.tenant.policy.tokenLifetimes.refreshToken)),
@@ -83,7 +89,8 @@ struct AuthorizationCodeGrant: Sendable {
                 jkt: grant.proof?.jkt, refresh: refresh,
                 idToken: scopes.contains("openid") ? IDTokenPlan(nonce: stored.nonce, authTime: stored.authTime) : nil)
             let response = try await issuer.issue(
-                request, tenant: grant.tenant, endpoints: grant.endpoints, signer: signer, on: connection, logger: logger)
+                request, tenant: grant.tenant, endpoints: grant.endpoints, signer: signer, on: connection,
+                logger: logger)
             let jti = response.accessTokenID
             try await connection.query(
                 """
@@ -102,7 +109,9 @@ struct AuthorizationCodeGrant: Sendable {
     private func checkPKCE(stored: StoredCode, verifier: String?, grant: GrantContext) throws {
         guard let challenge = stored.challenge else {
             // A verifier for a code issued without a challenge is refused (PKCE downgrade, RFC 9700 §2.1.1).
-            guard verifier == nil else { throw OAuthError.invalidGrant("code_verifier sent for a code without a challenge") }
+            guard verifier == nil else {
+                throw OAuthError.invalidGrant("code_verifier sent for a code without a challenge")
+            }
             let required = grant.tenant.policy.pkce.isRequired(
                 clientType: grant.client.clientType, applicationType: grant.client.applicationType)
             guard !required else { throw OAuthError.invalidGrant("PKCE is required for this client") }
@@ -114,14 +123,17 @@ struct AuthorizationCodeGrant: Sendable {
         }
         do {
             try PKCE.verify(
-                verifier: verifier, challenge: challenge, method: method, allowPlain: grant.tenant.policy.pkce.allowPlain)
+                verifier: verifier, challenge: challenge, method: method,
+                allowPlain: grant.tenant.policy.pkce.allowPlain)
         } catch {
             throw OAuthError.invalidGrant("code_verifier does not match the code challenge")
         }
     }
 
     /// RFC 6749 §4.1.2: a code used twice revokes every token it produced.
-    private func revokeIssued(by stored: StoredCode, grant: GrantContext, on connection: PostgresConnection, logger: Logger) async throws {
+    private func revokeIssued(
+        by stored: StoredCode, grant: GrantContext, on connection: PostgresConnection, logger: Logger
+    ) async throws {
         let actor = EventActor.system("authorization-code-replay")
         if let family = stored.issuedFamilyID {
             try await revocation.revokeFamily(
@@ -135,7 +147,8 @@ struct AuthorizationCodeGrant: Sendable {
         }
     }
 
-    private func find(_ codeHash: String, on connection: PostgresConnection, logger: Logger) async throws -> StoredCode? {
+    private func find(_ codeHash: String, on connection: PostgresConnection, logger: Logger) async throws -> StoredCode?
+    {
         let rows = try await connection.query(
             """
             SELECT client_id, user_id, redirect_uri, scope, code_challenge, code_challenge_method, nonce, dpop_jkt,
@@ -146,7 +159,8 @@ struct AuthorizationCodeGrant: Sendable {
             (String, UUID, String, String, String?, String?, String?, String?, Date, Date, Date?, UUID?, String?).self)
         {
             return StoredCode(
-                clientID: row.0, userID: row.1, redirectURI: row.2, scope: row.3, challenge: row.4, challengeMethod: row.5,
+                clientID: row.0, userID: row.1, redirectURI: row.2, scope: row.3, challenge: row.4,
+                challengeMethod: row.5,
                 nonce: row.6, dpopJKT: row.7, authTime: row.8, expiresAt: row.9, consumedAt: row.10,
                 issuedFamilyID: row.11, issuedAccessJTI: row.12)
         }

@@ -37,11 +37,15 @@ struct ClientAssertionVerifier: Sendable {
         else { return false }
         let candidates = jws.header.kid.flatMap { keys.key(withID: $0) }.map { [$0] } ?? keys.keys
         // Only asymmetric algorithms exist in JWSAlgorithm, so `none` and HS* never verify.
-        guard candidates.contains(where: { (try? jws.verify(using: $0, allowedAlgorithms: Set(JWSAlgorithm.allCases))) != nil }),
+        guard
+            candidates.contains(where: {
+                (try? jws.verify(using: $0, allowedAlgorithms: Set(JWSAlgorithm.allCases))) != nil
+            }),
             let claims = try? jws.claims(as: Claims.self)
         else { return false }
         let now = Int64(clock.now().timeIntervalSince1970)
-        guard claims.iss == client.clientID, claims.sub == client.clientID, !claims.jti.isEmpty, claims.jti.count <= 256,
+        guard claims.iss == client.clientID, claims.sub == client.clientID, !claims.jti.isEmpty,
+            claims.jti.count <= 256,
             claims.aud.contains(endpoints.token) || claims.aud.contains(endpoints.issuer),
             claims.exp + Self.leewaySeconds > now, claims.exp <= now + Self.maximumLifetimeSeconds
         else { return false }

@@ -29,7 +29,8 @@ struct ClientCredentialsGrant: Sendable {
         let logger = database.logger
         return try await database.withTenantTransaction(grant.tenant.id) { connection in
             try await issuer.issue(
-                request, tenant: grant.tenant, endpoints: grant.endpoints, signer: signer, on: connection, logger: logger)
+                request, tenant: grant.tenant, endpoints: grant.endpoints, signer: signer, on: connection,
+                logger: logger)
         }
     }
 }

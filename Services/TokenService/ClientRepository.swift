@@ -33,7 +33,9 @@ struct StoredClient: Sendable {
 
 /// Reads clients inside a tenant-scoped transaction (Row-Level Security confines it to the tenant).
 enum ClientRepository {
-    static func find(_ clientID: String, on connection: PostgresConnection, logger: Logger) async throws -> StoredClient? {
+    static func find(_ clientID: String, on connection: PostgresConnection, logger: Logger) async throws
+        -> StoredClient?
+    {
         let rows = try await connection.query(
             """
             SELECT client_id, status, client_kind, client_type, application_type, metadata::text,

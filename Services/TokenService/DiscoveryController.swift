@@ -39,7 +39,8 @@ struct DiscoveryController: Sendable {
 
     func metadataResponse(for tenant: ResolvedTenant) async throws -> Response {
         let algorithms = try await signingAlgorithms(for: tenant)
-        return try JSONResponse.make(metadata(for: tenant, signingAlgorithms: algorithms), cacheControl: "public, max-age=300")
+        return try JSONResponse.make(
+            metadata(for: tenant, signingAlgorithms: algorithms), cacheControl: "public, max-age=300")
     }
 
     /// What the tenant's tokens may be signed with: the signer's algorithm first, then those of the

@@ -24,7 +24,9 @@ struct IntrospectionController: Sendable {
         let form = try await FormParameters.read(from: request)
         guard let token = form["token"] else { throw OAuthError.invalidRequest("token is required") }
         let caller = try await authentication.authenticate(request: request, form: form, endpoints: endpoints)
-        guard caller.clientType == .confidential else { throw TokenEndpointAuthentication.invalidClient(tenant: tenant.id) }
+        guard caller.clientType == .confidential else {
+            throw TokenEndpointAuthentication.invalidClient(tenant: tenant.id)
+        }
         let claims = try await lookup.accessTokenClaims(token, endpoints: endpoints)
         // RFC 7662 §2.2: a client learns about other clients' tokens only when an administrator gave it the
         // `introspect` capability; for anyone else such a token is simply inactive.
@@ -33,9 +35,12 @@ struct IntrospectionController: Sendable {
         let answer: IntrospectionResponse = try await database.withTenantTransaction(tenant.id) { connection in
             if let claims {
                 guard mayIntrospectOthers || claims.clientID == caller.clientID else { return .inactive }
-                guard try await lookup.liveAccessToken(claims, on: connection, logger: logger) != nil else { return .inactive }
+                guard try await lookup.liveAccessToken(claims, on: connection, logger: logger) != nil else {
+                    return .inactive
+                }
                 return IntrospectionResponse(
-                    active: true, scope: claims.scope, clientID: claims.clientID, sub: claims.sub, aud: claims.aud.values,
+                    active: true, scope: claims.scope, clientID: claims.clientID, sub: claims.sub,
+                    aud: claims.aud.values,
                     iss: claims.iss, exp: claims.exp, iat: claims.iat, jti: claims.jti,
                     tokenType: claims.cnf == nil ? "Bearer" : "DPoP", cnf: claims.cnf)
             }
@@ -43,7 +48,9 @@ struct IntrospectionController: Sendable {
                 mayIntrospectOthers || stored.clientID == caller.clientID,
                 try await ClientRepository.isActive(stored.clientID, on: connection, logger: logger)
             else { return .inactive }
-            if let userID = stored.userID, try await !UserStatus.isActive(userID, on: connection, logger: logger) { return .inactive }
+            if let userID = stored.userID, try await !UserStatus.isActive(userID, on: connection, logger: logger) {
+                return .inactive
+            }
             return IntrospectionResponse(
                 active: true, scope: stored.scope, clientID: stored.clientID,
                 sub: stored.userID?.uuidString.lowercased(), iss: endpoints.issuer,

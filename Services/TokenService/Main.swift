@@ -7,7 +7,8 @@ struct Main {
     static func main() async {
         await ServiceMain.run(.tokenService) { settings, logger in
             let reader = ConfigReader(providers: [EnvironmentVariablesProvider()])
-            return try buildApplication(settings: settings, tokenSettings: TokenServiceSettings(reader: reader), logger: logger)
+            return try buildApplication(
+                settings: settings, tokenSettings: TokenServiceSettings(reader: reader), logger: logger)
         }
     }
 }

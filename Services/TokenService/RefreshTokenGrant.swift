@@ -31,7 +31,9 @@ struct RefreshTokenGrant: Sendable {
     }
 
     func grant(_ grant: GrantContext, signer: (kid: String, key: SigningKey)) async throws -> TokenResponse {
-        guard let token = grant.form["refresh_token"] else { throw OAuthError.invalidRequest("refresh_token is required") }
+        guard let token = grant.form["refresh_token"] else {
+            throw OAuthError.invalidRequest("refresh_token is required")
+        }
         let tokenHash = issuer.hasher.hash(token)
         let logger = database.logger
         let outcome: Outcome = try await database.withTenantTransaction(grant.tenant.id) { connection in
@@ -40,7 +42,9 @@ struct RefreshTokenGrant: Sendable {
             else { throw OAuthError.invalidGrant("refresh token is invalid") }
             switch stored.status {
             case "rotated":
-                if let response = try await graceRefresh(stored, token: token, grant: grant, signer: signer, on: connection) {
+                if let response = try await graceRefresh(
+                    stored, token: token, grant: grant, signer: signer, on: connection)
+                {
                     return .issued(response)
                 }
                 try await reuseDetected(stored, grant: grant, on: connection, logger: logger)
@@ -51,10 +55,12 @@ struct RefreshTokenGrant: Sendable {
             guard stored.expiresAt > Date() else { throw OAuthError.invalidGrant("refresh token has expired") }
             if let bound = stored.dpopJKT {
                 guard let proof = grant.proof else {
-                    throw dpop.error(.invalidProof("this refresh token is DPoP-bound: a proof is required"), tenant: grant.tenant)
+                    throw dpop.error(
+                        .invalidProof("this refresh token is DPoP-bound: a proof is required"), tenant: grant.tenant)
                 }
                 guard ConstantTime.equals(bound, proof.jkt) else {
-                    throw dpop.error(.invalidProof("proof key does not match the refresh token's key"), tenant: grant.tenant)
+                    throw dpop.error(
+                        .invalidProof("proof key does not match the refresh token's key"), tenant: grant.tenant)
                 }
             }
             let original = TenantPolicy.scopeTokens(stored.scope)
@@ -77,8 +83,10 @@ struct RefreshTokenGrant: Sendable {
                 refresh: RefreshPlan(
                     familyID: stored.familyID, generation: stored.generation + 1, expiresAt: stored.expiresAt,
                     boundJKT: stored.dpopJKT, token: successor(of: token)))
-            return .issued(try await issuer.issue(
-                request, tenant: grant.tenant, endpoints: grant.endpoints, signer: signer, on: connection, logger: logger))
+            return .issued(
+                try await issuer.issue(
+                    request, tenant: grant.tenant, endpoints: grant.endpoints, signer: signer, on: connection,
+                    logger: logger))
         }
         switch outcome {
         case .issued(let response): return response
@@ -103,13 +111,13 @@ struct RefreshTokenGrant: Sendable {
         let logger = database.logger
         let grace = grant.tenant.policy.tokenLifetimes.refreshGrace
         guard grace > 0, let rotatedAt = stored.rotatedAt, Date().timeIntervalSince(rotatedAt) <= TimeInterval(grace),
-              let bound = stored.dpopJKT, let proof = grant.proof, ConstantTime.equals(bound, proof.jkt),
-              grant.form["scope"] == nil, stored.expiresAt > Date()
+            let bound = stored.dpopJKT, let proof = grant.proof, ConstantTime.equals(bound, proof.jkt),
+            grant.form["scope"] == nil, stored.expiresAt > Date()
         else { return nil }
         let next = successor(of: token)
         guard let successorRow = try await find(issuer.hasher.hash(next), on: connection, logger: logger),
-              successorRow.familyID == stored.familyID, successorRow.generation == stored.generation + 1,
-              successorRow.status == "active"
+            successorRow.familyID == stored.familyID, successorRow.generation == stored.generation + 1,
+            successorRow.status == "active"
         else { return nil }
         if let userID = stored.userID, try await !UserStatus.isActive(userID, on: connection, logger: logger) {
             throw OAuthError.invalidGrant("the user cannot sign in")
@@ -138,7 +146,9 @@ struct RefreshTokenGrant: Sendable {
             CloudEvent(source: EventSource.tokenService, data: event), on: connection, logger: logger)
     }
 
-    private func find(_ tokenHash: String, on connection: PostgresConnection, logger: Logger) async throws -> StoredRefresh? {
+    private func find(_ tokenHash: String, on connection: PostgresConnection, logger: Logger) async throws
+        -> StoredRefresh?
+    {
         let rows = try await connection.query(
             """
             SELECT family_id, generation, client_id, user_id, scope, dpop_jkt, status, expires_at, rotated_at

@@ -19,7 +19,9 @@ struct SigningKeyLifecycleService: Service {
     private var logger: Logger { rotation.database.logger }
 
     func run() async throws {
-        await runPeriodically(every: interval, name: "signing key lifecycle", logger: logger) { _ = try await runOnce() }
+        await runPeriodically(every: interval, name: "signing key lifecycle", logger: logger) {
+            _ = try await runOnce()
+        }
     }
 
     /// One run over every tenant with due work; returns what changed, by tenant.
@@ -32,10 +34,13 @@ struct SigningKeyLifecycleService: Service {
             let progress = try await rotation.advance(tenant: tenant, publishDelay: publishDelay)
             guard !progress.isEmpty else { continue }
             changes[tenant] = progress
-            logger.info("signing keys advanced", metadata: [
-                "tenant": .string(tenant), "activated": .string(progress.activated ?? "-"),
-                "staged": .string(progress.staged ?? "-"), "deleted": .string(progress.deleted.joined(separator: ",")),
-            ])
+            logger.info(
+                "signing keys advanced",
+                metadata: [
+                    "tenant": .string(tenant), "activated": .string(progress.activated ?? "-"),
+                    "staged": .string(progress.staged ?? "-"),
+                    "deleted": .string(progress.deleted.joined(separator: ",")),
+                ])
         }
         return changes
     }

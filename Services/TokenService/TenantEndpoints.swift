@@ -1,4 +1,3 @@
-
 /// The public URLs of one tenant's authorization server (issuer and every endpoint).
 struct TenantEndpoints: Sendable {
     let issuer: String

@@ -14,17 +14,22 @@ struct TenantKeyStore: Sendable {
     /// The active signer; generates a key of `algorithm` when the tenant has none yet.
     func signingKey(tenant: String, algorithm: JWSAlgorithm = .es256) async throws -> (kid: String, key: SigningKey) {
         let logger = database.logger
-        if let active = try await database.withTenantTransaction(tenant, { try await keys.activeKey(tenant: tenant, on: $0, logger: logger) }) {
+        if let active = try await database.withTenantTransaction(
+            tenant, { try await keys.activeKey(tenant: tenant, on: $0, logger: logger) })
+        {
             return active
         }
         do {
             try await database.withTenantTransaction(tenant) { connection in
-                try await keys.createKey(tenant: tenant, algorithm: algorithm, status: .active, on: connection, logger: logger)
+                try await keys.createKey(
+                    tenant: tenant, algorithm: algorithm, status: .active, on: connection, logger: logger)
             }
-        } catch where error.isUniqueViolation {
+        } catch  where error.isUniqueViolation {
             // Another request (or replica) created the first key at the same moment; use theirs.
         }
-        guard let active = try await database.withTenantTransaction(tenant, { try await keys.activeKey(tenant: tenant, on: $0, logger: logger) })
+        guard
+            let active = try await database.withTenantTransaction(
+                tenant, { try await keys.activeKey(tenant: tenant, on: $0, logger: logger) })
         else { throw OAuthError(.internalServerError, "server_error", "no signing key") }
         return active
     }
@@ -37,7 +42,9 @@ struct TenantKeyStore: Sendable {
     /// The tenant's published keys: staged, active and still-published retired ones (none created).
     func publishedKeys(tenant: String) async throws -> [PublishedSigningKey] {
         let logger = database.logger
-        return try await database.withTenantTransaction(tenant) { try await keys.publishedKeys(tenant: tenant, on: $0, logger: logger) }
+        return try await database.withTenantTransaction(tenant) {
+            try await keys.publishedKeys(tenant: tenant, on: $0, logger: logger)
+        }
     }
 
     /// The tenant's published keys, creating the first key if needed.

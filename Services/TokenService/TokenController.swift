@@ -28,7 +28,8 @@ struct TokenController: Sendable {
             throw OAuthError(.badRequest, "unsupported_grant_type", "grant type is not supported")
         }
         let client = try await authentication.authenticate(request: request, form: form, endpoints: endpoints)
-        guard client.grantTypes.contains(grant), client.isStatic || tenant.policy.allowedGrantTypes.contains(grant) else {
+        guard client.grantTypes.contains(grant), client.isStatic || tenant.policy.allowedGrantTypes.contains(grant)
+        else {
             throw OAuthError(.badRequest, "unauthorized_client", "the client may not use this grant type")
         }
         let mustUseDPoP = tenant.policy.dpop.isRequired(clientRequestsBinding: client.metadata.dpopBoundAccessTokens)
@@ -43,11 +44,15 @@ struct TokenController: Sendable {
             response = try await ClientCredentialsGrant(issuer: issuer, database: database)
                 .grant(grantContext, signer: signer)
         case .authorizationCode:
-            response = try await AuthorizationCodeGrant(issuer: issuer, revocation: revocation, database: database, dpop: dpop)
-                .grant(grantContext, signer: signer)
+            response = try await AuthorizationCodeGrant(
+                issuer: issuer, revocation: revocation, database: database, dpop: dpop
+            )
+            .grant(grantContext, signer: signer)
         case .refreshToken:
-            response = try await RefreshTokenGrant(issuer: issuer, revocation: revocation, database: database, dpop: dpop)
-                .grant(grantContext, signer: signer)
+            response = try await RefreshTokenGrant(
+                issuer: issuer, revocation: revocation, database: database, dpop: dpop
+            )
+            .grant(grantContext, signer: signer)
         case .implicit:
             throw OAuthError(.badRequest, "unsupported_grant_type", "grant type is not supported")
         }
@@ -70,6 +75,10 @@ struct GrantContext: Sendable {
 
 /// RFC 6749 §5.2 errors the grants share.
 extension OAuthError {
-    static func invalidGrant(_ description: String) -> OAuthError { OAuthError(.badRequest, "invalid_grant", description) }
-    static func invalidScope(_ description: String) -> OAuthError { OAuthError(.badRequest, "invalid_scope", description) }
+    static func invalidGrant(_ description: String) -> OAuthError {
+        OAuthError(.badRequest, "invalid_grant", description)
+    }
+    static func invalidScope(_ description: String) -> OAuthError {
+        OAuthError(.badRequest, "invalid_scope", description)
+    }
 }

@@ -29,10 +29,12 @@ struct TokenEndpointAuthentication: Sendable {
         case .noAuthentication:
             guard client.clientType == .public else { throw Self.invalidClient(tenant: tenant) }
         case .clientSecretBasic, .clientSecretPost:
-            guard let secret = presented.secret, let stored = client.secretHash, hasher.matches(secret, storedHash: stored)
+            guard let secret = presented.secret, let stored = client.secretHash,
+                hasher.matches(secret, storedHash: stored)
             else { throw Self.invalidClient(tenant: tenant) }
         case .privateKeyJWT:
-            guard let assertion = presented.assertion, await assertions.verify(assertion, client: client, endpoints: endpoints)
+            guard let assertion = presented.assertion,
+                await assertions.verify(assertion, client: client, endpoints: endpoints)
             else { throw Self.invalidClient(tenant: tenant) }
         }
         return client
@@ -66,7 +68,8 @@ struct TokenEndpointAuthentication: Sendable {
                 let colon = text.firstIndex(of: ":"),
                 // RFC 6749 §2.3.1: both halves are form-urlencoded before base64.
                 let id = String(text[..<colon]).replacingOccurrences(of: "+", with: " ").removingPercentEncoding,
-                let secret = String(text[text.index(after: colon)...]).replacingOccurrences(of: "+", with: " ").removingPercentEncoding,
+                let secret = String(text[text.index(after: colon)...]).replacingOccurrences(of: "+", with: " ")
+                    .removingPercentEncoding,
                 // U+0000 cannot reach PostgreSQL (it refuses the string): it is a malformed credential.
                 !id.isEmpty, !id.utf8.contains(0), !secret.utf8.contains(0)
             else {
@@ -85,7 +88,10 @@ struct TokenEndpointAuthentication: Sendable {
             }
             guard form["client_assertion_type"] == ClientAssertionVerifier.assertionType,
                 let assertion = form["client_assertion"]
-            else { throw OAuthError.invalidRequest("client_assertion_type must be \(ClientAssertionVerifier.assertionType)") }
+            else {
+                throw OAuthError.invalidRequest(
+                    "client_assertion_type must be \(ClientAssertionVerifier.assertionType)")
+            }
             guard let id = ClientAssertionVerifier.claimedClientID(assertion) else {
                 throw OAuthError(.unauthorized, "invalid_client", "malformed client assertion")
             }
@@ -99,7 +105,9 @@ struct TokenEndpointAuthentication: Sendable {
                 .unauthorized, "invalid_client", "client authentication required",
                 headers: [.wwwAuthenticate: "Basic charset=\"UTF-8\""])
         }
-        if let secret = form["client_secret"] { return Presented(clientID: id, secret: secret, method: .clientSecretPost) }
+        if let secret = form["client_secret"] {
+            return Presented(clientID: id, secret: secret, method: .clientSecretPost)
+        }
         return Presented(clientID: id, secret: nil, method: .noAuthentication)
     }
 }

@@ -59,9 +59,12 @@ struct TokenEndpointDPoP: Sendable {
     /// `invalid_dpop_proof` / `use_dpop_nonce` (400 at the token endpoint, RFC 9449 §5, §8).
     func error(_ error: DPoPError, tenant: ResolvedTenant, status: HTTPResponse.Status = .badRequest) -> OAuthError {
         var headers = HTTPFields()
-        if error.requiresNonce || tenant.policy.dpop.nonceRequired { headers[Self.nonceHeaderName] = nonces.currentNonce() }
+        if error.requiresNonce || tenant.policy.dpop.nonceRequired {
+            headers[Self.nonceHeaderName] = nonces.currentNonce()
+        }
         if status == .unauthorized {
-            headers[.wwwAuthenticate] = "DPoP error=\"\(error.errorCode)\", algs=\"\(JWSAlgorithm.allCases.map(\.rawValue).joined(separator: " "))\""
+            headers[.wwwAuthenticate] =
+                "DPoP error=\"\(error.errorCode)\", algs=\"\(JWSAlgorithm.allCases.map(\.rawValue).joined(separator: " "))\""
         }
         return OAuthError(status, error.errorCode, error.reason, headers: headers)
     }

@@ -94,7 +94,8 @@ struct TokenIssuer: Sendable {
         let claims = AccessTokenClaims(
             iss: endpoints.issuer, sub: request.userID.map { $0.uuidString.lowercased() } ?? request.client.clientID,
             aud: Audience(audience), clientID: request.client.clientID, scope: scope, jti: jti,
-            iat: issuedAt, exp: issuedAt + Int64(lifetime), cnf: request.jkt.map { AccessTokenClaims.Confirmation(jkt: $0) })
+            iat: issuedAt, exp: issuedAt + Int64(lifetime),
+            cnf: request.jkt.map { AccessTokenClaims.Confirmation(jkt: $0) })
         let accessToken = try CompactJWS.sign(
             claims: claims, using: signer.key, header: JWSHeaderParameters(typ: "at+jwt", kid: signer.kid))
         try await connection.query(
@@ -129,22 +130,26 @@ struct TokenIssuer: Sendable {
                 iss: endpoints.issuer, sub: userID.uuidString.lowercased(), aud: request.client.clientID,
                 azp: request.client.clientID, iat: issuedAt, exp: issuedAt + Int64(lifetimes.idToken),
                 authTime: Int64(plan.authTime.timeIntervalSince1970), nonce: plan.nonce)
-            idToken = try CompactJWS.sign(claims: claims, using: signer.key, header: JWSHeaderParameters(typ: "JWT", kid: signer.kid))
+            idToken = try CompactJWS.sign(
+                claims: claims, using: signer.key, header: JWSHeaderParameters(typ: "JWT", kid: signer.kid))
         }
 
         var kinds: [TokenIssued.TokenKind] = [.access]
         if refreshToken != nil { kinds.append(.refresh) }
         if idToken != nil { kinds.append(.id) }
         let event = TokenIssued(
-            tenant: tenant.slug, clientID: request.client.clientID, userID: request.userID, grantType: request.grantType,
+            tenant: tenant.slug, clientID: request.client.clientID, userID: request.userID,
+            grantType: request.grantType,
             scope: scope, jti: jti, jkt: request.jkt, tokenTypes: kinds, expiresAt: expiresAt,
             refreshExpiresAt: refreshToken == nil ? nil : request.refresh?.expiresAt,
             refreshFamilyID: refreshToken == nil ? nil : request.refresh?.familyID.uuidString.lowercased(),
             audience: [audience], actor: .client(request.client.clientID))
-        try await outbox.append(CloudEvent(source: EventSource.tokenService, data: event), on: connection, logger: logger)
+        try await outbox.append(
+            CloudEvent(source: EventSource.tokenService, data: event), on: connection, logger: logger)
 
         return TokenResponse(
-            accessToken: accessToken, tokenType: request.jkt == nil ? "Bearer" : "DPoP", expiresIn: lifetime, scope: scope,
+            accessToken: accessToken, tokenType: request.jkt == nil ? "Bearer" : "DPoP", expiresIn: lifetime,
+            scope: scope,
             refreshToken: refreshToken, idToken: idToken, accessTokenID: jti)
     }
 }

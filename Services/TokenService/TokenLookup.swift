@@ -31,7 +31,9 @@ struct TokenLookup: Sendable {
 
     /// The claims of `token` if it is one of this tenant's access tokens, whatever its audience; nil otherwise.
     func accessTokenClaims(_ token: String, endpoints: TenantEndpoints) async throws -> AccessTokenClaims? {
-        guard let parsed = try? AccessTokenVerifier.parse(token), parsed.claims.iss == endpoints.issuer else { return nil }
+        guard let parsed = try? AccessTokenVerifier.parse(token), parsed.claims.iss == endpoints.issuer else {
+            return nil
+        }
         let keys = try await keyStore.publishedKeys(tenant: endpoints.tenant).map(\.jwk)
         // The audience check is the caller's.
         return try? AccessTokenVerifier.check(parsed, keys: keys, audience: { _ in true })
@@ -58,7 +60,9 @@ struct TokenLookup: Sendable {
         return nil
     }
 
-    func refreshToken(_ token: String, on connection: PostgresConnection, logger: Logger) async throws -> StoredRefreshToken? {
+    func refreshToken(_ token: String, on connection: PostgresConnection, logger: Logger) async throws
+        -> StoredRefreshToken?
+    {
         let rows = try await connection.query(
             """
             SELECT family_id, client_id, user_id, scope, status, expires_at, created_at
@@ -66,7 +70,8 @@ struct TokenLookup: Sendable {
             """, logger: logger)
         for try await row in rows.decode((UUID, String, UUID?, String, String, Date, Date).self) {
             return StoredRefreshToken(
-                familyID: row.0, clientID: row.1, userID: row.2, scope: row.3, status: row.4, expiresAt: row.5, createdAt: row.6)
+                familyID: row.0, clientID: row.1, userID: row.2, scope: row.3, status: row.4, expiresAt: row.5,
+                createdAt: row.6)
         }
         return nil
     }

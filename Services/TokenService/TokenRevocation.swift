@@ -42,7 +42,8 @@ struct TokenRevocation: Sendable {
             refreshFamilyID: familyID.uuidString.lowercased(), revokedCount: count,
             revokedJTIs: live.isEmpty ? nil : live, accessTokensExpireAt: lastExpiry, reason: reason, actor: actor,
             revokedAt: now)
-        try await outbox.append(CloudEvent(source: EventSource.tokenService, data: event), on: connection, logger: logger)
+        try await outbox.append(
+            CloudEvent(source: EventSource.tokenService, data: event), on: connection, logger: logger)
         return count
     }
 
@@ -63,7 +64,8 @@ struct TokenRevocation: Sendable {
         let event = TokenRevoked(
             tenant: tenant.slug, clientID: clientID, userID: userID, tokenType: .access, jti: jti, revokedCount: 1,
             revokedJTIs: [jti], accessTokensExpireAt: expiry, reason: reason, actor: actor, revokedAt: Date())
-        try await outbox.append(CloudEvent(source: EventSource.tokenService, data: event), on: connection, logger: logger)
+        try await outbox.append(
+            CloudEvent(source: EventSource.tokenService, data: event), on: connection, logger: logger)
         return true
     }
 }

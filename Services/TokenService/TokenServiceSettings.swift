@@ -41,7 +41,8 @@ struct TokenServiceSettings: Sendable {
 
     init(
         publicURL: String, registrationGatewayPublicURL: String, keyEnvelope: KeyEnvelope, secretHasher: KeyedHasher,
-        dpopNonces: HMACDPoPNonceSource, dpopIatWindowSeconds: Int64 = 60, passwordHasher: PasswordHasher = PasswordHasher()
+        dpopNonces: HMACDPoPNonceSource, dpopIatWindowSeconds: Int64 = 60,
+        passwordHasher: PasswordHasher = PasswordHasher()
     ) throws {
         self.publicURL = try SettingsReader.baseURL(publicURL, name: "TOKEN_SERVICE_PUBLIC_URL")
         self.registrationGatewayPublicURL = try SettingsReader.baseURL(

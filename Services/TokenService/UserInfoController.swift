@@ -23,23 +23,32 @@ struct UserInfoController: Sendable {
         let endpoints = TenantEndpoints(settings: settings, tenant: tenant.id)
         let authorizations = request.headers[values: .authorization]
         // RFC 6750 §3.1: two credentials make a malformed request (400), a missing one an unauthenticated one.
-        guard authorizations.count <= 1 else { throw Self.challenge(.badRequest, "invalid_request", "exactly one Authorization header is allowed") }
+        guard authorizations.count <= 1 else {
+            throw Self.challenge(.badRequest, "invalid_request", "exactly one Authorization header is allowed")
+        }
         guard let header = authorizations.first else {
             // RFC 6750 §3.1: no error code in the challenge when no credentials were sent.
-            throw OAuthError(.unauthorized, "invalid_token", "an access token is required", headers: [
-                .wwwAuthenticate: "Bearer, DPoP algs=\"\(JWSAlgorithm.allCases.map(\.rawValue).joined(separator: " "))\"",
-            ])
+            throw OAuthError(
+                .unauthorized, "invalid_token", "an access token is required",
+                headers: [
+                    .wwwAuthenticate:
+                        "Bearer, DPoP algs=\"\(JWSAlgorithm.allCases.map(\.rawValue).joined(separator: " "))\""
+                ])
         }
         let parts = header.split(separator: " ", maxSplits: 1)
         guard parts.count == 2 else { throw Self.unauthorized("invalid_token", "malformed Authorization header") }
         let scheme = parts[0].lowercased()
         let token = String(parts[1]).trimmingCharacters(in: .whitespaces)
-        guard scheme == "bearer" || scheme == "dpop" else { throw Self.unauthorized("invalid_token", "unsupported scheme") }
+        guard scheme == "bearer" || scheme == "dpop" else {
+            throw Self.unauthorized("invalid_token", "unsupported scheme")
+        }
         guard let claims = try await lookup.accessTokenClaims(token, endpoints: endpoints),
             claims.aud.contains(endpoints.defaultAudience)
         else { throw Self.unauthorized("invalid_token", "access token is invalid") }
         if let jkt = claims.cnf?.jkt {
-            guard scheme == "dpop" else { throw Self.unauthorized("invalid_token", "DPoP-bound token presented as Bearer") }
+            guard scheme == "dpop" else {
+                throw Self.unauthorized("invalid_token", "DPoP-bound token presented as Bearer")
+            }
             _ = try await dpop.verifyResource(
                 request: request, url: endpoints.userinfo, tenant: tenant, accessToken: token, expectedJKT: jkt)
         } else if scheme == "dpop" {
@@ -47,10 +56,12 @@ struct UserInfoController: Sendable {
         }
         let logger = database.logger
         let info: UserInfo? = try await database.withTenantTransaction(tenant.id) { connection in
-            guard let live = try await lookup.liveAccessToken(claims, on: connection, logger: logger), let userID = live.userID
+            guard let live = try await lookup.liveAccessToken(claims, on: connection, logger: logger),
+                let userID = live.userID
             else { return nil }
             let rows = try await connection.query(
-                "SELECT username, email, email_verified FROM users WHERE user_id = \(userID) AND status = 'active'", logger: logger)
+                "SELECT username, email, email_verified FROM users WHERE user_id = \(userID) AND status = 'active'",
+                logger: logger)
             for try await (username, email, verified) in rows.decode((String, String?, Bool).self) {
                 let scopes = claims.scopes
                 let showsEmail = scopes.contains("email") && email != nil
@@ -64,8 +75,9 @@ struct UserInfoController: Sendable {
         }
         guard let info else { throw Self.unauthorized("invalid_token", "access token is invalid") }
         guard claims.scopes.contains("openid") else {
-            throw OAuthError(.forbidden, "insufficient_scope", "userinfo needs the openid scope",
-                             headers: [.wwwAuthenticate: "Bearer error=\"insufficient_scope\", scope=\"openid\""])
+            throw OAuthError(
+                .forbidden, "insufficient_scope", "userinfo needs the openid scope",
+                headers: [.wwwAuthenticate: "Bearer error=\"insufficient_scope\", scope=\"openid\""])
         }
         return try JSONResponse.make(info)
     }
@@ -75,8 +87,12 @@ struct UserInfoController: Sendable {
     }
 
     static func challenge(_ status: HTTPResponse.Status, _ code: String, _ description: String) -> OAuthError {
-        OAuthError(status, code, description,
-                   headers: [.wwwAuthenticate: "Bearer error=\"\(code)\", DPoP algs=\"\(JWSAlgorithm.allCases.map(\.rawValue).joined(separator: " "))\""])
+        OAuthError(
+            status, code, description,
+            headers: [
+                .wwwAuthenticate:
+                    "Bearer error=\"\(code)\", DPoP algs=\"\(JWSAlgorithm.allCases.map(\.rawValue).joined(separator: " "))\""
+            ])
     }
 }
 

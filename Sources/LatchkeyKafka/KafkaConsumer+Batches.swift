@@ -55,7 +55,8 @@ extension KafkaConsumer {
         case .warning(let error)?: return .warnings([error])
         case .message(let record)?: records.append(record)
         }
-        let nanoseconds = Int(clamping: linger.components.seconds * 1_000_000_000 + linger.components.attoseconds / 1_000_000_000)
+        let nanoseconds = Int(
+            clamping: linger.components.seconds * 1_000_000_000 + linger.components.attoseconds / 1_000_000_000)
         DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(nanoseconds)) { lingerOver.raise() }
         while records.count < maximum, !lingerOver.isRaised {
             switch pollStep(interrupt: lingerOver) {

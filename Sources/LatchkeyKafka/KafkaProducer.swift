@@ -1,7 +1,7 @@
 import Logging
-import Synchronization
 import Metrics
 import ServiceLifecycle
+import Synchronization
 
 /// An idempotent Kafka producer whose ``send(_:)`` returns once the cluster acknowledged the record.
 ///
@@ -65,7 +65,8 @@ public final class KafkaProducer: Service, Sendable {
                 await withCheckedContinuation { (enqueued: CheckedContinuation<Void, Never>) in
                     group.addTask {
                         do {
-                            results.set(index, .success(try await self.send(message, whenEnqueued: { enqueued.resume() })))
+                            results.set(
+                                index, .success(try await self.send(message, whenEnqueued: { enqueued.resume() })))
                         } catch {
                             results.set(index, .failure(error))
                         }

@@ -1,9 +1,10 @@
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
 import Metrics
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// The few fields of librdkafka's statistics JSON that Latchkey exports as gauges.
 struct KafkaStatistics: Decodable, Equatable {
@@ -95,9 +96,10 @@ struct KafkaStatisticsRecorder: Sendable {
         gauge("kafka_client_transmitted_messages", dimensions).record(statistics.transmittedMessages)
         gauge("kafka_client_received_messages", dimensions).record(statistics.receivedMessages)
         for (topicPartition, lag) in statistics.consumerLag {
-            let partitionDimensions = dimensions + [
-                ("topic", topicPartition.topic), ("partition", String(topicPartition.partition)),
-            ]
+            let partitionDimensions =
+                dimensions + [
+                    ("topic", topicPartition.topic), ("partition", String(topicPartition.partition)),
+                ]
             gauge("kafka_consumer_lag_messages", partitionDimensions).record(lag)
         }
     }

@@ -28,7 +28,8 @@ import Testing
             let holder = Task {
                 try await database.withTransaction { connection in
                     try await connection.query(
-                        "SELECT sequence FROM audit_chain_heads WHERE tenant_id = \(busy) FOR UPDATE", logger: database.logger)
+                        "SELECT sequence FROM audit_chain_heads WHERE tenant_id = \(busy) FOR UPDATE",
+                        logger: database.logger)
                     locked.yield()
                     for await _ in released { break }
                 }
@@ -52,7 +53,9 @@ import Testing
 
     @Test func concurrentWritersOfOneTenantProduceOneGaplessChain() async throws {
         let tenant = TestEnvironment.uniqueTenant("conc")
-        let batches = try (0..<8).map { _ in try Self.records(try AuditEventFactory(tenant: tenant).bulk(25, clients: 5)) }
+        let batches = try (0..<8).map { _ in
+            try Self.records(try AuditEventFactory(tenant: tenant).bulk(25, clients: 5))
+        }
         try await TestDatabase.withSystem { database in
             let store = AuditBatchStore(database: database, clock: SystemWallClock())
             try await withThrowingTaskGroup(of: Void.self) { group in
@@ -75,7 +78,8 @@ import Testing
         var clashObject = try #require(try StrictJSONParser.parse(clash.value).objectValue)
         clashObject["id"] = .string(first.id)
         clash.value = CanonicalJSON.encode(.object(clashObject))
-        let otherTenant = try AuditEventFactory(tenant: TestEnvironment.uniqueTenant("idem2")).updated(client: "c", user: AuditEventFactory.user(2))
+        let otherTenant = try AuditEventFactory(tenant: TestEnvironment.uniqueTenant("idem2")).updated(
+            client: "c", user: AuditEventFactory.user(2))
         var squatter = otherTenant
         var squatterObject = try #require(try StrictJSONParser.parse(squatter.value).objectValue)
         squatterObject["id"] = .string(first.id)

@@ -15,13 +15,16 @@ import Testing
                 try await management.execute(uri: "/healthz") { response in
                     #expect(response.status == .ok)
                 }
-                try await eventually("the lag to be measured", within: .seconds(60)) { service.lagMonitor.lastMeasurement != nil }
+                try await eventually("the lag to be measured", within: .seconds(60)) {
+                    service.lagMonitor.lastMeasurement != nil
+                }
                 // The group's first join can make early measurements see the topics' whole backlog.
                 // Polled: on a loaded machine one lag measurement can time out and readiness flips back briefly.
                 try await eventually("readiness with every check ok", within: .seconds(60)) {
                     let response = try await management.execute(uri: "/readyz")
-                    return response.status == .ok && String(buffer: response.body)
-                        == #"{"kafka":"ok","lag":"ok","postgres":"ok","schema":"ok","status":"ready"}"#
+                    return response.status == .ok
+                        && String(buffer: response.body)
+                            == #"{"kafka":"ok","lag":"ok","postgres":"ok","schema":"ok","status":"ready"}"#
                 }
                 try await management.execute(uri: "/metrics") { response in
                     #expect(response.status == .ok)
@@ -36,14 +39,18 @@ import Testing
     }
 
     @Test func servesItsOpenAPIDocumentMatchingItsRoutes() async throws {
-        let settings = try await TestServiceSettings.make(.auditConsumer, kafkaBrokers: ServiceHealthExpectations.unreachableKafka)
-        let app = try AuditService(settings: settings, audit: AuditTest.settings(), logger: AuditTest.logger).makeApplication()
+        let settings = try await TestServiceSettings.make(
+            .auditConsumer, kafkaBrokers: ServiceHealthExpectations.unreachableKafka)
+        let app = try AuditService(settings: settings, audit: AuditTest.settings(), logger: AuditTest.logger)
+            .makeApplication()
         try await ServiceHealthExpectations.expectOpenAPIDocument(app, settings, .auditConsumer)
     }
 
     @Test func readinessFailsWhenKafkaIsUnreachable() async throws {
-        let settings = try await TestServiceSettings.make(.auditConsumer, kafkaBrokers: ServiceHealthExpectations.unreachableKafka)
-        let app = try AuditService(settings: settings, audit: AuditTest.settings(), logger: AuditTest.logger).makeApplication()
+        let settings = try await TestServiceSettings.make(
+            .auditConsumer, kafkaBrokers: ServiceHealthExpectations.unreachableKafka)
+        let app = try AuditService(settings: settings, audit: AuditTest.settings(), logger: AuditTest.logger)
+            .makeApplication()
         try await app.test(.router) { _ in
             try await ManagementClient(settings).execute(uri: "/readyz") { response in
                 #expect(response.status == .serviceUnavailable)
@@ -60,11 +67,14 @@ import Testing
         let events = try (0..<60).map { try factory.mixed($0, clients: 6) }
         try await AuditTest.withCluster { cluster in
             _ = try await AuditTest.withProducer(cluster) { try await AuditTest.send(events, with: $0) }
-            let service = try await AuditTest.makeService(cluster: cluster, audit: AuditTest.settings(readyMaximumLag: 10))
+            let service = try await AuditTest.makeService(
+                cluster: cluster, audit: AuditTest.settings(readyMaximumLag: 10))
             let management = ManagementClient(service.runtime.settings)
             try await service.makeApplication().test(.router) { _ in
                 // The group needs seconds to form, so the first measurements see the whole backlog.
-                try await eventually("the lag to be measured", within: .seconds(60)) { service.lagMonitor.lastMeasurement != nil }
+                try await eventually("the lag to be measured", within: .seconds(60)) {
+                    service.lagMonitor.lastMeasurement != nil
+                }
                 #expect(service.lagMonitor.lastMeasurement?.total == Int64(events.count))
                 try await management.execute(uri: "/readyz") { response in
                     #expect(response.status == .serviceUnavailable)

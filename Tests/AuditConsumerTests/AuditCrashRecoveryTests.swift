@@ -19,7 +19,9 @@ import Testing
         let tenants = (0..<3).map { _ in TestEnvironment.uniqueTenant("crash") }
         let events = try tenants.flatMap { try AuditEventFactory(tenant: $0).bulk(600, clients: 12) }
         try await AuditTest.withCluster { cluster in
-            let reports = try await AuditTest.withProducer(cluster) { try await AuditTest.sendConcurrently(events, with: $0) }
+            let reports = try await AuditTest.withProducer(cluster) {
+                try await AuditTest.sendConcurrently(events, with: $0)
+            }
 
             // First consumer: its third batch is stored, then it "crashes" before committing anything of it.
             let batchSizes = Mutex<[Int]>([])
@@ -30,10 +32,14 @@ import Testing
                     if number == 3 { throw SimulatedCrash() }
                 }))
             let first = await Self.runIngestorUntilItStops(crashing)
-            #expect(first is SimulatedCrash, "the ingestor must stop with the simulated crash, got \(String(describing: first))")
+            #expect(
+                first is SimulatedCrash,
+                "the ingestor must stop with the simulated crash, got \(String(describing: first))")
             let sizes = batchSizes.withLock { $0 }
             #expect(sizes.count == 3)
-            #expect(try await AuditTest.storedCount(tenants: tenants) == sizes.reduce(0, +), "three batches are in PostgreSQL")
+            #expect(
+                try await AuditTest.storedCount(tenants: tenants) == sizes.reduce(0, +),
+                "three batches are in PostgreSQL")
             // Two batches were committed to Kafka as well; the third is stored but its offsets are not.
             #expect(Int(crashing.ingestor.committedOffsets.values.reduce(0, +)) == sizes.prefix(2).reduce(0, +))
 
@@ -56,7 +62,9 @@ import Testing
         let tenant = TestEnvironment.uniqueTenant("cancel")
         let events = try AuditEventFactory(tenant: tenant).bulk(1_500, clients: 15)
         try await AuditTest.withCluster { cluster in
-            let reports = try await AuditTest.withProducer(cluster) { try await AuditTest.sendConcurrently(events, with: $0) }
+            let reports = try await AuditTest.withProducer(cluster) {
+                try await AuditTest.sendConcurrently(events, with: $0)
+            }
             // Cancelled from inside its second batch, after the transaction but before the commit.
             let cancelled = try await AuditTest.makeService(
                 cluster: cluster, audit: AuditTest.settings(batchSize: 250),

@@ -41,8 +41,10 @@ import Testing
             (variant { $0["type"] = .string(LatchkeyEventType.clientRevoked.rawValue) }, .wrongTopic),
             (variant { $0["tenantid"] = "someone-else" }, .inconsistent),
             (withData { $0["client_name"] = "nul \u{0} inside" }, .unstorable),
-            (variant { $0["padding"] = .string(String(repeating: "x", count: AuditEventDecoder.maximumEventSize)) },
-             .oversized),
+            (
+                variant { $0["padding"] = .string(String(repeating: "x", count: AuditEventDecoder.maximumEventSize)) },
+                .oversized
+            ),
         ]
         let after = try (0..<5).map { try factory.registered(client: "c-after-\($0)", user: AuditEventFactory.user(2)) }
 
@@ -53,9 +55,11 @@ import Testing
                     var reports: [KafkaDeliveryReport] = []
                     // One partition, in this order: every refused record sits before the valid ones.
                     for (raw, _) in refused {
-                        reports.append(try await producer.send(KafkaOutgoingMessage(
-                            topic: registeredTopic, key: Array("\(tenant)/bad".utf8), value: Array(raw.utf8),
-                            headers: [KafkaHeader(key: "traceparent", value: "00-abc-def-01")], partition: 0)))
+                        reports.append(
+                            try await producer.send(
+                                KafkaOutgoingMessage(
+                                    topic: registeredTopic, key: Array("\(tenant)/bad".utf8), value: Array(raw.utf8),
+                                    headers: [KafkaHeader(key: "traceparent", value: "00-abc-def-01")], partition: 0)))
                     }
                     for event in after {
                         var message = event.outgoing
@@ -78,14 +82,17 @@ import Testing
                     #expect(letter.header("traceparent") != nil, "original headers are kept")
                     #expect(letter.key == Array("\(tenant)/bad".utf8))
                 }
-                let offsets = letters.compactMap { $0.header("dlq-offset").flatMap { Int64(String(decoding: $0, as: UTF8.self)) } }
+                let offsets = letters.compactMap {
+                    $0.header("dlq-offset").flatMap { Int64(String(decoding: $0, as: UTF8.self)) }
+                }
                 #expect(offsets == reports.prefix(refused.count).map(\.offset))
                 let schemaDetail = letters[3].header("dlq-detail").map { String(decoding: $0, as: UTF8.self) } ?? ""
                 #expect(schemaDetail.contains("data.client_secret: member is not allowed"), "\(schemaDetail)")
 
                 let metrics = try await ManagementClient(service.runtime.settings).execute(uri: "/metrics").text
                 for reason in Set(refused.map(\.1)) {
-                    let value = AuditTest.metric(metrics, #"latchkey_audit_dead_letter_total{reason="\#(reason.rawValue)"}"#)
+                    let value = AuditTest.metric(
+                        metrics, #"latchkey_audit_dead_letter_total{reason="\#(reason.rawValue)"}"#)
                     #expect((value ?? 0) >= 1, "\(reason)")
                 }
             }
@@ -124,8 +131,9 @@ import Testing
         let reader = try KafkaConsumer(
             configuration: KafkaTestSupport.configuration(cluster, clientID: "dlq-reader"),
             groupID: "dlq-reader-\(UUID().uuidString.prefix(8))",
-            subscription: .allPartitions(of: [DeadLetterPublisher.topic(prefix: LatchkeyEventType.defaultTopicPrefix)],
-                                         startingAt: .beginning),
+            subscription: .allPartitions(
+                of: [DeadLetterPublisher.topic(prefix: LatchkeyEventType.defaultTopicPrefix)],
+                startingAt: .beginning),
             logger: AuditTest.logger)
         defer { Task { await reader.close() } }
         return try await withThrowingTaskGroup(of: [KafkaConsumerMessage]?.self) { group in

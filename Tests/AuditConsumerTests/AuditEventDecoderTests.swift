@@ -38,11 +38,12 @@ import Testing
         }
         // The user an event concerns: user_id, else authenticated_user, else a user actor; never a client actor.
         let users = try events.map { try Self.decoder.decode(Self.message($0)).get().userID }
-        #expect(users == [
-            user.uuidString.lowercased(), user.uuidString.lowercased(), nil, user.uuidString.lowercased(),
-            user.uuidString.lowercased(), user.uuidString.lowercased(), user.uuidString.lowercased(), nil,
-            user.uuidString.lowercased(), user.uuidString.lowercased(),
-        ])
+        #expect(
+            users == [
+                user.uuidString.lowercased(), user.uuidString.lowercased(), nil, user.uuidString.lowercased(),
+                user.uuidString.lowercased(), user.uuidString.lowercased(), user.uuidString.lowercased(), nil,
+                user.uuidString.lowercased(), user.uuidString.lowercased(),
+            ])
     }
 
     @Test func keepsTheEventTimeToTheMicrosecond() throws {

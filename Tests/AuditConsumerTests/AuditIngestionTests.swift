@@ -25,7 +25,9 @@ import Testing
         }
         try await AuditTest.withCluster { cluster in
             // Produced before the consumer starts, so the first batches are full ones.
-            let reports = try await AuditTest.withProducer(cluster) { try await AuditTest.sendConcurrently(events, with: $0) }
+            let reports = try await AuditTest.withProducer(cluster) {
+                try await AuditTest.sendConcurrently(events, with: $0)
+            }
             #expect(reports.count == events.count)
             let service = try await AuditTest.makeService(
                 cluster: cluster, audit: AuditTest.settings(platform: platform, batchSize: 1_000))
@@ -47,14 +49,19 @@ import Testing
                 }
                 let metrics = try await ManagementClient(service.runtime.settings).execute(uri: "/metrics")
                 let text = String(buffer: metrics.body)
-                let issued = AuditTest.metric(text, #"latchkey_audit_events_ingested_total{type="io.latchkey.token.issued.v1"}"#)
+                let issued = AuditTest.metric(
+                    text, #"latchkey_audit_events_ingested_total{type="io.latchkey.token.issued.v1"}"#)
                 #expect((issued ?? 0) >= Double(4 * perTenant / 10 * tenants.count))
                 for tenant in tenants {
-                    #expect(AuditTest.metric(text, #"latchkey_audit_chain_length{tenant="\#(tenant)"}"#) == Double(perTenant))
+                    #expect(
+                        AuditTest.metric(text, #"latchkey_audit_chain_length{tenant="\#(tenant)"}"#)
+                            == Double(perTenant))
                 }
                 #expect(text.contains("latchkey_audit_end_to_end_delay_seconds_bucket"))
                 // Lag series exist per partition (their values are shared with other tests' services).
-                #expect(AuditTest.metric(text, #"latchkey_audit_consumer_lag{topic="latchkey.token-issued",partition="0"}"#) != nil)
+                #expect(
+                    AuditTest.metric(text, #"latchkey_audit_consumer_lag{topic="latchkey.token-issued",partition="0"}"#)
+                        != nil)
             }
         }
     }
@@ -63,7 +70,8 @@ import Testing
     static func expectExactlyOnce(_ events: [EncodedEvent], tenants: [String]) async throws {
         let stored = try await TestDatabase.withSystem { database in
             let rows = try await database.client.query(
-                "SELECT event_id::text FROM audit_events WHERE tenant_id = ANY(\(tenants)::text[])", logger: database.logger)
+                "SELECT event_id::text FROM audit_events WHERE tenant_id = ANY(\(tenants)::text[])",
+                logger: database.logger)
             var ids: [String] = []
             for try await id in rows.decode(String.self) { ids.append(id) }
             return ids

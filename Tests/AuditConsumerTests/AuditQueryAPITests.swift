@@ -73,7 +73,9 @@ import Testing
                 }
             }
             let newestFirst = try await api.allPages("\(base)?limit=25").flatMap { AuditQueryHarness.sequences($0) }
-            let oldestFirst = try await api.allPages("\(base)?limit=25&order=asc").flatMap { AuditQueryHarness.sequences($0) }
+            let oldestFirst = try await api.allPages("\(base)?limit=25&order=asc").flatMap {
+                AuditQueryHarness.sequences($0)
+            }
             try await writer.value
 
             // Newest first: starts at whatever the head was, then only ever older rows, each once.
@@ -136,10 +138,13 @@ import Testing
             #expect(person["account"]?.arrayValue?.count == 1)
             #expect(person["instances"]?.arrayValue?.map { $0["client_id"] } == ["phone-1", "tablet-1"])
             #expect(person["instances"]?.arrayValue?.map { $0["status"] } == ["revoked", "active"])
-            #expect(person["other_activity"] == [[
-                "client_id": "mobile-dcr-client", "type": "io.latchkey.token.issued.v1", "count": 1,
-                "last_at": "2025-05-02T18:30:00.000000Z",
-            ]])
+            #expect(
+                person["other_activity"] == [
+                    [
+                        "client_id": "mobile-dcr-client", "type": "io.latchkey.token.issued.v1", "count": 1,
+                        "last_at": "2025-05-02T18:30:00.000000Z",
+                    ]
+                ])
 
             try await api.expectError("/audit/t/\(tenant)/clients/never-seen/timeline", .notFound, "not_found")
             try await api.expectError("/audit/t/\(tenant)/users/\(UUID().uuidString)/timeline", .notFound, "not_found")
@@ -152,7 +157,8 @@ import Testing
         early.time = RFC3339Timestamp.date(from: "2025-01-01T00:00:00.000000Z")!
         var late = early
         late.time = RFC3339Timestamp.date(from: "2025-06-01T00:00:00.000000Z")!
-        let events = try (0..<40).map { try early.mixed($0, clients: 4) } + (0..<60).map { try late.mixed($0, clients: 4) }
+        let events =
+            try (0..<40).map { try early.mixed($0, clients: 4) } + (0..<60).map { try late.mixed($0, clients: 4) }
         try await AuditQueryHarness.run(tenants: [tenant]) { api in
             try await AuditTest.store(events)
             let response = try await api.get("/audit/t/\(tenant)/export")
@@ -170,7 +176,8 @@ import Testing
                     tenantID: tenant, sequence: Int64(index + 1), eventID: row["event_id"]?.stringValue ?? "",
                     eventType: row["type"]?.stringValue ?? "", subject: row["subject"]?.stringValue,
                     userID: row["user_id"]?.stringValue, eventTime: row["time"]?.stringValue ?? "",
-                    storedAt: row["stored_at"]?.stringValue ?? "", sourceTopic: row["source"]?["topic"]?.stringValue ?? "",
+                    storedAt: row["stored_at"]?.stringValue ?? "",
+                    sourceTopic: row["source"]?["topic"]?.stringValue ?? "",
                     sourcePartition: Int32(row["source"]?["partition"]?.doubleValue ?? -1),
                     sourceOffset: Int64(row["source"]?["offset"]?.doubleValue ?? -1),
                     canonicalEvent: CanonicalJSON.encode(row["event"] ?? .null))
@@ -178,7 +185,8 @@ import Testing
                 #expect(hash == row["hash"]?.stringValue, "line \(index + 1)")
                 previous = hash ?? ""
             }
-            let window = try await api.get("/audit/t/\(tenant)/export?from=2025-05-01T00:00:00Z&to=2025-07-01T00:00:00Z")
+            let window = try await api.get(
+                "/audit/t/\(tenant)/export?from=2025-05-01T00:00:00Z&to=2025-07-01T00:00:00Z")
             #expect(String(buffer: window.body).split(separator: "\n").count == 60)
             let empty = try await api.get("/audit/t/\(tenant)/export?to=2024-01-01T00:00:00Z")
             #expect(empty.status == .ok)
@@ -189,7 +197,9 @@ import Testing
     @Test func aSuspendedTenantsHistoryStaysReadable() async throws {
         let tenant = TestEnvironment.uniqueTenant("susp")
         try await AuditQueryHarness.run(tenants: [tenant]) { api in
-            try await AuditTest.store([try AuditEventFactory(tenant: tenant).registered(client: "c", user: AuditEventFactory.user(1))])
+            try await AuditTest.store([
+                try AuditEventFactory(tenant: tenant).registered(client: "c", user: AuditEventFactory.user(1))
+            ])
             _ = try await TestDatabase.withApp { database in
                 try await database.withTenantTransaction(tenant) {
                     try await $0.query("UPDATE tenants SET status = 'suspended'", logger: database.logger)

@@ -49,18 +49,21 @@ import Testing
             var forged = adminA.claims()
             forged["iss"] = .string("\(AuditTest.issuerBase)/t/\(tenantB)")
             try await api.expectError(
-                "/audit/t/\(tenantB)/events", .unauthorized, "invalid_token", authorization: "Bearer \(try adminA.token(forged))")
+                "/audit/t/\(tenantB)/events", .unauthorized, "invalid_token",
+                authorization: "Bearer \(try adminA.token(forged))")
 
             // What each tenant sees is its own, even for the same client and user ids.
             let listA = try await api.json("/audit/t/\(tenantA)/events", authorization: tokenA)
             #expect(listA["events"]?.arrayValue?.count == eventsA.count)
             #expect(listA["events"]?.arrayValue?.allSatisfy { $0["event"]?["tenantid"] == .string(tenantA) } == true)
-            let timelineA = try await api.json("/audit/t/\(tenantA)/clients/shared-client/timeline", authorization: tokenA)
+            let timelineA = try await api.json(
+                "/audit/t/\(tenantA)/clients/shared-client/timeline", authorization: tokenA)
             #expect(timelineA["status"] == "active")
             #expect(timelineA["revocations"] == [])
             let timelineB = try await api.json("/audit/t/\(tenantB)/clients/shared-client/timeline")
             #expect(timelineB["status"] == "revoked")
-            let userA = try await api.json("/audit/t/\(tenantA)/users/\(user.uuidString)/timeline", authorization: tokenA)
+            let userA = try await api.json(
+                "/audit/t/\(tenantA)/users/\(user.uuidString)/timeline", authorization: tokenA)
             #expect(userA["instances"]?.arrayValue?.count == 1)
             #expect(userA["instances"]?.arrayValue?.first?["tokens"]?["issued_total"] == 1)
             let verifyA = try await api.json("/audit/t/\(tenantA)/verify", authorization: tokenA)
@@ -72,13 +75,15 @@ import Testing
             // A cursor from tenant B's listing cannot pull B's rows through tenant A.
             let pageB = try await api.json("/audit/t/\(tenantB)/events?limit=1")
             let cursorB = try #require(pageB["next_cursor"]?.stringValue)
-            let crossed = try await api.json("/audit/t/\(tenantA)/events?limit=5&cursor=\(cursorB)", authorization: tokenA)
+            let crossed = try await api.json(
+                "/audit/t/\(tenantA)/events?limit=5&cursor=\(cursorB)", authorization: tokenA)
             #expect(crossed["events"]?.arrayValue?.allSatisfy { $0["event"]?["tenantid"] == .string(tenantA) } == true)
 
             // The platform admin reaches both; unknown tenants are 404 for it, 401 for everybody else.
             #expect(try await api.get("/audit/t/\(tenantB)/verify").status == .ok)
             try await api.expectError("/audit/t/no-such-tenant-x/events", .notFound, "not_found")
-            try await api.expectError("/audit/t/no-such-tenant-x/events", .unauthorized, "invalid_token", authorization: tokenA)
+            try await api.expectError(
+                "/audit/t/no-such-tenant-x/events", .unauthorized, "invalid_token", authorization: tokenA)
             try await api.expectError("/audit/t/NOT_A_SLUG/events", .notFound, "not_found")
         }
     }
@@ -134,7 +139,8 @@ import Testing
                 "limit=0", "limit=501", "limit=abc", "limit=-1", "limit=99999999999999999999",
                 "type=io.example.nope.v1", "order=sideways", "from=yesterday", "to=2025-13-01T00:00:00Z",
                 "from=2025-02-01T00:00:00Z&to=2025-01-01T00:00:00Z", "cursor=%%%", "cursor=bm90LWEtY3Vyc29y",
-                "cursor=\(cursor)&type=token-issued", "cursor=\(cursor)&order=asc", "cursor=" + String(repeating: "A", count: 600),
+                "cursor=\(cursor)&type=token-issued", "cursor=\(cursor)&order=asc",
+                "cursor=" + String(repeating: "A", count: 600),
                 "clientid=x", "limit=1&limit=2", "client_id=\(long)", "client_id=", "user=%00", "client_id=a%0Ab",
             ]
             for query in badQueries {

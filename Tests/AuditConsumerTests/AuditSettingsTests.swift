@@ -6,7 +6,8 @@ import Testing
 
 @Suite struct AuditSettingsTests {
     static func settings(_ environment: [String: String]) throws -> AuditSettings {
-        try AuditSettings(reader: ConfigReader(providers: [EnvironmentVariablesProvider(environmentVariables: environment)]))
+        try AuditSettings(
+            reader: ConfigReader(providers: [EnvironmentVariablesProvider(environmentVariables: environment)]))
     }
 
     @Test func defaultsSuitOneReplica() throws {

@@ -59,18 +59,23 @@ import Testing
         }
 
         func withSystem<T: Sendable>(_ body: (Database) async throws -> T) async throws -> T {
-            try await withPostgresClient(system) { try await body(Database(client: $0, logger: TestEnvironment.logger)) }
+            try await withPostgresClient(system) {
+                try await body(Database(client: $0, logger: TestEnvironment.logger))
+            }
         }
 
         func service(cluster: EmbeddedKafkaCluster, platform: String) throws -> AuditService {
             let settings = ServiceSettings(
                 serviceName: "audit-consumer", port: 0, database: app, systemDatabase: system,
                 kafkaBrokers: cluster.bootstrapServers)
-            return try AuditService(settings: settings, audit: AuditTest.settings(platform: platform), logger: AuditTest.logger)
+            return try AuditService(
+                settings: settings, audit: AuditTest.settings(platform: platform), logger: AuditTest.logger)
         }
 
         /// Runs `statement` as the owner inside a transaction that temporarily lifts the protections.
-        func tamper(_ statement: PostgresQuery, table: String = "audit_events", disableTrigger: Bool = true) async throws {
+        func tamper(_ statement: PostgresQuery, table: String = "audit_events", disableTrigger: Bool = true)
+            async throws
+        {
             try await withPostgresClient(owner) { client in
                 try await Database(client: client, logger: TestEnvironment.logger).withTransaction { connection in
                     let logger = TestEnvironment.logger
@@ -80,10 +85,13 @@ import Testing
                             "ALTER TABLE audit_events DISABLE TRIGGER audit_events_append_only", logger: logger)
                     }
                     try await connection.query(
-                        PostgresQuery(unsafeSQL: "CREATE POLICY tamper_test ON \(table) TO CURRENT_USER USING (true) WITH CHECK (true)"),
+                        PostgresQuery(
+                            unsafeSQL:
+                                "CREATE POLICY tamper_test ON \(table) TO CURRENT_USER USING (true) WITH CHECK (true)"),
                         logger: logger)
                     try await connection.query(statement, logger: logger)
-                    try await connection.query(PostgresQuery(unsafeSQL: "DROP POLICY tamper_test ON \(table)"), logger: logger)
+                    try await connection.query(
+                        PostgresQuery(unsafeSQL: "DROP POLICY tamper_test ON \(table)"), logger: logger)
                     if trigger {
                         try await connection.query(
                             "ALTER TABLE audit_events ENABLE TRIGGER audit_events_append_only", logger: logger)
@@ -106,7 +114,9 @@ import Testing
             try await AuditTest.withCluster { cluster in
                 let service = try scratch.service(cluster: cluster, platform: platform)
                 try await service.makeApplication().test(.router) { client in
-                    let reports = try await AuditTest.withProducer(cluster) { try await AuditTest.send(events, with: $0) }
+                    let reports = try await AuditTest.withProducer(cluster) {
+                        try await AuditTest.send(events, with: $0)
+                    }
                     try await AuditTest.waitUntilCommitted(service, reports)
                     let authorization = try admin.authorization()
                     func verify(_ tenant: String) async throws -> JSONValue {
@@ -124,8 +134,10 @@ import Testing
                         WHERE tenant_id = \(tenant["content"]!) AND sequence = 17 AND event ? 'data'
                         """)
                     try await scratch.tamper(
-                        "UPDATE audit_events SET subject = 'someone-else' WHERE tenant_id = \(tenant["column"]!) AND sequence = 9")
-                    try await scratch.tamper("DELETE FROM audit_events WHERE tenant_id = \(tenant["delete"]!) AND sequence = 12")
+                        "UPDATE audit_events SET subject = 'someone-else' WHERE tenant_id = \(tenant["column"]!) AND sequence = 9"
+                    )
+                    try await scratch.tamper(
+                        "DELETE FROM audit_events WHERE tenant_id = \(tenant["delete"]!) AND sequence = 12")
                     // A careful attacker recomputes the edited row's own hash; the next row still points at the old one.
                     let (forgedEvent, forgedHash) = try await Self.forgeRow(
                         tenant: tenant["rehash"]!, sequence: 20, reader: service.reader)

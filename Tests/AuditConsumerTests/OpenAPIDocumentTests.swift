@@ -20,12 +20,16 @@ import Testing
     }
 
     @Test func anUnknownServiceHasNoDocument() {
-        #expect(throws: OpenAPIDocument.Missing.self) { try OpenAPIDocument(service: "no-such-service", bundle: Self.resources) }
+        #expect(throws: OpenAPIDocument.Missing.self) {
+            try OpenAPIDocument(service: "no-such-service", bundle: Self.resources)
+        }
     }
 
     @Test func theBundleHoldsNoOtherServicesDocument() {
         for other in ["registration-gateway", "token-service", "dpop-verifier"] {
-            #expect(throws: OpenAPIDocument.Missing.self) { try OpenAPIDocument(service: other, bundle: Self.resources) }
+            #expect(throws: OpenAPIDocument.Missing.self) {
+                try OpenAPIDocument(service: other, bundle: Self.resources)
+            }
         }
     }
 

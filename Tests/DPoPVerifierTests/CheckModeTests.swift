@@ -3,24 +3,35 @@ import LatchkeyCore
 import NIOCore
 import NIOHTTP1
 import Testing
+
 @testable import DPoPVerifier
 
 /// Check mode (`/check` for nginx `auth_request` / ext_authz gateways).
 @Suite struct CheckModeTests {
-    func checkHeaders(_ stack: ProxyHarness, method: String, uri: String, proofFor url: String) throws -> [(String, String)] {
+    func checkHeaders(_ stack: ProxyHarness, method: String, uri: String, proofFor url: String) throws -> [(
+        String, String
+    )] {
         let proof = try stack.signer.proof(method: method, url: url, accessToken: stack.token)
-        return [("X-Forwarded-Method", method), ("X-Forwarded-Uri", uri), ("Authorization", "DPoP \(stack.token)"), ("DPoP", proof)]
+        return [
+            ("X-Forwarded-Method", method), ("X-Forwarded-Uri", uri), ("Authorization", "DPoP \(stack.token)"),
+            ("DPoP", proof),
+        ]
     }
 
     @Test func trustedGatewayHeadersNameTheOriginalRequest() async throws {
-        try await ProxyHarness.run(mode: .check, configure: { settings, _ in
-            settings.trustedProxies = try TrustedProxies(["127.0.0.1", "::1"])
-        }) { stack in
+        try await ProxyHarness.run(
+            mode: .check,
+            configure: { settings, _ in
+                settings.trustedProxies = try TrustedProxies(["127.0.0.1", "::1"])
+            }
+        ) { stack in
             let origin = SidecarFixtures.origin
             for checkMethod: HTTPMethod in [.GET, .POST] {
                 let ok = try await stack.sidecar.send(
-                    checkMethod, "/check", headers: try checkHeaders(stack, method: "DELETE", uri: "/v1/orders/7?force=1",
-                                                                    proofFor: origin + "/v1/orders/7"))
+                    checkMethod, "/check",
+                    headers: try checkHeaders(
+                        stack, method: "DELETE", uri: "/v1/orders/7?force=1",
+                        proofFor: origin + "/v1/orders/7"))
                 #expect(ok.status == 200, "\(ok.text)")
                 #expect(ok.header("X-Latchkey-Tenant") == "acme")
                 #expect(ok.header("X-Latchkey-Client-Id") == "client-1")
@@ -29,8 +40,11 @@ import Testing
             }
             // The proof was for DELETE; the gateway says the original was GET.
             let wrongMethod = try await stack.sidecar.send(
-                .GET, "/check", headers: try checkHeaders(stack, method: "DELETE", uri: "/v1/orders/7", proofFor: origin + "/v1/orders/7")
-                    .map { $0.0 == "X-Forwarded-Method" ? ($0.0, "GET") : $0 })
+                .GET, "/check",
+                headers: try checkHeaders(
+                    stack, method: "DELETE", uri: "/v1/orders/7", proofFor: origin + "/v1/orders/7"
+                )
+                .map { $0.0 == "X-Forwarded-Method" ? ($0.0, "GET") : $0 })
             #expect(wrongMethod.status == 401)
             #expect(wrongMethod.header("WWW-Authenticate")?.hasPrefix(#"DPoP error="invalid_dpop_proof""#) == true)
 
@@ -38,7 +52,8 @@ import Testing
             #expect(missing.status == 401)
             #expect(missing.headers("WWW-Authenticate") == [#"DPoP algs="ES256 ES384 PS256 RS256 EdDSA""#])
 
-            let absolute = try await stack.sidecar.send(.GET, "/check", headers: [("X-Forwarded-Uri", "http://evil.example.com/x")])
+            let absolute = try await stack.sidecar.send(
+                .GET, "/check", headers: [("X-Forwarded-Uri", "http://evil.example.com/x")])
             #expect(absolute.status == 400)
             let badMethod = try await stack.sidecar.send(.GET, "/check", headers: [("X-Forwarded-Method", "GET /x")])
             #expect(badMethod.status == 400)
@@ -52,7 +67,9 @@ import Testing
         try await ProxyHarness.run(mode: .check) { stack in
             let origin = SidecarFixtures.origin
             let spoofed = try await stack.sidecar.send(
-                .GET, "/check", headers: try checkHeaders(stack, method: "DELETE", uri: "/v1/orders/7", proofFor: origin + "/v1/orders/7"))
+                .GET, "/check",
+                headers: try checkHeaders(
+                    stack, method: "DELETE", uri: "/v1/orders/7", proofFor: origin + "/v1/orders/7"))
             #expect(spoofed.status == 401)
             #expect(spoofed.header("WWW-Authenticate")?.contains("does not match") == true)
             #expect(spoofed.header("X-Latchkey-Client-Id") == nil)

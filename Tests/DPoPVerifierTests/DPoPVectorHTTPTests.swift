@@ -10,6 +10,7 @@ import NIOFoundationCompat
 import NIOHTTP1
 import NIOPosix
 import Testing
+
 @testable import DPoPVerifier
 
 /// Every proof vector of `dpop-proofs.json` (and the JWS edge cases) sent through the sidecar's
@@ -20,15 +21,19 @@ import Testing
 @Suite struct DPoPVectorHTTPTests {
     static let algs = #"algs="ES256 ES384 PS256 RS256 EdDSA""#
 
-    func settings(upstreamPort: Int, origin: String, vector: SharedVectors.DPoPVector, file: SharedVectors.DPoPFile) throws
-        -> (SidecarSettings, SidecarOverrides) {
+    func settings(upstreamPort: Int, origin: String, vector: SharedVectors.DPoPVector, file: SharedVectors.DPoPFile)
+        throws
+        -> (SidecarSettings, SidecarOverrides)
+    {
         var settings = SidecarSettings(
-            upstream: try UpstreamSettings(url: "http://127.0.0.1:\(upstreamPort)"), origins: try ExternalOrigins([origin]),
+            upstream: try UpstreamSettings(url: "http://127.0.0.1:\(upstreamPort)"),
+            origins: try ExternalOrigins([origin]),
             issuers: ["https://as.example.com/t/acme"], audiences: ["https://api.example.com"])
         settings.iatWindowSeconds = vector.iatWindowSeconds
         var overrides = SidecarOverrides()
         overrides.clock = FixedWallClock(unixSeconds: vector.now)
-        overrides.tokenValidator = VectorTokenValidator(token: vector.accessToken ?? "no-token", jkt: vector.expectedJKT)
+        overrides.tokenValidator = VectorTokenValidator(
+            token: vector.accessToken ?? "no-token", jkt: vector.expectedJKT)
         if let nonce = vector.requiredNonce {
             settings.nonceMode = .required(secret: SymmetricKey(size: .bits256), stepSeconds: 300)
             overrides.nonceSource = ExactNonceSource(value: nonce)
@@ -48,7 +53,8 @@ import Testing
         try await withLoopbackServer(TestUpstream.router()) { upstreamPort in
             for vector in file.vectors {
                 let (origin, target) = try DPoPVectors.split(vector.request.url)
-                let (settings, overrides) = try settings(upstreamPort: upstreamPort, origin: origin, vector: vector, file: file)
+                let (settings, overrides) = try settings(
+                    upstreamPort: upstreamPort, origin: origin, vector: vector, file: file)
                 try await withRequestPath(settings, overrides: overrides) { client in
                     let method = HTTPRequest.Method(vector.request.method)!
                     let response = try await client.execute(uri: target, method: method, headers: headers(vector))
@@ -58,8 +64,10 @@ import Testing
         }
     }
 
-    func check(_ vector: SharedVectors.DPoPVector, _ response: TestResponse, client: any TestClientProtocol,
-               method: HTTPRequest.Method, target: String) throws {
+    func check(
+        _ vector: SharedVectors.DPoPVector, _ response: TestResponse, client: any TestClientProtocol,
+        method: HTTPRequest.Method, target: String
+    ) throws {
         let challenge = response.headers[.wwwAuthenticate] ?? ""
         switch (vector.expected, vector.accessToken) {
         case ("valid", .some):
@@ -67,7 +75,9 @@ import Testing
             let echo = try JSONDecoder().decode(EchoedRequest.self, from: Data(buffer: response.body))
             #expect(echo.value("x-latchkey-jkt") == vector.expectedJKT, "\(vector.name)")
             #expect(echo.target == target, "\(vector.name)")
-            #expect(echo.value("dpop") == nil && echo.value("authorization") == nil, "\(vector.name): credentials forwarded")
+            #expect(
+                echo.value("dpop") == nil && echo.value("authorization") == nil, "\(vector.name): credentials forwarded"
+            )
         case ("valid", nil):
             // token-endpoint-no-ath: valid at a token endpoint, where no access token exists. The
             // sidecar guards resources and always needs one, so the same request is a bare
@@ -105,8 +115,10 @@ import Testing
         let vector = try #require(file.vectors.first { $0.name == "token-endpoint-no-ath" })
         let (origin, target) = try DPoPVectors.split(vector.request.url)
         try await withLoopbackServer(TestUpstream.router()) { upstreamPort in
-            var (settings, overrides) = try settings(upstreamPort: upstreamPort, origin: origin, vector: vector, file: file)
-            overrides.tokenValidator = VectorTokenValidator(token: "opaque-token", jkt: "_6D1n4dJxwIoauO9oiP-WVr3m1V_pga3QrOEL5gDtno")
+            var (settings, overrides) = try settings(
+                upstreamPort: upstreamPort, origin: origin, vector: vector, file: file)
+            overrides.tokenValidator = VectorTokenValidator(
+                token: "opaque-token", jkt: "_6D1n4dJxwIoauO9oiP-WVr3m1V_pga3QrOEL5gDtno")
             try await withRequestPath(settings, overrides: overrides) { client in
                 let response = try await client.execute(
                     uri: target, method: .post, headers: [.authorization: "DPoP opaque-token", .dpop: vector.proof])
@@ -121,18 +133,21 @@ import Testing
         let replay = try #require(file.replay)
         let vector = SharedVectors.DPoPVector(
             name: "replay", proof: replay.proof, request: replay.request, accessToken: replay.accessToken,
-            expectedJKT: replay.expectedJKT, requiredNonce: nil, now: file.clockNow, iatWindowSeconds: file.iatWindowSeconds,
+            expectedJKT: replay.expectedJKT, requiredNonce: nil, now: file.clockNow,
+            iatWindowSeconds: file.iatWindowSeconds,
             expected: "valid")
         let (origin, target) = try DPoPVectors.split(vector.request.url)
         try await withLoopbackServer(TestUpstream.router()) { upstreamPort in
-            let (settings, overrides) = try settings(upstreamPort: upstreamPort, origin: origin, vector: vector, file: file)
+            let (settings, overrides) = try settings(
+                upstreamPort: upstreamPort, origin: origin, vector: vector, file: file)
             try await withRequestPath(settings, overrides: overrides) { client in
                 let first = try await client.execute(uri: target, method: .get, headers: headers(vector))
                 #expect(first.status == .ok)
                 let second = try await client.execute(uri: target, method: .get, headers: headers(vector))
                 #expect(second.status == .unauthorized)
-                #expect(second.headers[.wwwAuthenticate]?.hasPrefix(
-                    #"DPoP error="invalid_dpop_proof", error_description="jti has already been used""#) == true)
+                #expect(
+                    second.headers[.wwwAuthenticate]?.hasPrefix(
+                        #"DPoP error="invalid_dpop_proof", error_description="jti has already been used""#) == true)
                 #expect(second.headers[HTTPField.Name("X-Upstream")!] == nil)
             }
         }

@@ -4,12 +4,14 @@ import LatchkeyTestSupport
 import NIOCore
 import NIOHTTP1
 import Testing
+
 @testable import DPoPVerifier
 
 @Suite struct DPoPVerifierHealthTests {
     static func checkModeSettings() throws -> SidecarSettings {
-        SidecarSettings(mode: .check, upstream: nil, origins: try ExternalOrigins(["https://api.example.com"]),
-                        issuers: ["https://as.example.com/t/acme"], audiences: ["https://api.example.com"])
+        SidecarSettings(
+            mode: .check, upstream: nil, origins: try ExternalOrigins(["https://api.example.com"]),
+            issuers: ["https://as.example.com/t/acme"], audiences: ["https://api.example.com"])
     }
 
     @Test func servesHealthReadinessAndMetricsAgainstRealDependencies() async throws {
@@ -31,25 +33,31 @@ import Testing
     /// The `unregistered` gauge is process-wide and proxy-mode sidecars of concurrent tests set it too (no
     /// `/check` there), so that direction is compared on the check-mode router itself.
     @Test func servesItsOpenAPIDocumentMatchingItsRoutes() async throws {
-        let settings = try await TestServiceSettings.make(.dpopVerifier, kafkaBrokers: ServiceHealthExpectations.unreachableKafka)
+        let settings = try await TestServiceSettings.make(
+            .dpopVerifier, kafkaBrokers: ServiceHealthExpectations.unreachableKafka)
         try await ServiceHealthExpectations.expectOpenAPIDocument(
             buildApplication(settings: settings, sidecar: Self.checkModeSettings(), logger: TestServiceSettings.logger),
             settings, .dpopVerifier, everyOperationServed: false)
 
         let runtime = try ServiceRuntime(settings: settings, logger: TestServiceSettings.logger)
         let router = makeSidecarRouter(runtime: runtime, mode: .check)
-        let sidecar = try Sidecar(settings: Self.checkModeSettings(), httpClient: .shared, revocations: RevokedClients(),
-                                  logger: TestServiceSettings.logger)
+        let sidecar = try Sidecar(
+            settings: Self.checkModeSettings(), httpClient: .shared, revocations: RevokedClients(),
+            logger: TestServiceSettings.logger)
         sidecar.addRoutes(to: router)
-        let comparison = try OpenAPIDocument(service: ServiceDescriptor.dpopVerifier.name, bundle: ServiceDescriptor.dpopVerifier.resources)
-            .compare(with: [router, runtime.makeManagementRouter(readiness: [])])
+        let comparison = try OpenAPIDocument(
+            service: ServiceDescriptor.dpopVerifier.name, bundle: ServiceDescriptor.dpopVerifier.resources
+        )
+        .compare(with: [router, runtime.makeManagementRouter(readiness: [])])
         #expect(comparison.undocumented.isEmpty)
         #expect(comparison.unregistered.isEmpty, "check mode serves every documented operation")
     }
 
     @Test func readinessFailsWhenKafkaIsUnreachable() async throws {
-        let settings = try await TestServiceSettings.make(.dpopVerifier, kafkaBrokers: ServiceHealthExpectations.unreachableKafka)
+        let settings = try await TestServiceSettings.make(
+            .dpopVerifier, kafkaBrokers: ServiceHealthExpectations.unreachableKafka)
         try await ServiceHealthExpectations.expectNotReadyWithoutKafka(
-            buildApplication(settings: settings, sidecar: Self.checkModeSettings(), logger: TestServiceSettings.logger), settings)
+            buildApplication(settings: settings, sidecar: Self.checkModeSettings(), logger: TestServiceSettings.logger),
+            settings)
     }
 }

@@ -11,6 +11,7 @@ import NIOHTTP1
 import NIOPosix
 import ServiceLifecycle
 import Testing
+
 @testable import DPoPVerifier
 
 /// Proxy mode end to end: real tokens from a loopback issuer (discovery + JWKS over HTTP), fresh
@@ -44,8 +45,10 @@ import Testing
             #expect(reply.status == 200, "\(reply.text)")
             #expect(try reply.echo().target == target)
             // A proof for the decoded form names another URL.
-            let proof = try stack.signer.proof(method: "GET", url: SidecarFixtures.origin + "/v1/files/a/b c", accessToken: stack.token)
-            let mismatch = try await stack.sidecar.send(.GET, target, headers: [("Authorization", "DPoP \(stack.token)"), ("DPoP", proof)])
+            let proof = try stack.signer.proof(
+                method: "GET", url: SidecarFixtures.origin + "/v1/files/a/b c", accessToken: stack.token)
+            let mismatch = try await stack.sidecar.send(
+                .GET, target, headers: [("Authorization", "DPoP \(stack.token)"), ("DPoP", proof)])
             #expect(mismatch.status == 401)
         }
     }
@@ -64,7 +67,8 @@ import Testing
             #expect(try sized.echo().bodySHA256 == digest)
 
             let chunks = upload.chunked(into: 100_000).map { ByteBuffer(bytes: $0) }
-            let chunked = try await stack.send(.PUT, "/v1/upload", body: .stream(ChunkSequence(chunks: chunks), length: .unknown))
+            let chunked = try await stack.send(
+                .PUT, "/v1/upload", body: .stream(ChunkSequence(chunks: chunks), length: .unknown))
             #expect(chunked.status == 200, "\(chunked.text)")
             #expect(try chunked.echo().bodySHA256 == digest)
 
@@ -100,7 +104,8 @@ import Testing
             #expect(reply.status == 502)
             #expect(reply.errorCode == "upstream_unavailable")
         }
-        try await ProxyHarness.run(configure: { settings, _ in settings.upstream?.timeoutMilliseconds = 300 }) { stack in
+        try await ProxyHarness.run(configure: { settings, _ in settings.upstream?.timeoutMilliseconds = 300 }) {
+            stack in
             let start = ContinuousClock.now
             let reply = try await stack.send(.GET, "/slow/1000")
             #expect(reply.status == 504)
@@ -150,15 +155,18 @@ import Testing
     /// A stack with these upstream timeouts in front of a ``TimedUpstream`` (the issuer stays on the usual
     /// upstream). It answers from its event loop, so its head is never late however loaded the suite is;
     /// its pauses are 30 s, so a cut is told from its own answer by the outcome, not by timing.
-    private func withUpstreamTimeouts(total: Int, idle: Int, maxConnections: Int? = nil,
-                                      _ body: @Sendable (ProxyHarness) async throws -> Void) async throws {
+    private func withUpstreamTimeouts(
+        total: Int, idle: Int, maxConnections: Int? = nil,
+        _ body: @Sendable (ProxyHarness) async throws -> Void
+    ) async throws {
         try await TimedUpstream.run { upstreamPort in
-            try await ProxyHarness.run(configure: { settings, _ in
-                settings.upstream = try UpstreamSettings(url: "http://127.0.0.1:\(upstreamPort)")
-                settings.upstream?.timeoutMilliseconds = total
-                settings.upstream?.idleTimeoutMilliseconds = idle
-                if let maxConnections { settings.upstream?.maxConnections = maxConnections }
-            }, body)
+            try await ProxyHarness.run(
+                configure: { settings, _ in
+                    settings.upstream = try UpstreamSettings(url: "http://127.0.0.1:\(upstreamPort)")
+                    settings.upstream?.timeoutMilliseconds = total
+                    settings.upstream?.idleTimeoutMilliseconds = idle
+                    if let maxConnections { settings.upstream?.maxConnections = maxConnections }
+                }, body)
         }
     }
 
@@ -224,7 +232,8 @@ import Testing
     }
 
     @Test func spoofedIdentityHeadersAreRemovedBeforeTheRealOnesAreAdded() async throws {
-        try await ProxyHarness.run(configure: { settings, _ in settings.publicPaths = try PublicPaths(["/health"]) }) { stack in
+        try await ProxyHarness.run(configure: { settings, _ in settings.publicPaths = try PublicPaths(["/health"]) }) {
+            stack in
             let spoofed = [
                 ("X-Latchkey-Tenant", "evil"), ("x-latchkey-client-id", "admin"), ("X-LATCHKEY-SUBJECT", "root"),
                 ("X-Latchkey-Scope", "admin"), ("X-Latchkey-Jkt", "forged"), ("X-Latchkey-Other", "x"),
@@ -246,20 +255,27 @@ import Testing
     @Test func hostSpoofingDoesNotChangeHtu() async throws {
         try await ProxyHarness.run { stack in
             // The proof names the attacker's host and the request claims it: still checked against the configured origin.
-            let evilProof = try stack.signer.proof(method: "GET", url: "https://evil.example.com/v1/orders", accessToken: stack.token)
-            let evil = try await stack.sidecar.send(.GET, "/v1/orders", headers: [
-                ("Host", "evil.example.com"), ("X-Forwarded-Host", "evil.example.com"), ("Forwarded", "host=evil.example.com;proto=https"),
-                ("Authorization", "DPoP \(stack.token)"), ("DPoP", evilProof),
-            ])
+            let evilProof = try stack.signer.proof(
+                method: "GET", url: "https://evil.example.com/v1/orders", accessToken: stack.token)
+            let evil = try await stack.sidecar.send(
+                .GET, "/v1/orders",
+                headers: [
+                    ("Host", "evil.example.com"), ("X-Forwarded-Host", "evil.example.com"),
+                    ("Forwarded", "host=evil.example.com;proto=https"),
+                    ("Authorization", "DPoP \(stack.token)"), ("DPoP", evilProof),
+                ])
             #expect(evil.status == 401)
             #expect(evil.header("WWW-Authenticate")?.contains("htu does not match") == true)
 
             // A proof for the real origin passes whatever Host says, and forwarding headers from an
             // untrusted peer are replaced by the sidecar's own.
-            let good = try await stack.send(.GET, "/v1/orders", headers: [
-                ("Host", "evil.example.com"), ("X-Forwarded-Host", "evil.example.com"), ("X-Forwarded-For", "6.6.6.6"),
-                ("Forwarded", "for=6.6.6.6"),
-            ])
+            let good = try await stack.send(
+                .GET, "/v1/orders",
+                headers: [
+                    ("Host", "evil.example.com"), ("X-Forwarded-Host", "evil.example.com"),
+                    ("X-Forwarded-For", "6.6.6.6"),
+                    ("Forwarded", "for=6.6.6.6"),
+                ])
             #expect(good.status == 200, "\(good.text)")
             let echo = try good.echo()
             #expect(echo.values("x-forwarded-host") == ["api.example.com"])
@@ -273,34 +289,46 @@ import Testing
             settings.origins = try ExternalOrigins(["https://api.example.com", "https://api.example.org:8443"])
         }) { stack in
             let org = "https://api.example.org:8443"
-            let viaHost = try await stack.send(.GET, "/v1/orders", headers: [("Host", "API.example.org:8443")], origin: org)
+            let viaHost = try await stack.send(
+                .GET, "/v1/orders", headers: [("Host", "API.example.org:8443")], origin: org)
             #expect(viaHost.status == 200, "\(viaHost.text)")
             // From an untrusted peer X-Forwarded-Host is ignored: the primary origin applies.
-            let untrusted = try await stack.send(.GET, "/v1/orders", headers: [("X-Forwarded-Host", "api.example.org:8443")], origin: org)
+            let untrusted = try await stack.send(
+                .GET, "/v1/orders", headers: [("X-Forwarded-Host", "api.example.org:8443")], origin: org)
             #expect(untrusted.status == 401)
         }
         try await ProxyHarness.run(configure: { settings, _ in
             settings.origins = try ExternalOrigins(["https://api.example.com", "https://api.example.org"])
             settings.trustedProxies = try TrustedProxies(["127.0.0.0/8"])
         }) { stack in
-            let trusted = try await stack.send(.GET, "/v1/orders", headers: [
-                ("X-Forwarded-Host", "api.example.org"), ("X-Forwarded-Proto", "https"), ("X-Forwarded-For", "203.0.113.9"),
-            ], origin: "https://api.example.org")
+            let trusted = try await stack.send(
+                .GET, "/v1/orders",
+                headers: [
+                    ("X-Forwarded-Host", "api.example.org"), ("X-Forwarded-Proto", "https"),
+                    ("X-Forwarded-For", "203.0.113.9"),
+                ], origin: "https://api.example.org")
             #expect(trusted.status == 200, "\(trusted.text)")
             #expect(try trusted.echo().values("x-forwarded-for") == ["203.0.113.9, 127.0.0.1"])
-            let viaForwarded = try await stack.send(.GET, "/v1/orders", headers: [("Forwarded", "for=1.2.3.4;host=api.example.org;proto=https")],
-                                                    origin: "https://api.example.org")
+            let viaForwarded = try await stack.send(
+                .GET, "/v1/orders", headers: [("Forwarded", "for=1.2.3.4;host=api.example.org;proto=https")],
+                origin: "https://api.example.org")
             #expect(viaForwarded.status == 200, "\(viaForwarded.text)")
         }
     }
 
     @Test func hopByHopHeadersAreNotForwarded() async throws {
         try await ProxyHarness.run { stack in
-            let echo = try await stack.send(.GET, "/v1/orders", headers: [
-                ("Connection", "keep-alive, X-Hop"), ("X-Hop", "1"), ("Keep-Alive", "timeout=5"), ("TE", "trailers"),
-                ("Proxy-Authorization", "Basic c2VjcmV0"), ("X-End-To-End", "kept"),
-            ]).echo()
-            for name in ["x-hop", "keep-alive", "te", "proxy-authorization"] { #expect(echo.value(name) == nil, "\(name)") }
+            let echo = try await stack.send(
+                .GET, "/v1/orders",
+                headers: [
+                    ("Connection", "keep-alive, X-Hop"), ("X-Hop", "1"), ("Keep-Alive", "timeout=5"),
+                    ("TE", "trailers"),
+                    ("Proxy-Authorization", "Basic c2VjcmV0"), ("X-End-To-End", "kept"),
+                ]
+            ).echo()
+            for name in ["x-hop", "keep-alive", "te", "proxy-authorization"] {
+                #expect(echo.value(name) == nil, "\(name)")
+            }
             #expect(echo.value("x-end-to-end") == "kept")
         }
     }
@@ -314,13 +342,17 @@ import Testing
     }
 
     @Test func publicPathsSkipAuthButOnlyInCanonicalForm() async throws {
-        try await ProxyHarness.run(configure: { settings, _ in settings.publicPaths = try PublicPaths(["/health", "/public/*"]) }) { stack in
+        try await ProxyHarness.run(configure: { settings, _ in
+            settings.publicPaths = try PublicPaths(["/health", "/public/*"])
+        }) { stack in
             let health = try await stack.sidecar.send(.GET, "/health")
             #expect(health.status == 200)
             #expect(try health.echo().headers.allSatisfy { !$0[0].hasPrefix("x-latchkey-") })
             let logo = try await stack.sidecar.send(.GET, "/public/logo.png?v=2")
             #expect(logo.status == 200)
-            for sneaky in ["/public/../admin", "/public/%2e%2e/admin", "/public%2F../admin", "/health/", "/healthz-not"] {
+            for sneaky in [
+                "/public/../admin", "/public/%2e%2e/admin", "/public%2F../admin", "/health/", "/healthz-not",
+            ] {
                 let reply = try await stack.sidecar.send(.GET, sneaky)
                 #expect(reply.status == 401, "\(sneaky)")
             }
@@ -334,23 +366,29 @@ import Testing
             #expect(bare.headers("WWW-Authenticate") == [#"DPoP algs="ES256 ES384 PS256 RS256 EdDSA""#])
             #expect(bare.header("Cache-Control") == "no-store")
 
-            let basic = try await stack.sidecar.send(.GET, "/v1/orders", headers: [("Authorization", "Basic dXNlcjpwYXNz")])
+            let basic = try await stack.sidecar.send(
+                .GET, "/v1/orders", headers: [("Authorization", "Basic dXNlcjpwYXNz")])
             #expect(basic.status == 401)
             #expect(basic.header("WWW-Authenticate")?.contains("error=") == false)
 
-            let two = try await stack.sidecar.send(.GET, "/v1/orders", headers: [
-                ("Authorization", "DPoP \(stack.token)"), ("Authorization", "DPoP \(stack.token)"),
-            ])
+            let two = try await stack.sidecar.send(
+                .GET, "/v1/orders",
+                headers: [
+                    ("Authorization", "DPoP \(stack.token)"), ("Authorization", "DPoP \(stack.token)"),
+                ])
             #expect(two.status == 400)
             #expect(two.header("WWW-Authenticate")?.hasPrefix(#"DPoP error="invalid_request""#) == true)
 
-            let notToken68 = try await stack.sidecar.send(.GET, "/v1/orders", headers: [("Authorization", "DPoP a b\"c")])
+            let notToken68 = try await stack.sidecar.send(
+                .GET, "/v1/orders", headers: [("Authorization", "DPoP a b\"c")])
             #expect(notToken68.status == 400)
 
-            let noProof = try await stack.sidecar.send(.GET, "/v1/orders", headers: [("Authorization", "DPoP \(stack.token)")])
+            let noProof = try await stack.sidecar.send(
+                .GET, "/v1/orders", headers: [("Authorization", "DPoP \(stack.token)")])
             #expect(noProof.status == 401)
-            #expect(noProof.header("WWW-Authenticate")?.hasPrefix(
-                #"DPoP error="invalid_dpop_proof", error_description="missing DPoP header""#) == true)
+            #expect(
+                noProof.header("WWW-Authenticate")?.hasPrefix(
+                    #"DPoP error="invalid_dpop_proof", error_description="missing DPoP header""#) == true)
         }
     }
 
@@ -358,25 +396,33 @@ import Testing
         try await ProxyHarness.run { stack in
             // Bearer not allowed (default): even an unbound token is refused.
             let unbound = try stack.issuer.token(port: stack.upstreamPort, boundTo: nil)
-            let refused = try await stack.sidecar.send(.GET, "/v1/orders", headers: [("Authorization", "Bearer \(unbound)")])
+            let refused = try await stack.sidecar.send(
+                .GET, "/v1/orders", headers: [("Authorization", "Bearer \(unbound)")])
             #expect(refused.status == 401)
             #expect(refused.header("WWW-Authenticate")?.hasPrefix(#"DPoP error="invalid_token""#) == false)
             #expect(refused.errorCode == "invalid_token")
 
             // DPoP scheme with a token that has no cnf.
-            let proof = try stack.signer.proof(method: "GET", url: SidecarFixtures.origin + "/v1/orders", accessToken: unbound)
-            let noCnf = try await stack.sidecar.send(.GET, "/v1/orders", headers: [("Authorization", "DPoP \(unbound)"), ("DPoP", proof)])
+            let proof = try stack.signer.proof(
+                method: "GET", url: SidecarFixtures.origin + "/v1/orders", accessToken: unbound)
+            let noCnf = try await stack.sidecar.send(
+                .GET, "/v1/orders", headers: [("Authorization", "DPoP \(unbound)"), ("DPoP", proof)])
             #expect(noCnf.status == 401)
             #expect(noCnf.header("WWW-Authenticate")?.hasPrefix(#"DPoP error="invalid_token""#) == true)
         }
         try await ProxyHarness.run(configure: { settings, _ in settings.allowBearer = true }) { stack in
-            let downgrade = try await stack.sidecar.send(.GET, "/v1/orders", headers: [("Authorization", "Bearer \(stack.token)")])
+            let downgrade = try await stack.sidecar.send(
+                .GET, "/v1/orders", headers: [("Authorization", "Bearer \(stack.token)")])
             #expect(downgrade.status == 401)
-            #expect(downgrade.headers("WWW-Authenticate").contains {
-                $0.hasPrefix(#"Bearer error="invalid_token", error_description="a DPoP-bound token was presented as a Bearer token""#)
-            })
+            #expect(
+                downgrade.headers("WWW-Authenticate").contains {
+                    $0.hasPrefix(
+                        #"Bearer error="invalid_token", error_description="a DPoP-bound token was presented as a Bearer token""#
+                    )
+                })
             let unbound = try stack.issuer.token(port: stack.upstreamPort, boundTo: nil)
-            let bearer = try await stack.sidecar.send(.GET, "/v1/orders", headers: [("Authorization", "Bearer \(unbound)")])
+            let bearer = try await stack.sidecar.send(
+                .GET, "/v1/orders", headers: [("Authorization", "Bearer \(unbound)")])
             #expect(bearer.status == 200, "\(bearer.text)")
             let echo = try bearer.echo()
             #expect(echo.values("x-latchkey-client-id") == ["client-1"])
@@ -410,7 +456,10 @@ import Testing
                 (try stack.issuer.sign(issuer), "issuer"),
                 (try stack.issuer.sign(longLived), "lifetime"),
                 (try stack.issuer.sign(stack.issuer.claims(port: port, jkt: stack.signer.jkt), typ: "JWT"), "typ"),
-                (try stack.issuer.sign(stack.issuer.claims(port: port, jkt: stack.signer.jkt), kid: "k1") + "x", "signature"),
+                (
+                    try stack.issuer.sign(stack.issuer.claims(port: port, jkt: stack.signer.jkt), kid: "k1") + "x",
+                    "signature"
+                ),
             ]
             for (token, expectation) in cases {
                 let reply = try await attempt(token)
@@ -433,25 +482,37 @@ import Testing
         let clock = FixedWallClock(Date())
         var overrides = SidecarOverrides()
         overrides.clock = clock
-        try await ProxyHarness.run(configure: { settings, _ in settings.jwksMinimumRefreshSeconds = 30 }, overrides: overrides) { stack in
+        try await ProxyHarness.run(
+            configure: { settings, _ in settings.jwksMinimumRefreshSeconds = 30 }, overrides: overrides
+        ) { stack in
             #expect(try await stack.send(.GET, "/v1/orders").status == 200)
             let fetches = stack.issuer.jwksFetches
             try stack.issuer.addKey(kid: "k2")
-            let rotated = try stack.issuer.sign(stack.issuer.claims(port: stack.upstreamPort, jkt: stack.signer.jkt), kid: "k2")
+            let rotated = try stack.issuer.sign(
+                stack.issuer.claims(port: stack.upstreamPort, jkt: stack.signer.jkt), kid: "k2")
             // Within the interval a kid miss does not refetch.
-            #expect(try await stack.sidecar.sendDPoP(.GET, "/v1/orders", token: rotated, signer: stack.signer).status == 401)
+            #expect(
+                try await stack.sidecar.sendDPoP(.GET, "/v1/orders", token: rotated, signer: stack.signer).status == 401
+            )
             #expect(stack.issuer.jwksFetches == fetches)
             clock.advance(by: 31)  // a kid miss refreshes at most once per interval
-            #expect(try await stack.sidecar.sendDPoP(.GET, "/v1/orders", token: rotated, signer: stack.signer).status == 200)
+            #expect(
+                try await stack.sidecar.sendDPoP(.GET, "/v1/orders", token: rotated, signer: stack.signer).status == 200
+            )
             #expect(stack.issuer.jwksFetches == fetches + 1)
             // The same token again is served from the token cache: no fetch, no failure.
-            #expect(try await stack.sidecar.sendDPoP(.GET, "/v1/orders", token: rotated, signer: stack.signer).status == 200)
+            #expect(
+                try await stack.sidecar.sendDPoP(.GET, "/v1/orders", token: rotated, signer: stack.signer).status == 200
+            )
             // Unknown kids right after a refresh do not trigger another fetch (rate limit).
             let forged = try CompactJWS.sign(
-                claims: stack.issuer.claims(port: stack.upstreamPort, jkt: stack.signer.jkt), using: try SigningKey.generate(.es256),
+                claims: stack.issuer.claims(port: stack.upstreamPort, jkt: stack.signer.jkt),
+                using: try SigningKey.generate(.es256),
                 header: JWSHeaderParameters(typ: "at+jwt", kid: "k-unknown"))
             for _ in 0..<5 {
-                #expect(try await stack.sidecar.sendDPoP(.GET, "/v1/orders", token: forged, signer: stack.signer).status == 401)
+                #expect(
+                    try await stack.sidecar.sendDPoP(.GET, "/v1/orders", token: forged, signer: stack.signer).status
+                        == 401)
             }
             #expect(stack.issuer.jwksFetches == fetches + 1)
         }
@@ -476,11 +537,13 @@ import Testing
     }
 
     @Test func metricsCountOutcomesAndReasons() async throws {
-        try await ProxyHarness.run(overrides: {
-            var overrides = SidecarOverrides()
-            overrides.gaugeInterval = .milliseconds(50)
-            return overrides
-        }()) { stack in
+        try await ProxyHarness.run(
+            overrides: {
+                var overrides = SidecarOverrides()
+                overrides.gaugeInterval = .milliseconds(50)
+                return overrides
+            }()
+        ) { stack in
             #expect(try await stack.send(.GET, "/v1/orders").status == 200)
             #expect(try await stack.sidecar.send(.GET, "/v1/orders").status == 401)
             try await Task.sleep(for: .milliseconds(200))
@@ -488,7 +551,9 @@ import Testing
             // paths belong to the API and are verified like any other.
             let document = try await stack.sidecar.management("/openapi.json")
             #expect(document.status == 200)
-            #expect(document.text.contains(#""title":"#) && document.text.contains("/check"), "\(document.text.prefix(200))")
+            #expect(
+                document.text.contains(#""title":"#) && document.text.contains("/check"), "\(document.text.prefix(200))"
+            )
             for path in ["/openapi.json", "/metrics", "/healthz", "/readyz"] {
                 #expect(try await stack.sidecar.send(.GET, path).status == 401, "\(path) on the proxy port")
                 #expect(try await stack.send(.GET, path).header("X-Upstream") == "echo", "\(path) reaches the API")

@@ -5,12 +5,15 @@ import LatchkeyTestSupport
 import Prometheus
 import ServiceLifecycle
 import Testing
+
 @testable import DPoPVerifier
 
 /// The gauges and counters on a private registry (the process-wide one is shared by parallel tests).
 @Suite struct SidecarMetricsTests {
     func value(_ text: String, _ line: String) -> Double? {
-        text.split(separator: "\n").first { $0.hasPrefix(line + " ") }.flatMap { Double($0.split(separator: " ").last ?? "") }
+        text.split(separator: "\n").first { $0.hasPrefix(line + " ") }.flatMap {
+            Double($0.split(separator: " ").last ?? "")
+        }
     }
 
     @Test func reporterPublishesCacheSizesAndEvictions() async throws {
@@ -20,9 +23,11 @@ import Testing
         let replay = InMemoryDPoPReplayCache(maxEntries: 3, clock: clock)
         for index in 0..<5 { _ = await replay.insertIfAbsent(jkt: "k", jti: "\(index)", expiresAt: 1_060) }
         let revocations = RevokedClients(loaded: true)
-        revocations.insert(tenant: TenantSlug(rawValue: "acme")!, clientID: "c1", revokedAt: Date(), tokensExpireAt: nil)
-        let reporter = CacheGaugeReporter(replayCache: replay, tokenCache: AccessTokenCache(maxEntries: 4), revocations: revocations,
-                                          metrics: metrics, interval: .milliseconds(10), logger: TestServiceSettings.logger)
+        revocations.insert(
+            tenant: TenantSlug(rawValue: "acme")!, clientID: "c1", revokedAt: Date(), tokensExpireAt: nil)
+        let reporter = CacheGaugeReporter(
+            replayCache: replay, tokenCache: AccessTokenCache(maxEntries: 4), revocations: revocations,
+            metrics: metrics, interval: .milliseconds(10), logger: TestServiceSettings.logger)
         let group = ServiceGroup(configuration: .init(services: [reporter], logger: TestServiceSettings.logger))
         let task = Task { try await group.run() }
         try await Task.sleep(for: .milliseconds(100))

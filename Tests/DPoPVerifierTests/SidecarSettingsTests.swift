@@ -1,6 +1,7 @@
 import Configuration
 import LatchkeyCore
 import Testing
+
 @testable import DPoPVerifier
 
 /// `DPOP_*` environment variables, read exactly as the service reads them.
@@ -13,7 +14,8 @@ import Testing
     ]
 
     func read(_ environment: [String: String]) throws -> SidecarSettings {
-        try SidecarSettings(reader: ConfigReader(provider: EnvironmentVariablesProvider(environmentVariables: environment)))
+        try SidecarSettings(
+            reader: ConfigReader(provider: EnvironmentVariablesProvider(environmentVariables: environment)))
     }
 
     func expectError(_ environment: [String: String], mentioning text: String) {
@@ -39,27 +41,34 @@ import Testing
         #expect(settings.publicPaths.isEmpty)
         #expect(settings.replayCacheMaxEntries == 100_000)
         #expect(settings.maxTokenLifetimeSeconds == 86_400)
-        guard case .off = settings.nonceMode else { Issue.record("nonces on by default"); return }
+        guard case .off = settings.nonceMode else {
+            Issue.record("nonces on by default")
+            return
+        }
     }
 
     @Test func everyVariableIsRead() throws {
         let secret = KeyMaterial.generateConfigurationValue()
-        let settings = try read(Self.minimal.merging([
-            "DPOP_UPSTREAM_URL": "http://api.internal:9000/base/",
-            "DPOP_EXTERNAL_ORIGINS": "https://API.example.com:443, https://api.example.org:8443",
-            "DPOP_TRUSTED_PROXIES": "10.0.0.0/8 ::1",
-            "DPOP_ISSUERS": "https://auth.example.com/t/acme,https://auth.example.com/t/beta",
-            "DPOP_AUDIENCES": "https://api.example.com,orders",
-            "DPOP_ALGS": "ES256,EdDSA",
-            "DPOP_IAT_WINDOW_SECONDS": "30",
-            "DPOP_NONCE_MODE": "required", "DPOP_NONCE_SECRET": secret, "DPOP_NONCE_STEP_SECONDS": "120",
-            "DPOP_REPLAY_CACHE_MAX_ENTRIES": "5000", "DPOP_ALLOW_BEARER": "true", "DPOP_PUBLIC_PATHS": "/health,/public/*",
-            "DPOP_FORWARD_CREDENTIALS": "yes", "DPOP_TOKEN_CLOCK_SKEW_SECONDS": "5", "DPOP_TOKEN_CACHE_MAX_ENTRIES": "77",
-            "DPOP_JWKS_MAX_AGE_SECONDS": "600", "DPOP_JWKS_MIN_REFRESH_SECONDS": "20",
-            "DPOP_ISSUER_METADATA_ORIGIN": "http://token-service:8082",
-            "DPOP_UPSTREAM_CONNECT_TIMEOUT_MS": "100", "DPOP_UPSTREAM_IDLE_TIMEOUT_MS": "200", "DPOP_UPSTREAM_TIMEOUT_MS": "300",
-            "DPOP_UPSTREAM_MAX_CONNECTIONS": "16", "DPOP_MAX_TOKEN_LIFETIME_SECONDS": "3600",
-        ]) { $1 })
+        let settings = try read(
+            Self.minimal.merging([
+                "DPOP_UPSTREAM_URL": "http://api.internal:9000/base/",
+                "DPOP_EXTERNAL_ORIGINS": "https://API.example.com:443, https://api.example.org:8443",
+                "DPOP_TRUSTED_PROXIES": "10.0.0.0/8 ::1",
+                "DPOP_ISSUERS": "https://auth.example.com/t/acme,https://auth.example.com/t/beta",
+                "DPOP_AUDIENCES": "https://api.example.com,orders",
+                "DPOP_ALGS": "ES256,EdDSA",
+                "DPOP_IAT_WINDOW_SECONDS": "30",
+                "DPOP_NONCE_MODE": "required", "DPOP_NONCE_SECRET": secret, "DPOP_NONCE_STEP_SECONDS": "120",
+                "DPOP_REPLAY_CACHE_MAX_ENTRIES": "5000", "DPOP_ALLOW_BEARER": "true",
+                "DPOP_PUBLIC_PATHS": "/health,/public/*",
+                "DPOP_FORWARD_CREDENTIALS": "yes", "DPOP_TOKEN_CLOCK_SKEW_SECONDS": "5",
+                "DPOP_TOKEN_CACHE_MAX_ENTRIES": "77",
+                "DPOP_JWKS_MAX_AGE_SECONDS": "600", "DPOP_JWKS_MIN_REFRESH_SECONDS": "20",
+                "DPOP_ISSUER_METADATA_ORIGIN": "http://token-service:8082",
+                "DPOP_UPSTREAM_CONNECT_TIMEOUT_MS": "100", "DPOP_UPSTREAM_IDLE_TIMEOUT_MS": "200",
+                "DPOP_UPSTREAM_TIMEOUT_MS": "300",
+                "DPOP_UPSTREAM_MAX_CONNECTIONS": "16", "DPOP_MAX_TOKEN_LIFETIME_SECONDS": "3600",
+            ]) { $1 })
         #expect(settings.upstream?.origin == "http://api.internal:9000")
         #expect(settings.upstream?.basePath == "/base")
         #expect(settings.upstream?.connectTimeoutMilliseconds == 100)
@@ -72,7 +81,10 @@ import Testing
         #expect(settings.audiences == ["https://api.example.com", "orders"])
         #expect(settings.proofAlgorithms == [.es256, .edDSA])
         #expect(settings.iatWindowSeconds == 30)
-        guard case .required(_, let step) = settings.nonceMode else { Issue.record("nonce mode"); return }
+        guard case .required(_, let step) = settings.nonceMode else {
+            Issue.record("nonce mode")
+            return
+        }
         #expect(step == 120)
         #expect(settings.replayCacheMaxEntries == 5000)
         #expect(settings.allowBearer && settings.forwardCredentials)
@@ -120,8 +132,10 @@ import Testing
             environment[name] = nil
             expectError(environment, mentioning: "\(name) is required")
         }
-        expectError(Self.minimal.merging(["DPOP_NONCE_MODE": "required"]) { $1 }, mentioning: "DPOP_NONCE_SECRET is required")
-        expectError(Self.minimal.merging(["DPOP_NONCE_MODE": "required", "DPOP_NONCE_SECRET": "c2hvcnQ"]) { $1 },
-                    mentioning: "at least 32 bytes")
+        expectError(
+            Self.minimal.merging(["DPOP_NONCE_MODE": "required"]) { $1 }, mentioning: "DPOP_NONCE_SECRET is required")
+        expectError(
+            Self.minimal.merging(["DPOP_NONCE_MODE": "required", "DPOP_NONCE_SECRET": "c2hvcnQ"]) { $1 },
+            mentioning: "at least 32 bytes")
     }
 }

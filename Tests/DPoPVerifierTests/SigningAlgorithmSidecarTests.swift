@@ -3,6 +3,7 @@ import LatchkeyCore
 import LatchkeyTestSupport
 import NIOHTTP1
 import Testing
+
 @testable import DPoPVerifier
 
 /// The sidecar verifies tokens of issuers signing with ES256, RS256 or EdDSA (JWKS over HTTP), and only

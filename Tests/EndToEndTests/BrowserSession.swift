@@ -24,8 +24,11 @@ struct BrowserSession: Sendable {
 
     /// The element matching the CSS selector; throws when there is none.
     func find(_ selector: String) async throws -> String {
-        let value = try await driver.call("POST", "/session/\(id)/element", ["using": "css selector", "value": selector])
-        guard let element = value[Self.elementKey] as? String else { throw WebDriverError("no element for \(selector)") }
+        let value = try await driver.call(
+            "POST", "/session/\(id)/element", ["using": "css selector", "value": selector])
+        guard let element = value[Self.elementKey] as? String else {
+            throw WebDriverError("no element for \(selector)")
+        }
         return element
     }
 
@@ -41,7 +44,8 @@ struct BrowserSession: Sendable {
     /// Presses and releases each key on whatever element has the focus (the Actions API, like a keyboard).
     func press(_ keys: [String]) async throws {
         let actions = keys.flatMap { [["type": "keyDown", "value": $0], ["type": "keyUp", "value": $0]] }
-        try await driver.call("POST", "/session/\(id)/actions", ["actions": [["type": "key", "id": "keyboard", "actions": actions]]])
+        try await driver.call(
+            "POST", "/session/\(id)/actions", ["actions": [["type": "key", "id": "keyboard", "actions": actions]]])
         try await driver.call("DELETE", "/session/\(id)/actions")
     }
 
@@ -59,14 +63,15 @@ struct BrowserSession: Sendable {
 
     /// The console messages since the last call (chromedriver's legacy `se/log` endpoint, type `browser`).
     func consoleLog() async throws -> [String] {
-        let entries = try await driver.callValue("POST", "/session/\(id)/se/log", ["type": "browser"]) as? [[String: Any]] ?? []
+        let entries =
+            try await driver.callValue("POST", "/session/\(id)/se/log", ["type": "browser"]) as? [[String: Any]] ?? []
         return entries.map { "\($0["level"] ?? "?") \($0["message"] ?? "")" }
     }
 
     /// A PNG of the viewport (WebDriver Take Screenshot).
     func screenshot() async throws -> Data {
         guard let base64 = try await driver.callValue("GET", "/session/\(id)/screenshot") as? String,
-              let png = Data(base64Encoded: base64)
+            let png = Data(base64Encoded: base64)
         else { throw WebDriverError("the screenshot is not base64") }
         return png
     }
@@ -74,10 +79,12 @@ struct BrowserSession: Sendable {
     /// Emulates a viewport `width` CSS pixels wide (Chrome DevTools `Emulation.setDeviceMetricsOverride`,
     /// which chromedriver forwards): unlike resizing the window, it is not bound by a minimum window size.
     func emulateViewport(width: Int, height: Int = 900, mobile: Bool) async throws {
-        try await driver.call("POST", "/session/\(id)/goog/cdp/execute", [
-            "cmd": "Emulation.setDeviceMetricsOverride",
-            "params": ["width": width, "height": height, "deviceScaleFactor": 1, "mobile": mobile],
-        ])
+        try await driver.call(
+            "POST", "/session/\(id)/goog/cdp/execute",
+            [
+                "cmd": "Emulation.setDeviceMetricsOverride",
+                "params": ["width": width, "height": height, "deviceScaleFactor": 1, "mobile": mobile],
+            ])
     }
 
     /// Polls `condition` (a loaded machine makes everything slow) until it holds or `timeout` passes.
@@ -85,7 +92,8 @@ struct BrowserSession: Sendable {
         _ what: String, timeout: Duration = .seconds(30), _ condition: () async throws -> Bool
     ) async throws {
         guard try await eventually(within: timeout, condition) else {
-            throw WebDriverError("timed out waiting until \(what); the browser is at \((try? await currentURL()) ?? "?")")
+            throw WebDriverError(
+                "timed out waiting until \(what); the browser is at \((try? await currentURL()) ?? "?")")
         }
     }
 

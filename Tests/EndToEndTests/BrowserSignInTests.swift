@@ -2,6 +2,7 @@ import Foundation
 import LatchkeyCore
 import LatchkeyTestSupport
 import Testing
+
 @testable import LatchkeyCLI
 
 /// The sign-in, sign-up, consent, error and admin pages in a real browser: headless Chromium driven through
@@ -23,7 +24,8 @@ import Testing
             let http = DemoHTTP()
             do {
                 try await LoopbackCallback.serve { callback in
-                    let flows = try await BrowserFlows.seed(platform.endpoints, http: http, driver: chrome, callback: callback)
+                    let flows = try await BrowserFlows.seed(
+                        platform.endpoints, http: http, driver: chrome, callback: callback)
                     try await chrome.withSession(flows.signInThenSingleSignOn)
                     try await chrome.withSession(flows.signUp)
                     try await chrome.withSession(flows.hostileInputNeverRuns)
@@ -31,7 +33,9 @@ import Testing
                     try await chrome.withSession(flows.adminRevokesAnInstance)
                 }
             } catch {
-                Issue.record("\(error)\n--- chromedriver\n\(chrome.output().suffix(2_000))\n--- token\n\(platform.output("token-service").suffix(2_000))\n--- gateway\n\(platform.output("registration-gateway").suffix(1_000))")
+                Issue.record(
+                    "\(error)\n--- chromedriver\n\(chrome.output().suffix(2_000))\n--- token\n\(platform.output("token-service").suffix(2_000))\n--- gateway\n\(platform.output("registration-gateway").suffix(1_000))"
+                )
             }
             try await chrome.stop()
             try await http.shutdown()
@@ -52,16 +56,23 @@ struct BrowserFlows {
 
     /// The demo tenant (DemoSeeder) plus a static public native client redirecting to the loopback listener
     /// (not first-party: its users see the consent page once).
-    static func seed(_ endpoints: DemoEndpoints, http: DemoHTTP, driver: ChromeDriver, callback: LoopbackCallback) async throws -> BrowserFlows {
-        let credentials = try await DemoSeeder(http: http, endpoints: endpoints, bootstrapKey: PlatformProcesses.bootstrapKey).seed()
+    static func seed(_ endpoints: DemoEndpoints, http: DemoHTTP, driver: ChromeDriver, callback: LoopbackCallback)
+        async throws -> BrowserFlows
+    {
+        let credentials = try await DemoSeeder(
+            http: http, endpoints: endpoints, bootstrapKey: PlatformProcesses.bootstrapKey
+        ).seed()
         let adminToken = try await DemoSeeder.adminToken(
             http, endpoints, clientID: credentials.adminClientID, secret: credentials.adminClientSecret)
-        let client = try expect(try await http.postJSON(
-            "\(endpoints.gateway)/admin/tenants/\(endpoints.tenant)/clients",
-            #"{"client_name":"Browser test app","application_type":"native","redirect_uris":["\#(callback.redirectURI)"],"token_endpoint_auth_method":"none","grant_types":["authorization_code"],"response_types":["code"],"scope":"openid"}"#,
-            headers: [("Authorization", "Bearer \(adminToken)")]), 201, "create the loopback client")
+        let client = try expect(
+            try await http.postJSON(
+                "\(endpoints.gateway)/admin/tenants/\(endpoints.tenant)/clients",
+                #"{"client_name":"Browser test app","application_type":"native","redirect_uris":["\#(callback.redirectURI)"],"token_endpoint_auth_method":"none","grant_types":["authorization_code"],"response_types":["code"],"scope":"openid"}"#,
+                headers: [("Authorization", "Bearer \(adminToken)")]), 201, "create the loopback client")
         let clientID = try required(client.json["client_id"] as? String, "client_id")
-        return BrowserFlows(endpoints: endpoints, http: http, driver: driver, callback: callback, credentials: credentials, clientID: clientID)
+        return BrowserFlows(
+            endpoints: endpoints, http: http, driver: driver, callback: callback, credentials: credentials,
+            clientID: clientID)
     }
 
     // MARK: scenarios
@@ -83,7 +94,8 @@ struct BrowserFlows {
 
         // The cookies as the browser stored them (read on a page under their path).
         try await browser.navigate("\(endpoints.issuer)/jwks")
-        let cookies = Dictionary(try await browser.cookies().map { ($0["name"] as? String ?? "", $0) }, uniquingKeysWith: { a, _ in a })
+        let cookies = Dictionary(
+            try await browser.cookies().map { ($0["name"] as? String ?? "", $0) }, uniquingKeysWith: { a, _ in a })
         let secure = endpoints.issuer.hasPrefix("https://")
         for (name, sameSite) in [("latchkey_session", "Lax"), ("latchkey_csrf", "Strict")] {
             let cookie = try required(cookies[name], "the \(name) cookie in the browser")
@@ -92,13 +104,16 @@ struct BrowserFlows {
             #expect(cookie["secure"] as? Bool == secure, "\(name) Secure only on https")
             #expect(cookie["path"] as? String == "/t/\(endpoints.tenant)", "\(name) path")
         }
-        #expect(try await browser.executeString("return document.cookie") == "", "HttpOnly cookies are invisible to script")
+        #expect(
+            try await browser.executeString("return document.cookie") == "", "HttpOnly cookies are invisible to script")
 
         // SSO and the remembered consent complete the second authorization, no page in between.
         let second = AuthorizationAttempt(state: "sso-" + UUID().uuidString)
         try await browser.navigate(authorizeURL(second))
         try await redeem(try await callback.query(1), for: second)
-        try await browser.waitUntil("the browser lands on the callback") { try await browser.currentURL().hasPrefix(callback.redirectURI) }
+        try await browser.waitUntil("the browser lands on the callback") {
+            try await browser.currentURL().hasPrefix(callback.redirectURI)
+        }
         #expect(callback.count == 2)
     }
 
@@ -127,7 +142,9 @@ struct BrowserFlows {
         let attempt = AuthorizationAttempt(state: payload)
         try await browser.navigate(authorizeURL(attempt, extra: [("login_hint", payload)]))
         try await waitForPage(browser, title: "Sign in")
-        #expect(try await browser.execute("return window.__x === undefined && document.scripts.length === 0") as? Bool == true)
+        #expect(
+            try await browser.execute("return window.__x === undefined && document.scripts.length === 0") as? Bool
+                == true)
 
         // A failed sign-in re-shows the username in the form.
         try await browser.type(try await browser.find("#username"), payload)
@@ -136,12 +153,15 @@ struct BrowserFlows {
         try await browser.waitUntil("the error is shown") {
             try await browser.execute("return document.getElementById('form-error') !== null") as? Bool == true
         }
-        #expect(try await browser.execute("return window.__x === undefined && document.scripts.length === 0") as? Bool == true)
+        #expect(
+            try await browser.execute("return window.__x === undefined && document.scripts.length === 0") as? Bool
+                == true)
         #expect(try await browser.executeString("return document.getElementById('username').value") == payload)
 
         // Script that does reach the DOM is still refused by the CSP (default-src 'none', no script-src).
         _ = try await browser.consoleLog()
-        let blocked = try await browser.execute("""
+        let blocked = try await browser.execute(
+            """
             window.__violations = [];
             document.addEventListener('securitypolicyviolation', e => window.__violations.push(e.effectiveDirective));
             const script = document.createElement('script');
@@ -154,7 +174,8 @@ struct BrowserFlows {
             try await browser.executeString("return window.__violations.join(',')").contains("script-src")
         }
         let console = try await browser.consoleLog()
-        #expect(console.contains { $0.contains("Content Security Policy") }, "no CSP message in the console: \(console)")
+        #expect(
+            console.contains { $0.contains("Content Security Policy") }, "no CSP message in the console: \(console)")
 
         let username = try await browser.find("#username")
         try await driver.call("POST", "/session/\(browser.id)/element/\(username)/clear", [:])
@@ -170,8 +191,13 @@ struct BrowserFlows {
     /// has Allow focused first and Deny after it, and Allow leads to the callback.
     func approveConsent(_ browser: BrowserSession, screenshot: String?) async throws {
         try await waitForPage(browser, title: "Allow access")
-        #expect(try await browser.executeString("return document.querySelector('.client').textContent") == "Browser test app")
-        #expect(try await browser.executeString("return Array.from(document.querySelectorAll('.scopes code')).map(c => c.textContent).join(' ')") == "openid")
+        #expect(
+            try await browser.executeString("return document.querySelector('.client').textContent")
+                == "Browser test app")
+        #expect(
+            try await browser.executeString(
+                "return Array.from(document.querySelectorAll('.scopes code')).map(c => c.textContent).join(' ')")
+                == "openid")
         if let screenshot {
             try await PageScreenshots.capture(browser, screenshot)
         } else {
@@ -189,10 +215,12 @@ struct BrowserFlows {
     /// Every visible input has a `<label for>`, the page has a language and a title, and Tab walks
     /// the form in order: each input, then the submit button.
     func checkAccessibility(_ browser: BrowserSession, inputs: [String]) async throws {
-        let fields = try await browser.execute("""
-            return Array.from(document.querySelectorAll('input:not([type=hidden])')).map(input =>
-                input.id && document.querySelector('label[for="' + CSS.escape(input.id) + '"]') ? input.id : 'UNLABELLED:' + input.name);
-            """) as? [String]
+        let fields =
+            try await browser.execute(
+                """
+                return Array.from(document.querySelectorAll('input:not([type=hidden])')).map(input =>
+                    input.id && document.querySelector('label[for="' + CSS.escape(input.id) + '"]') ? input.id : 'UNLABELLED:' + input.name);
+                """) as? [String]
         #expect(fields == inputs)
         #expect(try await browser.executeString("return document.documentElement.lang") == "en")
         #expect(try await browser.executeString("return document.title").isEmpty == false)
@@ -202,15 +230,20 @@ struct BrowserFlows {
         }
         for next in inputs.dropFirst() {
             try await browser.press([BrowserSession.tab])
-            #expect(try await browser.executeString("return document.activeElement.id") == next, "Tab should reach #\(next)")
+            #expect(
+                try await browser.executeString("return document.activeElement.id") == next, "Tab should reach #\(next)"
+            )
         }
         try await browser.press([BrowserSession.tab])
-        #expect(try await browser.executeString("return document.activeElement.tagName + ':' + document.activeElement.type") == "BUTTON:submit")
+        #expect(
+            try await browser.executeString("return document.activeElement.tagName + ':' + document.activeElement.type")
+                == "BUTTON:submit")
     }
 
     func waitForPage(_ browser: BrowserSession, title: String) async throws {
         try await browser.waitUntil("the page \"\(title)\" is shown") {
-            try await browser.executeString("return document.readyState === 'complete' ? document.title : ''").hasPrefix(title)
+            try await browser.executeString("return document.readyState === 'complete' ? document.title : ''")
+                .hasPrefix(title)
         }
     }
 
@@ -221,10 +254,14 @@ struct BrowserFlows {
     }
 
     private func authorizeURL(_ attempt: AuthorizationAttempt, extra: [(String, String)] = []) -> String {
-        "\(endpoints.issuer)/authorize?" + DemoHTTP.form([
-            ("response_type", "code"), ("client_id", clientID), ("redirect_uri", callback.redirectURI), ("scope", "openid"),
-            ("state", attempt.state), ("code_challenge", PKCE.s256Challenge(for: attempt.verifier)), ("code_challenge_method", "S256"),
-        ] + extra)
+        "\(endpoints.issuer)/authorize?"
+            + DemoHTTP.form(
+                [
+                    ("response_type", "code"), ("client_id", clientID), ("redirect_uri", callback.redirectURI),
+                    ("scope", "openid"),
+                    ("state", attempt.state), ("code_challenge", PKCE.s256Challenge(for: attempt.verifier)),
+                    ("code_challenge_method", "S256"),
+                ] + extra)
     }
 
     /// The callback carries this attempt's state and our issuer (RFC 9207), and its code buys tokens.
@@ -232,10 +269,13 @@ struct BrowserFlows {
         #expect(query["state"] == attempt.state)
         #expect(query["iss"] == endpoints.issuer)
         let code = try required(query["code"], "code in the callback \(query)")
-        let tokens = try expect(try await http.postForm(endpoints.tokenEndpoint, [
-            ("grant_type", "authorization_code"), ("code", code), ("redirect_uri", callback.redirectURI),
-            ("client_id", clientID), ("code_verifier", attempt.verifier),
-        ]), 200, "exchange the code from the browser")
+        let tokens = try expect(
+            try await http.postForm(
+                endpoints.tokenEndpoint,
+                [
+                    ("grant_type", "authorization_code"), ("code", code), ("redirect_uri", callback.redirectURI),
+                    ("client_id", clientID), ("code_verifier", attempt.verifier),
+                ]), 200, "exchange the code from the browser")
         #expect(tokens.json["access_token"] as? String != nil)
         #expect(tokens.json["id_token"] as? String != nil)
     }

@@ -18,7 +18,8 @@ final class ChromeDriver: Sendable {
     /// chromium or chromedriver is not installed.
     init() async throws {
         for path in [Self.driverPath, Self.browserPath] where !FileManager.default.isExecutableFile(atPath: path) {
-            throw WebDriverError("\(path) is missing: install the Debian packages chromium and chromium-driver (scripts/test.sh does)")
+            throw WebDriverError(
+                "\(path) is missing: install the Debian packages chromium and chromium-driver (scripts/test.sh does)")
         }
         let port = ServiceProcess.freePort()
         url = "http://127.0.0.1:\(port)"
@@ -41,7 +42,9 @@ final class ChromeDriver: Sendable {
 
     /// A new headless Chromium with its own empty profile (no cookies shared with other sessions).
     func newSession() async throws -> BrowserSession {
-        let profile = FileManager.default.temporaryDirectory.appendingPathComponent("latchkey-chromium-\(UUID().uuidString)").path
+        let profile = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "latchkey-chromium-\(UUID().uuidString)"
+        ).path
         let capabilities: [String: Any] = [
             "capabilities": [
                 "alwaysMatch": [
@@ -96,7 +99,9 @@ final class ChromeDriver: Sendable {
         let value = json?["value"]
         if response.status != .ok {
             let error = (value as? [String: Any]).map { "\($0["error"] ?? "?"): \($0["message"] ?? "")" }
-            throw WebDriverError("\(method) \(path) → \(response.status.code) \(error ?? String(decoding: data.prefix(500), as: UTF8.self))")
+            throw WebDriverError(
+                "\(method) \(path) → \(response.status.code) \(error ?? String(decoding: data.prefix(500), as: UTF8.self))"
+            )
         }
         return value is NSNull ? nil : value
     }

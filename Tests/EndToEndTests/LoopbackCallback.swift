@@ -17,10 +17,13 @@ final class LoopbackCallback: @unchecked Sendable {
         let router = Router()
         router.get("callback") { request, _ -> Response in
             let items = URLComponents(string: "http://x/?" + (request.uri.query ?? ""))?.queryItems ?? []
-            callback.record(Dictionary(items.map { ($0.name, $0.value ?? "") }, uniquingKeysWith: { first, _ in first }))
+            callback.record(
+                Dictionary(items.map { ($0.name, $0.value ?? "") }, uniquingKeysWith: { first, _ in first }))
             return Response(
                 status: .ok, headers: [.contentType: "text/html; charset=utf-8"],
-                body: .init(byteBuffer: ByteBuffer(string: "<!doctype html><html lang=\"en\"><title>Signed in</title><p>Signed in.</p></html>")))
+                body: .init(
+                    byteBuffer: ByteBuffer(
+                        string: "<!doctype html><html lang=\"en\"><title>Signed in</title><p>Signed in.</p></html>")))
         }
         let app = Application(router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)))
         return try await app.test(.live) { client in

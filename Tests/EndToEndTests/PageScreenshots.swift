@@ -23,7 +23,8 @@ enum PageScreenshots {
         let page = try await browser.currentURL()
         let severe = try await browser.consoleLog().filter { $0.hasPrefix("SEVERE") }.filter { entry in
             guard let documentStatus else { return true }
-            return !entry.hasPrefix("SEVERE \(page) - Failed to load resource: the server responded with a status of \(documentStatus) ")
+            return !entry.hasPrefix(
+                "SEVERE \(page) - Failed to load resource: the server responded with a status of \(documentStatus) ")
         }
         #expect(severe == [], "console errors or CSP violations on \(name)")
         for width in widths {
@@ -35,7 +36,9 @@ enum PageScreenshots {
             let file = folder.appendingPathComponent("\(name)-\(width).png")
             try png.write(to: file)
             let written = try Data(contentsOf: file)
-            #expect(written.starts(with: [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]), "\(file.lastPathComponent) is not a PNG")
+            #expect(
+                written.starts(with: [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]),
+                "\(file.lastPathComponent) is not a PNG")
             #expect(written.count > 5_000, "\(file.lastPathComponent) is only \(written.count) bytes")
             #expect(pixelWidth(written) == width, "\(file.lastPathComponent) is \(pixelWidth(written) ?? 0) px wide")
         }

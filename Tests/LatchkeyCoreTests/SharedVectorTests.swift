@@ -1,12 +1,15 @@
 import Foundation
 import LatchkeyTestSupport
 import Testing
+
 @testable import LatchkeyCore
 
 @Suite("Shared vectors")
 struct SharedVectorTests {
     /// Runs one DPoP vector through a verifier configured exactly as the vector says.
-    func run(_ vector: SharedVectors.DPoPVector, cache: InMemoryDPoPReplayCache? = nil) async -> Result<DPoPVerifiedProof, DPoPError> {
+    func run(_ vector: SharedVectors.DPoPVector, cache: InMemoryDPoPReplayCache? = nil) async -> Result<
+        DPoPVerifiedProof, DPoPError
+    > {
         let clock = FixedWallClock(unixSeconds: vector.now)
         let configuration = DPoPProofVerifier.Configuration(
             iatWindowSeconds: vector.iatWindowSeconds,
@@ -17,9 +20,11 @@ struct SharedVectorTests {
             nonceSource: vector.requiredNonce.map { ExactDPoPNonceSource(value: $0) },
             clock: clock)
         do {
-            return .success(try await verifier.verify(headerValues: [vector.proof], method: vector.request.method,
-                                                      url: vector.request.url, accessToken: vector.accessToken,
-                                                      expectedJKT: vector.expectedJKT))
+            return .success(
+                try await verifier.verify(
+                    headerValues: [vector.proof], method: vector.request.method,
+                    url: vector.request.url, accessToken: vector.accessToken,
+                    expectedJKT: vector.expectedJKT))
         } catch {
             return .failure(error)
         }
@@ -87,7 +92,9 @@ struct SharedVectorTests {
             let method = try #require(PKCE.Method(rawValue: vector.method), "\(vector.name): method")
             #expect(PKCE.isValidVerifier(vector.codeVerifier), "\(vector.name)")
             #expect(PKCE.s256Challenge(for: vector.codeVerifier) == vector.codeChallenge, "\(vector.name)")
-            #expect(PKCE.matches(verifier: vector.codeVerifier, challenge: vector.codeChallenge, method: method), "\(vector.name)")
+            #expect(
+                PKCE.matches(verifier: vector.codeVerifier, challenge: vector.codeChallenge, method: method),
+                "\(vector.name)")
         }
         for vector in file.invalidVerifiers {
             #expect(!PKCE.isValidVerifier(vector.codeVerifier), "\(vector.name)")

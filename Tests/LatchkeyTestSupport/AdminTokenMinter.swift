@@ -39,7 +39,8 @@ public struct AdminTokenMinter: Sendable {
     }
 
     /// The claims of a client-credentials admin token; tests change members to break it.
-    public func claims(scope: String = "admin", lifetime: TimeInterval = 300, now: Date = Date()) -> [String: JSONValue] {
+    public func claims(scope: String = "admin", lifetime: TimeInterval = 300, now: Date = Date()) -> [String: JSONValue]
+    {
         [
             "iss": .string("\(issuerBase)/t/\(tenant)"),
             "sub": "admin-cli",

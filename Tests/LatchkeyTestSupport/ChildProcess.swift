@@ -1,6 +1,7 @@
 import Foundation
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A child process started with `posix_spawn`, its output going to a file.
@@ -16,8 +17,11 @@ public final class ChildProcess: @unchecked Sendable {
     private var exitStatus: Int32?
 
     /// Starts `executable` with `arguments` and exactly `environment`; stdin reads `stdinPath` (else /dev/null).
-    public init(executable: String, arguments: [String], environment: [String: String], stdinPath: String? = nil) throws {
-        outputPath = FileManager.default.temporaryDirectory.appendingPathComponent("latchkey-child-\(UUID().uuidString).log").path
+    public init(executable: String, arguments: [String], environment: [String: String], stdinPath: String? = nil) throws
+    {
+        outputPath =
+            FileManager.default.temporaryDirectory.appendingPathComponent("latchkey-child-\(UUID().uuidString).log")
+            .path
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }

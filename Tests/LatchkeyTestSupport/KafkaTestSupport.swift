@@ -170,7 +170,7 @@ enum KafkaTestEnvironment {
 }
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif

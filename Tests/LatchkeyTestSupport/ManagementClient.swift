@@ -2,8 +2,8 @@ import AsyncHTTPClient
 import Foundation
 import HTTPTypes
 import LatchkeyServer
-import NIOHTTP1
 import NIOCore
+import NIOHTTP1
 
 /// Requests to a service's management port (`/healthz`, `/readyz`, `/metrics`, `/openapi.json`) over
 /// real HTTP. The listener starts with the application's services, so the first request waits until it
@@ -21,7 +21,9 @@ public struct ManagementClient: Sendable {
     public init(port: Int) { self.port = port }
     public init(_ settings: ServiceSettings) { self.port = settings.managementPort }
 
-    public func execute(uri: String, method: HTTPRequest.Method = .get, timeout: Duration = .seconds(30)) async throws -> Response {
+    public func execute(uri: String, method: HTTPRequest.Method = .get, timeout: Duration = .seconds(30)) async throws
+        -> Response
+    {
         let deadline = ContinuousClock.now + timeout
         while true {
             var request = HTTPClientRequest(url: "http://127.0.0.1:\(port)\(uri)")
@@ -33,7 +35,8 @@ public struct ManagementClient: Sendable {
                     if let field = HTTPField.Name(name) { headers.append(HTTPField(name: field, value: value)) }
                 }
                 let body = try await response.body.collect(upTo: 16 << 20)
-                return Response(status: HTTPResponse.Status(code: Int(response.status.code)), headers: headers, body: body)
+                return Response(
+                    status: HTTPResponse.Status(code: Int(response.status.code)), headers: headers, body: body)
             } catch {
                 guard ContinuousClock.now < deadline else { throw error }
                 try await Task.sleep(for: .milliseconds(50))

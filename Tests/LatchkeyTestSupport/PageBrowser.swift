@@ -55,14 +55,18 @@ public struct PageBrowser {
     {
         var headers = extraHeaders
         if body != nil { headers[.contentType] = contentType ?? "application/x-www-form-urlencoded" }
-        if !cookies.isEmpty { headers[.cookie] = cookies.map { "\($0.key)=\($0.value)" }.sorted().joined(separator: "; ") }
+        if !cookies.isEmpty {
+            headers[.cookie] = cookies.map { "\($0.key)=\($0.value)" }.sorted().joined(separator: "; ")
+        }
         let response = try await client.execute(uri: uri, method: method, headers: headers, body: body) { response in
             PageResponse(
                 status: Int(response.status.code), headers: response.headers, body: String(buffer: response.body))
         }
         for line in response.headers[values: .setCookie] {
-            let pair = line.split(separator: ";")[0].split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-                .map(String.init)
+            let pair = line.split(separator: ";")[0].split(
+                separator: "=", maxSplits: 1, omittingEmptySubsequences: false
+            )
+            .map(String.init)
             // An empty value (with Max-Age=0) deletes the cookie.
             if pair.count == 2 { cookies[pair[0]] = pair[1].isEmpty ? nil : pair[1] }
         }

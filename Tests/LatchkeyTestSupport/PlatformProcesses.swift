@@ -32,30 +32,45 @@ public final class PlatformProcesses: @unchecked Sendable {
     /// Starts the cluster and every service; returns once each answers `/healthz`. `settings` are added to
     /// (or replace) the environment every service gets.
     public init(database: DatabaseConfiguration, settings: [String: String] = [:]) async throws {
-        let bootstrapFile = FileManager.default.temporaryDirectory.appendingPathComponent("e2e-kafka-\(UUID().uuidString)").path
-        kafka = try ServiceProcess("latchkey", arguments: ["kafka-cluster", "--brokers", "1", "--bootstrap-file", bootstrapFile], environment: [:])
+        let bootstrapFile = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "e2e-kafka-\(UUID().uuidString)"
+        ).path
+        kafka = try ServiceProcess(
+            "latchkey", arguments: ["kafka-cluster", "--brokers", "1", "--bootstrap-file", bootstrapFile],
+            environment: [:])
         var brokers = ""
         for _ in 0..<200 {
-            if let text = try? String(contentsOfFile: bootstrapFile, encoding: .utf8), !text.isEmpty { brokers = text; break }
+            if let text = try? String(contentsOfFile: bootstrapFile, encoding: .utf8), !text.isEmpty {
+                brokers = text
+                break
+            }
             try await Task.sleep(for: .milliseconds(100))
         }
-        guard !brokers.isEmpty else { throw PlatformStartFailure("the Kafka cluster process did not start: \(kafka.capturedOutput())") }
+        guard !brokers.isEmpty else {
+            throw PlatformStartFailure("the Kafka cluster process did not start: \(kafka.capturedOutput())")
+        }
 
         var ports: [String: Int] = [:]
-        for name in ["registration-gateway", "token-service", "dpop-verifier", "audit-consumer", "demo-api"] { ports[name] = ServiceProcess.freePort() }
+        for name in ["registration-gateway", "token-service", "dpop-verifier", "audit-consumer", "demo-api"] {
+            ports[name] = ServiceProcess.freePort()
+        }
         self.ports = ports
         func url(_ name: String) -> String { "http://127.0.0.1:\(ports[name]!)" }
         let urls = PlatformURLs(
             gateway: url("registration-gateway"), tokenService: url("token-service"), sidecar: url("dpop-verifier"),
             audit: url("audit-consumer"), tenant: "demo")
         self.urls = urls
-        var app = try TestEnvironment.appDatabase(), system = try TestEnvironment.systemDatabase()
+        var app = try TestEnvironment.appDatabase()
+        var system = try TestEnvironment.systemDatabase()
         app.database = database.database
         system.database = database.database
-        func postgres(_ c: DatabaseConfiguration) -> String { "postgres://\(c.username):\(c.password ?? "")@\(c.host):\(c.port)/\(c.database)" }
+        func postgres(_ c: DatabaseConfiguration) -> String {
+            "postgres://\(c.username):\(c.password ?? "")@\(c.host):\(c.port)/\(c.database)"
+        }
         let key = KeyMaterial.generateConfigurationValue
         var environment = [
-            "DATABASE_URL": postgres(app), "DATABASE_SYSTEM_URL": postgres(system), "KAFKA_BROKERS": brokers, "LOG_LEVEL": "warning",
+            "DATABASE_URL": postgres(app), "DATABASE_SYSTEM_URL": postgres(system), "KAFKA_BROKERS": brokers,
+            "LOG_LEVEL": "warning",
             "TOKEN_SERVICE_PUBLIC_URL": urls.tokenService, "REGISTRATION_GATEWAY_PUBLIC_URL": urls.gateway,
             "KEY_ENCRYPTION_KEY": key(), "SECRET_HASH_KEY": key(), "DPOP_NONCE_SECRET": key(),
             "ADMIN_BOOTSTRAP_KEY": Self.bootstrapKey, "PLATFORM_TENANT": "demo",

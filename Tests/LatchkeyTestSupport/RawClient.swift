@@ -56,7 +56,7 @@ public final class RawClient: @unchecked Sendable {
         guard let headEnd = text.range(of: "\r\n\r\n") else { return false }
         let head = text[..<headEnd.lowerBound].lowercased()
         guard let line = head.split(separator: "\r\n").first(where: { $0.hasPrefix("content-length:") }),
-              let length = Int(line.dropFirst("content-length:".count).trimmingCharacters(in: .whitespaces))
+            let length = Int(line.dropFirst("content-length:".count).trimmingCharacters(in: .whitespaces))
         else { return false }
         return text[headEnd.upperBound...].utf8.count >= length
     }

@@ -26,7 +26,8 @@ public enum ServiceHealthExpectations {
             let documented = try await TestServiceSettings.make(
                 descriptor, kafkaBrokers: cluster.bootstrapServers, database: scratch.database)
             try await expectOpenAPIDocument(build(documented), documented, descriptor)
-            let unreachable = try await TestServiceSettings.make(descriptor, kafkaBrokers: unreachableKafka, database: scratch.database)
+            let unreachable = try await TestServiceSettings.make(
+                descriptor, kafkaBrokers: unreachableKafka, database: scratch.database)
             if descriptor.kafkaOutageDegrades {
                 try await expectDegradedWithoutKafka(build(unreachable), unreachable)
             } else {
@@ -41,14 +42,17 @@ public enum ServiceHealthExpectations {
         let management = ManagementClient(settings)
         try await app.test(.router) { client in
             for path in ["/healthz", "/readyz", "/metrics"] {
-                #expect(try await client.execute(uri: path, method: .get).status == .notFound, "\(path) on the service port")
+                #expect(
+                    try await client.execute(uri: path, method: .get).status == .notFound, "\(path) on the service port"
+                )
             }
             try await management.execute(uri: "/healthz") { response in
                 #expect(response.status == .ok)
             }
             try await management.execute(uri: "/readyz") { response in
                 #expect(response.status == .ok)
-                #expect(String(buffer: response.body) == #"{"kafka":"ok","postgres":"ok","schema":"ok","status":"ready"}"#)
+                #expect(
+                    String(buffer: response.body) == #"{"kafka":"ok","postgres":"ok","schema":"ok","status":"ready"}"#)
             }
             try await management.execute(uri: "/metrics") { response in
                 #expect(response.status == .ok)
@@ -72,9 +76,11 @@ public enum ServiceHealthExpectations {
             try await management.execute(uri: "/openapi.json") { response in
                 #expect(response.status == .ok)
                 #expect(response.headers[.contentType] == "application/json")
-                let document = try JSONSerialization.jsonObject(with: Data(response.body.readableBytesView)) as? [String: Any]
+                let document =
+                    try JSONSerialization.jsonObject(with: Data(response.body.readableBytesView)) as? [String: Any]
                 #expect(document?["openapi"] as? String == "3.1.0")
-                #expect(((document?["info"] as? [String: Any])?["title"] as? String)?.hasSuffix(descriptor.name) == true)
+                #expect(
+                    ((document?["info"] as? [String: Any])?["title"] as? String)?.hasSuffix(descriptor.name) == true)
                 #expect(((document?["paths"] as? [String: Any])?.count ?? 0) > 4)
             }
             let metrics = try await management.execute(uri: "/metrics").text
@@ -88,14 +94,18 @@ public enum ServiceHealthExpectations {
     /// The value of `latchkey_openapi_routes{service,state}` in a Prometheus exposition, if present.
     static func routeGauge(_ metrics: String, service: String, state: String) -> Double? {
         metrics.split(separator: "\n").lazy
-            .filter { $0.hasPrefix("latchkey_openapi_routes{") && $0.contains(#"service="\#(service)""#)
-                && $0.contains(#"state="\#(state)""#) }
+            .filter {
+                $0.hasPrefix("latchkey_openapi_routes{") && $0.contains(#"service="\#(service)""#)
+                    && $0.contains(#"state="\#(state)""#)
+            }
             .compactMap { $0.split(separator: " ").last.flatMap { Double($0) } }
             .first
     }
 
     /// `/readyz` is 503 and names Kafka when the brokers cannot be reached.
-    public static func expectNotReadyWithoutKafka(_ app: some ApplicationProtocol, _ settings: ServiceSettings) async throws {
+    public static func expectNotReadyWithoutKafka(_ app: some ApplicationProtocol, _ settings: ServiceSettings)
+        async throws
+    {
         let management = ManagementClient(settings)
         try await app.test(.router) { _ in
             try await management.execute(uri: "/readyz") { response in
@@ -107,12 +117,16 @@ public enum ServiceHealthExpectations {
 
     /// `/readyz` stays 200 and reports Kafka degraded when the brokers cannot be reached: the outbox holds
     /// the events meanwhile.
-    public static func expectDegradedWithoutKafka(_ app: some ApplicationProtocol, _ settings: ServiceSettings) async throws {
+    public static func expectDegradedWithoutKafka(_ app: some ApplicationProtocol, _ settings: ServiceSettings)
+        async throws
+    {
         let management = ManagementClient(settings)
         try await app.test(.router) { _ in
             try await management.execute(uri: "/readyz") { response in
                 #expect(response.status == .ok)
-                #expect(String(buffer: response.body) == #"{"kafka":"degraded","postgres":"ok","schema":"ok","status":"degraded"}"#)
+                #expect(
+                    String(buffer: response.body)
+                        == #"{"kafka":"degraded","postgres":"ok","schema":"ok","status":"degraded"}"#)
             }
         }
     }

@@ -1,11 +1,12 @@
 import AsyncHTTPClient
 import Foundation
-#if canImport(Glibc)
-import Glibc
-#endif
 import NIOCore
 import NIOHTTP1
 import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// A built Latchkey executable run as a child process, for start-up and shutdown tests.
 public final class ServiceProcess: Sendable {
@@ -45,7 +46,9 @@ public final class ServiceProcess: Sendable {
         let deadline = ContinuousClock.now + timeout
         while ContinuousClock.now < deadline, child.isRunning {
             let request = HTTPClientRequest(url: "\(managementURL)/healthz")
-            if let response = try? await HTTPClient.shared.execute(request, timeout: .seconds(2)), response.status == .ok {
+            if let response = try? await HTTPClient.shared.execute(request, timeout: .seconds(2)),
+                response.status == .ok
+            {
                 return true
             }
             try? await Task.sleep(for: .milliseconds(100))
@@ -93,7 +96,9 @@ public final class ServiceProcess: Sendable {
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
         address.sin_port = in_port_t(UInt16(port).bigEndian)
         return withUnsafePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
+            }
         }
     }
 

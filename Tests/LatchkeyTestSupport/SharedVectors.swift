@@ -31,7 +31,9 @@ public enum SharedVectors {
     public enum VectorError: Error, CustomStringConvertible {
         case missing(String)
         public var description: String {
-            switch self { case .missing(let message): return message }
+            switch self {
+            case .missing(let message): return message
+            }
         }
     }
 
@@ -51,8 +53,10 @@ public enum SharedVectors {
         public let iatWindowSeconds: Int64
         public let expected: String
 
-        public init(name: String, proof: String, request: Request, accessToken: String?, expectedJKT: String?,
-                    requiredNonce: String?, now: Int64, iatWindowSeconds: Int64, expected: String) {
+        public init(
+            name: String, proof: String, request: Request, accessToken: String?, expectedJKT: String?,
+            requiredNonce: String?, now: Int64, iatWindowSeconds: Int64, expected: String
+        ) {
             self.name = name
             self.proof = proof
             self.request = request

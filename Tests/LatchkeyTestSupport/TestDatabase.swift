@@ -10,7 +10,8 @@ public enum TestDatabase {
         /// "done" flag would let every test that starts in parallel run its own migration.
         var migration: Task<Void, any Error>?
         func migrate() async throws {
-            let migration = self.migration ?? Task { try await TestDatabase.migrate(TestEnvironment.migrationDatabase()) }
+            let migration =
+                self.migration ?? Task { try await TestDatabase.migrate(TestEnvironment.migrationDatabase()) }
             self.migration = migration
             try await migration.value
         }
@@ -85,7 +86,8 @@ public enum TestDatabase {
         _ body: (DatabaseConfiguration) async throws -> Result
     ) async throws -> Result {
         let owner = try TestEnvironment.migrationDatabase()
-        let name = "latchkey_scratch_\(UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "").prefix(12))"
+        let name =
+            "latchkey_scratch_\(UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "").prefix(12))"
         try await withPostgresClient(owner) { client in
             try await client.query(PostgresQuery(unsafeSQL: "CREATE DATABASE \(name)"), logger: TestEnvironment.logger)
         }
@@ -110,10 +112,11 @@ public enum TestDatabase {
             do {
                 try await withPostgresClient(owner) { client in
                     try await client.query(
-                        PostgresQuery(unsafeSQL: "DROP DATABASE IF EXISTS \(name) WITH (FORCE)"), logger: TestEnvironment.logger)
+                        PostgresQuery(unsafeSQL: "DROP DATABASE IF EXISTS \(name) WITH (FORCE)"),
+                        logger: TestEnvironment.logger)
                 }
                 return
-            } catch where ["42501", "55006"].contains(error.postgresSQLState) && ContinuousClock.now < deadline {
+            } catch  where ["42501", "55006"].contains(error.postgresSQLState) && ContinuousClock.now < deadline {
                 try await Task.sleep(for: .milliseconds(250))
             }
         }

@@ -42,7 +42,9 @@ public enum TestEnvironment {
 
     public static let logger: Logger = {
         var logger = Logger(label: "latchkey.tests")
-        logger.logLevel = ProcessInfo.processInfo.environment["LATCHKEY_TEST_LOG_LEVEL"].flatMap { Logger.Level(rawValue: $0) } ?? .warning
+        logger.logLevel =
+            ProcessInfo.processInfo.environment["LATCHKEY_TEST_LOG_LEVEL"].flatMap { Logger.Level(rawValue: $0) }
+            ?? .warning
         return logger
     }()
 

@@ -10,7 +10,8 @@ public enum TestServiceSettings {
         _ descriptor: ServiceDescriptor, kafkaBrokers: String, database: String? = nil
     ) async throws -> ServiceSettings {
         try await TestDatabase.prepare()
-        var app = try TestEnvironment.appDatabase(), system = try TestEnvironment.systemDatabase()
+        var app = try TestEnvironment.appDatabase()
+        var system = try TestEnvironment.systemDatabase()
         if let database {
             app.database = database
             system.database = database

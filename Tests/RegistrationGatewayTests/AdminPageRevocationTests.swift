@@ -1,11 +1,12 @@
 import Foundation
-import LatchkeyCore
-import PostgresNIO
 import HTTPTypes
 import HummingbirdTesting
+import LatchkeyCore
 import LatchkeyTestSupport
 import NIOCore
+import PostgresNIO
 import Testing
+
 @testable import RegistrationGateway
 
 /// The admin page's instance list and its forms: escaping, CSRF, revocation through the same service as
@@ -49,11 +50,13 @@ import Testing
             for token in [nil, "", "forged", otherSessionsToken] as [String?] {
                 var form = [("reason", "device stolen")]
                 if let token { form.append(("csrf_token", token)) }
-                let clientRefused = try await browser.post("/admin/t/\(h.tenant)/clients/\(instance)/revoke", form: form)
+                let clientRefused = try await browser.post(
+                    "/admin/t/\(h.tenant)/clients/\(instance)/revoke", form: form)
                 #expect(clientRefused.status == 403)
                 #expect(clientRefused.body.contains("not sent from this admin page"))
                 AdminPageSignInTests.expectPageSecurityHeaders(clientRefused)
-                let userRefused = try await browser.post("/admin/t/\(h.tenant)/users/\(h.user.uuidString)/revoke", form: form)
+                let userRefused = try await browser.post(
+                    "/admin/t/\(h.tenant)/users/\(h.user.uuidString)/revoke", form: form)
                 #expect(userRefused.status == 403)
             }
             #expect(try await h.clientStatus(instance) == "active")
@@ -95,10 +98,12 @@ import Testing
             let again = try await browser.post(
                 "/admin/t/\(h.tenant)/clients/\(phone)/revoke", form: [("csrf_token", token), ("reason", "again")])
             #expect(again.status == 303)
-            #expect(try await browser.get("/admin/t/\(h.tenant)").body.contains("Not done: the client is already revoked."))
+            #expect(
+                try await browser.get("/admin/t/\(h.tenant)").body.contains("Not done: the client is already revoked."))
             #expect(try await h.revokedEvents(phone).count == 1)
             // A reason is required.
-            _ = try await browser.post("/admin/t/\(h.tenant)/clients/\(tablet)/revoke", form: [("csrf_token", token), ("reason", "  ")])
+            _ = try await browser.post(
+                "/admin/t/\(h.tenant)/clients/\(tablet)/revoke", form: [("csrf_token", token), ("reason", "  ")])
             #expect(try await h.clientStatus(tablet) == "active")
 
             // Every active instance of the user at once: one event each.
@@ -106,7 +111,9 @@ import Testing
                 "/admin/t/\(h.tenant)/users/\(h.user.uuidString.lowercased())/revoke",
                 form: [("csrf_token", token), ("reason", "account compromised")])
             #expect(all.status == 303)
-            #expect(try await browser.get("/admin/t/\(h.tenant)").body.contains("2 instances of the user revoked; their sessions and tokens ended."))
+            #expect(
+                try await browser.get("/admin/t/\(h.tenant)").body.contains(
+                    "2 instances of the user revoked; their sessions and tokens ended."))
             for id in [tablet, laptop] {
                 #expect(try await h.clientStatus(id) == "revoked")
                 let events = try await h.revokedEvents(id)
@@ -128,7 +135,9 @@ import Testing
             var cursor: String?
             repeat {
                 let page = try await client.send(
-                    .get, "/admin/tenants/\(h.tenant)/clients?user=\(h.user.uuidString)&limit=1" + (cursor.map { "&cursor=\($0)" } ?? ""),
+                    .get,
+                    "/admin/tenants/\(h.tenant)/clients?user=\(h.user.uuidString)&limit=1"
+                        + (cursor.map { "&cursor=\($0)" } ?? ""),
                     token: token)
                 #expect(page.status == .ok)
                 seen += (page.json["clients"] as? [[String: Any]] ?? []).compactMap { $0["client_id"] as? String }
@@ -138,7 +147,8 @@ import Testing
 
             var browser = try await h.signedInBrowser(client, as: admin)
             let today = String(RFC3339Timestamp.string(from: Date()).prefix(10))
-            let byDate = try await browser.get("/admin/t/\(h.tenant)?created_from=\(today)&created_to=\(today)&status=active")
+            let byDate = try await browser.get(
+                "/admin/t/\(h.tenant)?created_from=\(today)&created_to=\(today)&status=active")
             for id in ids { #expect(byDate.body.contains(id)) }
             let past = try await browser.get("/admin/t/\(h.tenant)?created_to=2000-01-01")
             #expect(past.body.contains("No instances match."))
@@ -157,33 +167,43 @@ import Testing
             let revoke = "/admin/t/\(h.tenant)/clients/\(instance)/revoke"
 
             let oversized = try await browser.send(
-                revoke, method: .post, body: ByteBuffer(string: "csrf_token=\(token)&reason=" + String(repeating: "x", count: 70_000)))
+                revoke, method: .post,
+                body: ByteBuffer(string: "csrf_token=\(token)&reason=" + String(repeating: "x", count: 70_000)))
             #expect(oversized.status == 413)
-            let duplicated = try await browser.post(revoke, form: [("csrf_token", token), ("reason", "a"), ("reason", "b")])
+            let duplicated = try await browser.post(
+                revoke, form: [("csrf_token", token), ("reason", "a"), ("reason", "b")])
             #expect(duplicated.status == 400)
-            let json = try await browser.send(revoke, method: .post, body: ByteBuffer(string: "{}"), contentType: "application/json")
+            let json = try await browser.send(
+                revoke, method: .post, body: ByteBuffer(string: "{}"), contentType: "application/json")
             #expect(json.status == 415)
-            let badEncoding = try await browser.send(revoke, method: .post, body: ByteBuffer(string: "reason=%zz&csrf_token=\(token)"))
+            let badEncoding = try await browser.send(
+                revoke, method: .post, body: ByteBuffer(string: "reason=%zz&csrf_token=\(token)"))
             #expect(badEncoding.status == 400)
-            let longReason = try await browser.post(revoke, form: [("csrf_token", token), ("reason", String(repeating: "r", count: 501))])
+            let longReason = try await browser.post(
+                revoke, form: [("csrf_token", token), ("reason", String(repeating: "r", count: 501))])
             #expect(longReason.status == 303)
             #expect(try await h.clientStatus(instance) == "active")
-            for query in ["cursor=not-a-cursor", "cursor=\(Base64URL.encode(Array("x|y".utf8)))", "status=stolen",
-                          "created_from=yesterday", "user=a&user=b", "template=" + String(repeating: "t", count: 200),
-                          "user=" + String(repeating: "u", count: 5_000), "user=%00"] {
+            for query in [
+                "cursor=not-a-cursor", "cursor=\(Base64URL.encode(Array("x|y".utf8)))", "status=stolen",
+                "created_from=yesterday", "user=a&user=b", "template=" + String(repeating: "t", count: 200),
+                "user=" + String(repeating: "u", count: 5_000), "user=%00",
+            ] {
                 let page = try await browser.get("/admin/t/\(h.tenant)?\(query)")
                 #expect(page.status == 400, "\(query.prefix(40)) → \(page.status)")
                 AdminPageSignInTests.expectPageSecurityHeaders(page)
             }
-            for path in ["/admin/t/\(h.tenant)/users/not-a-uuid/revoke", "/admin/t/\(h.tenant)/clients/no-such-client/revoke",
-                         "/admin/t/\(h.tenant)/clients/\(String(repeating: "c", count: 2_000))/revoke"] {
+            for path in [
+                "/admin/t/\(h.tenant)/users/not-a-uuid/revoke", "/admin/t/\(h.tenant)/clients/no-such-client/revoke",
+                "/admin/t/\(h.tenant)/clients/\(String(repeating: "c", count: 2_000))/revoke",
+            ] {
                 let response = try await browser.post(path, form: [("csrf_token", token), ("reason", "r")])
                 #expect(response.status == 303, "\(path.prefix(60)) → \(response.status)")
             }
             #expect(try await browser.get("/admin/t/Not_A_Tenant").status == 404)
             #expect(try await browser.get("/admin/t/\(TestEnvironment.uniqueTenant("none"))").status == 404)
             let hugeSignIn = try await browser.post(
-                "/admin/t/\(h.tenant)/sign-in", form: [("client_id", String(repeating: "i", count: 10_000)), ("client_secret", "s")])
+                "/admin/t/\(h.tenant)/sign-in",
+                form: [("client_id", String(repeating: "i", count: 10_000)), ("client_secret", "s")])
             #expect(hugeSignIn.status == 403)
         }
     }
@@ -205,8 +225,11 @@ import Testing
             }
             let again = try await client.send(.post, path, token: token, json: #"{"reason":"lost both"}"#)
             #expect((again.json["revoked"] as? [String]) == [])
-            #expect(try await client.send(.post, "/admin/tenants/\(h.tenant)/users/nope/revoke-clients", token: token,
-                                          json: #"{"reason":"x"}"#).status == .notFound)
+            #expect(
+                try await client.send(
+                    .post, "/admin/tenants/\(h.tenant)/users/nope/revoke-clients", token: token,
+                    json: #"{"reason":"x"}"#
+                ).status == .notFound)
         }
     }
 }

@@ -1,13 +1,14 @@
 import Foundation
+import HTTPTypes
+import HummingbirdTesting
 import LatchkeyCore
 import LatchkeyPersistence
 import LatchkeyServer
-import PostgresNIO
-import HTTPTypes
-import HummingbirdTesting
 import LatchkeyTestSupport
 import NIOCore
+import PostgresNIO
 import Testing
+
 @testable import RegistrationGateway
 
 /// The admin page's sign-in: who may sign in, the session cookie, throttling, expiry and tenant binding.
@@ -26,12 +27,15 @@ import Testing
             let form = try await browser.get("/admin/t/\(h.tenant)/sign-in")
             #expect(form.status == 200)
             Self.expectPageSecurityHeaders(form)
-            #expect(form.body.contains(#"<label for="client_id">"#) && form.body.contains(#"<label for="client_secret">"#))
+            #expect(
+                form.body.contains(#"<label for="client_id">"#) && form.body.contains(#"<label for="client_secret">"#))
             let csrfCookie = try #require(form.setCookie(AdminPageController.csrfCookieName))
             Self.expectHostCookie(csrfCookie)
 
-            for (id, secret) in [(admin.id, "wrong-secret"), (notAdmin.id, notAdmin.secret), (revoked.id, revoked.secret),
-                                 ("no-such-client", admin.secret)] {
+            for (id, secret) in [
+                (admin.id, "wrong-secret"), (notAdmin.id, notAdmin.secret), (revoked.id, revoked.secret),
+                ("no-such-client", admin.secret),
+            ] {
                 let refused = try await browser.signInAdmin(tenant: h.tenant, clientID: id, secret: secret)
                 #expect(refused.status == 401, "\(id) signed in")
                 #expect(refused.setCookie(AdminSessions.cookieName) == nil)
@@ -48,7 +52,8 @@ import Testing
             // Only the keyed hash is stored.
             let stored = try await TestDatabase.withApp { database in
                 try await database.withTenantTransaction(h.tenant) { connection in
-                    let rows = try await connection.query("SELECT session_hash, client_id FROM admin_sessions", logger: database.logger)
+                    let rows = try await connection.query(
+                        "SELECT session_hash, client_id FROM admin_sessions", logger: database.logger)
                     var all: [(String, String)] = []
                     for try await row in rows.decode((String, String).self) { all.append(row) }
                     return all
@@ -98,7 +103,8 @@ import Testing
         try await GatewayHarness.withApp { client in
             var browser = PageBrowser(client)
             for _ in 0..<LoginThrottle().accountThreshold {
-                #expect(try await browser.signInAdmin(tenant: h.tenant, clientID: admin.id, secret: "guess").status == 401)
+                #expect(
+                    try await browser.signInAdmin(tenant: h.tenant, clientID: admin.id, secret: "guess").status == 401)
             }
             let locked = try await browser.signInAdmin(tenant: h.tenant, clientID: admin.id, secret: admin.secret)
             #expect(locked.status == 429)
@@ -130,28 +136,40 @@ import Testing
         let platformAdmin = try await platform.createAdminClient()
         try await GatewayHarness.withApp(platformTenant: platform.tenant) { client in
             var browser = PageBrowser(client)
-            #expect(try await browser.signInAdmin(tenant: a.tenant, clientID: adminA.id, secret: adminA.secret).status == 303)
+            #expect(
+                try await browser.signInAdmin(tenant: a.tenant, clientID: adminA.id, secret: adminA.secret).status
+                    == 303)
             let crossing = try await browser.get("/admin/t/\(b.tenant)")
             #expect(crossing.status == 303)
             #expect(crossing.location == "/admin/t/\(b.tenant)/sign-in")
             // A's admin client is no admin of B.
-            #expect(try await browser.signInAdmin(tenant: b.tenant, clientID: adminA.id, secret: adminA.secret).status == 401)
+            #expect(
+                try await browser.signInAdmin(tenant: b.tenant, clientID: adminA.id, secret: adminA.secret).status
+                    == 401)
 
             // A platform admin signs in at the platform tenant and may look at B, or sign in at B directly.
-            var operator_ = PageBrowser(client)
-            #expect(try await operator_.signInAdmin(tenant: platform.tenant, clientID: platformAdmin.id, secret: platformAdmin.secret).status == 303)
-            let other = try await operator_.get("/admin/t/\(b.tenant)")
+            var platformOperator = PageBrowser(client)
+            #expect(
+                try await platformOperator.signInAdmin(
+                    tenant: platform.tenant, clientID: platformAdmin.id, secret: platformAdmin.secret
+                ).status == 303)
+            let other = try await platformOperator.get("/admin/t/\(b.tenant)")
             #expect(other.status == 200)
             #expect(other.body.contains("Instances of \(b.tenant)"))
             var direct = PageBrowser(client)
-            #expect(try await direct.signInAdmin(tenant: b.tenant, clientID: platformAdmin.id, secret: platformAdmin.secret).status == 303)
+            #expect(
+                try await direct.signInAdmin(tenant: b.tenant, clientID: platformAdmin.id, secret: platformAdmin.secret)
+                    .status == 303)
             #expect(try await direct.get("/admin/t/\(b.tenant)").status == 200)
         }
     }
 
     static func expectPageSecurityHeaders(_ page: PageResponse) {
         let csp = page.header("Content-Security-Policy") ?? ""
-        for directive in ["default-src 'none'", "style-src 'sha256-", "form-action 'self'", "frame-ancestors 'none'", "base-uri 'none'"] {
+        for directive in [
+            "default-src 'none'", "style-src 'sha256-", "form-action 'self'", "frame-ancestors 'none'",
+            "base-uri 'none'",
+        ] {
             #expect(csp.contains(directive), "CSP lacks \(directive): \(csp)")
         }
         #expect(!csp.contains("script-src") && !csp.contains("unsafe-inline"))
@@ -162,7 +180,8 @@ import Testing
     }
 
     static func expectHostCookie(_ line: String) {
-        let attributes = Set(line.split(separator: ";").dropFirst().map { $0.trimmingCharacters(in: .whitespaces).lowercased() })
+        let attributes = Set(
+            line.split(separator: ";").dropFirst().map { $0.trimmingCharacters(in: .whitespaces).lowercased() })
         for required in ["path=/", "secure", "httponly", "samesite=strict"] {
             #expect(attributes.contains(required), "\(line) lacks \(required)")
         }

@@ -1,23 +1,28 @@
+import Foundation
+import HTTPTypes
+import HummingbirdTesting
 import LatchkeyCore
 import LatchkeyPersistence
-import PostgresNIO
-import NIOCore
-import HTTPTypes
-import Foundation
-import HummingbirdTesting
 import LatchkeyTestSupport
+import NIOCore
+import PostgresNIO
 import Testing
+
 @testable import RegistrationGateway
 
 @Suite struct ClientConfigurationTests {
     /// Registers a client and returns (client_id, client_secret, registration_access_token).
-    static func register(_ client: any TestClientProtocol, _ h: GatewayHarness) async throws -> (String, String, String) {
-        let response = try await client.send(.post, "/t/\(h.tenant)/register", token: try await h.dcrToken(),
-                                             json: RegistrationEndpointTests.native)
+    static func register(_ client: any TestClientProtocol, _ h: GatewayHarness) async throws -> (String, String, String)
+    {
+        let response = try await client.send(
+            .post, "/t/\(h.tenant)/register", token: try await h.dcrToken(),
+            json: RegistrationEndpointTests.native)
         #expect(response.status == .created)
         let body = response.json
-        return (try #require(body["client_id"] as? String), try #require(body["client_secret"] as? String),
-                try #require(body["registration_access_token"] as? String))
+        return (
+            try #require(body["client_id"] as? String), try #require(body["client_secret"] as? String),
+            try #require(body["registration_access_token"] as? String)
+        )
     }
 
     @Test func readReturnsMetadataWithoutSecrets() async throws {
@@ -55,14 +60,17 @@ import Testing
         let h = try await GatewayHarness.make()
         try await GatewayHarness.withApp { client in
             let (clientID, secret, token) = try await Self.register(client, h)
-            let body = #"{"client_id":"\#(clientID)","client_secret":"\#(secret)","redirect_uris":["com.example.app:/cb2"],"client_name":"Renamed","scope":"openid"}"#
+            let body =
+                #"{"client_id":"\#(clientID)","client_secret":"\#(secret)","redirect_uris":["com.example.app:/cb2"],"client_name":"Renamed","scope":"openid"}"#
             let put = try await client.send(.put, "/t/\(h.tenant)/register/\(clientID)", token: token, json: body)
             #expect(put.status == .ok, "\(String(buffer: put.body))")
             #expect(put.json["client_name"] as? String == "Renamed")
             #expect(put.json["redirect_uris"] as? [String] == ["com.example.app:/cb2"])
             let rotated = try #require(put.json["registration_access_token"] as? String)
             #expect(rotated != token)
-            #expect(try await client.send(.get, "/t/\(h.tenant)/register/\(clientID)", token: token).status == .unauthorized)
+            #expect(
+                try await client.send(.get, "/t/\(h.tenant)/register/\(clientID)", token: token).status == .unauthorized
+            )
             #expect(try await client.send(.get, "/t/\(h.tenant)/register/\(clientID)", token: rotated).status == .ok)
             let events = try await h.outboxPayloads(.clientUpdated)
             #expect(events.count == 1)
@@ -71,13 +79,16 @@ import Testing
             #expect(event.data.registrationTokenRotated)
             #expect(!events[0].contains(rotated) && !events[0].contains(secret))
             // Same rules as registration; mismatching client_id or secret refused.
-            let invalid = try await client.send(.put, "/t/\(h.tenant)/register/\(clientID)", token: rotated,
+            let invalid = try await client.send(
+                .put, "/t/\(h.tenant)/register/\(clientID)", token: rotated,
                 json: #"{"client_id":"\#(clientID)","redirect_uris":["http://localhost/cb"]}"#)
             #expect(invalid.errorCode == "invalid_redirect_uri")
-            let wrongID = try await client.send(.put, "/t/\(h.tenant)/register/\(clientID)", token: rotated,
+            let wrongID = try await client.send(
+                .put, "/t/\(h.tenant)/register/\(clientID)", token: rotated,
                 json: #"{"client_id":"other","redirect_uris":["com.example.app:/cb"]}"#)
             #expect(wrongID.errorCode == "invalid_client_metadata")
-            let wrongSecret = try await client.send(.put, "/t/\(h.tenant)/register/\(clientID)", token: rotated,
+            let wrongSecret = try await client.send(
+                .put, "/t/\(h.tenant)/register/\(clientID)", token: rotated,
                 json: #"{"client_id":"\#(clientID)","client_secret":"nope","redirect_uris":["com.example.app:/cb"]}"#)
             #expect(wrongSecret.errorCode == "invalid_client_metadata")
         }
@@ -87,7 +98,8 @@ import Testing
         let h = try await GatewayHarness.make(policy: #"{"rotate_registration_access_token":false}"#)
         try await GatewayHarness.withApp { client in
             let (clientID, _, token) = try await Self.register(client, h)
-            let put = try await client.send(.put, "/t/\(h.tenant)/register/\(clientID)", token: token,
+            let put = try await client.send(
+                .put, "/t/\(h.tenant)/register/\(clientID)", token: token,
                 json: #"{"client_id":"\#(clientID)","redirect_uris":["com.example.app:/cb"]}"#)
             #expect(put.status == .ok)
             #expect(put.json["registration_access_token"] == nil)
@@ -115,11 +127,17 @@ import Testing
                 }
             }
             let other = try await GatewayHarness.make()
-            #expect(try await client.send(.delete, "/t/\(other.tenant)/register/\(clientID)", token: token).status == .unauthorized)
+            #expect(
+                try await client.send(.delete, "/t/\(other.tenant)/register/\(clientID)", token: token).status
+                    == .unauthorized)
             let delete = try await client.send(.delete, "/t/\(h.tenant)/register/\(clientID)", token: token)
             #expect(delete.status == .noContent)
-            #expect(try await client.send(.get, "/t/\(h.tenant)/register/\(clientID)", token: token).status == .unauthorized)
-            #expect(try await client.send(.delete, "/t/\(h.tenant)/register/\(clientID)", token: token).status == .unauthorized)
+            #expect(
+                try await client.send(.get, "/t/\(h.tenant)/register/\(clientID)", token: token).status == .unauthorized
+            )
+            #expect(
+                try await client.send(.delete, "/t/\(h.tenant)/register/\(clientID)", token: token).status
+                    == .unauthorized)
             let state = try await TestDatabase.withApp { database in
                 try await database.withTenantTransaction(h.tenant) { connection -> (String, String, String?)? in
                     let rows = try await connection.query(
@@ -141,7 +159,8 @@ import Testing
             #expect(event.data.reason == .deregistered)
             #expect(event.data.clientID == clientID)
             #expect(!events[0].contains(token))
-            let expiry = try #require(event.data.accessTokensExpireAt, "ClientRevoked does not say when the client's tokens expire")
+            let expiry = try #require(
+                event.data.accessTokensExpireAt, "ClientRevoked does not say when the client's tokens expire")
             #expect(expiry.timeIntervalSince(event.data.revokedAt) > 7_100, "the token on record counts: \(expiry)")
         }
     }

@@ -5,6 +5,7 @@ import LatchkeyTestSupport
 import PostgresNIO
 import ServiceLifecycle
 import Testing
+
 @testable import RegistrationGateway
 
 @Suite struct ClientExpiryTests {
@@ -40,14 +41,20 @@ import Testing
     }
 
     /// Status of each client, and the status of its refresh tokens.
-    static func state(_ h: GatewayHarness, _ clientID: String) async throws -> (client: String?, tokens: [String], hasRAT: Bool) {
+    static func state(_ h: GatewayHarness, _ clientID: String) async throws -> (
+        client: String?, tokens: [String], hasRAT: Bool
+    ) {
         try await TestDatabase.withApp { database in
             try await database.withTenantTransaction(h.tenant) { connection in
                 var status: String?
                 var hasRAT = false
                 for try await (s, rat) in try await connection.query(
-                    "SELECT status, registration_token_hash FROM clients WHERE client_id = \(clientID)", logger: database.logger
-                ).decode((String, String?).self) { status = s; hasRAT = rat != nil }
+                    "SELECT status, registration_token_hash FROM clients WHERE client_id = \(clientID)",
+                    logger: database.logger
+                ).decode((String, String?).self) {
+                    status = s
+                    hasRAT = rat != nil
+                }
                 var tokens: [String] = []
                 for try await s in try await connection.query(
                     "SELECT status FROM refresh_tokens WHERE client_id = \(clientID)", logger: database.logger
@@ -71,7 +78,8 @@ import Testing
 
     static func runExpiry() async throws -> Int {
         try await TestDatabase.withSystem { database in
-            try await ClientExpiryService(systemDatabase: database, outbox: OutboxWriter(), interval: .seconds(300)).runOnce()
+            try await ClientExpiryService(systemDatabase: database, outbox: OutboxWriter(), interval: .seconds(300))
+                .runOnce()
         }
     }
 
@@ -79,7 +87,8 @@ import Testing
         let h = try await GatewayHarness.make(policy: #"{"inactive_client_ttl":3600}"#)
         let neverUsed = try await Self.insertClient(h, createdAgo: 2 * Self.hour, refreshToken: true)
         let usedLongAgo = try await Self.insertClient(h, createdAgo: 50 * Self.hour, lastUsedAgo: 3 * Self.hour)
-        let usedRecently = try await Self.insertClient(h, createdAgo: 50 * Self.hour, lastUsedAgo: 60, refreshToken: true)
+        let usedRecently = try await Self.insertClient(
+            h, createdAgo: 50 * Self.hour, lastUsedAgo: 60, refreshToken: true)
         let fresh = try await Self.insertClient(h, createdAgo: 60)
         let staticClient = try await Self.insertClient(h, kind: "static", createdAgo: 50 * Self.hour)
         // Runs of other tests (and other gateways) sweep every tenant too, so only the outcome is asserted.
@@ -131,7 +140,8 @@ import Testing
     @Test func theServiceRunsPeriodicallyUntilShutdown() async throws {
         let h = try await GatewayHarness.make(policy: #"{"inactive_client_ttl":3600}"#)
         try await TestDatabase.withSystem { database in
-            let service = ClientExpiryService(systemDatabase: database, outbox: OutboxWriter(), interval: .milliseconds(100))
+            let service = ClientExpiryService(
+                systemDatabase: database, outbox: OutboxWriter(), interval: .milliseconds(100))
             try await withThrowingTaskGroup(of: Void.self) { group in
                 group.addTask { try await service.run() }
                 // Inserted after the service started: only a later run can expire it.

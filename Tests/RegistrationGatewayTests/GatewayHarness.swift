@@ -1,5 +1,5 @@
-import HTTPTypes
 import Foundation
+import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
 import LatchkeyCore
@@ -11,6 +11,7 @@ import Logging
 import NIOCore
 import PostgresNIO
 import Testing
+
 @testable import RegistrationGateway
 
 /// A tenant with a signing key and a user, the gateway app over real Postgres, and DCR token minting.
@@ -20,7 +21,8 @@ struct GatewayHarness {
     /// `SECRET_HASH_KEY` of the apps (and token-service processes) of this test run.
     static let secretHashKey = KeyMaterial.generateConfigurationValue()
     static let hasher = try! KeyedHasher(configuration: secretHashKey)
-    static let signingKeys = TenantSigningKeys(envelope: try! KeyEnvelope(configuration: TestEnvironment.keyEncryptionKey))
+    static let signingKeys = TenantSigningKeys(
+        envelope: try! KeyEnvelope(configuration: TestEnvironment.keyEncryptionKey))
 
     let tenant: String
     let user: UUID
@@ -30,7 +32,8 @@ struct GatewayHarness {
     /// With `keyRotation`, the gateway seals staged keys with the envelope of ``signingKeys``.
     static func gatewaySettings(keyRotation: Bool = false, platformTenant: String? = nil) throws -> GatewaySettings {
         var settings = try GatewaySettings(
-            publicURL: publicURL, tokenServicePublicURL: tokenServiceURL, secretHasher: hasher, adminBootstrapKey: bootstrapKey,
+            publicURL: publicURL, tokenServicePublicURL: tokenServiceURL, secretHasher: hasher,
+            adminBootstrapKey: bootstrapKey,
             platformTenant: platformTenant.flatMap(TenantSlug.init(rawValue:)))
         if keyRotation { settings.keyEnvelope = signingKeys.envelope }
         return settings
@@ -72,7 +75,9 @@ struct GatewayHarness {
         }
         let found: (kid: String, key: SigningKey)?
         if let configuration {
-            found = try await withPostgresClient(configuration) { try await load(Database(client: $0, logger: TestEnvironment.logger)) }
+            found = try await withPostgresClient(configuration) {
+                try await load(Database(client: $0, logger: TestEnvironment.logger))
+            }
         } else {
             found = try await TestDatabase.withApp(load)
         }
@@ -80,9 +85,11 @@ struct GatewayHarness {
         let now = Int64(Date().timeIntervalSince1970)
         let claims = AccessTokenClaims(
             iss: issuer ?? "\(Self.tokenServiceURL)/t/\(tenant)", sub: sub ?? user.uuidString,
-            aud: Audience(audience ?? "\(Self.publicURL)/t/\(tenant)/register"), clientID: Self.clientID(subject: sub, scope: scope),
+            aud: Audience(audience ?? "\(Self.publicURL)/t/\(tenant)/register"),
+            clientID: Self.clientID(subject: sub, scope: scope),
             scope: scope, jti: UUID().uuidString, iat: now, exp: now + expiresIn)
-        return try CompactJWS.sign(claims: claims, using: active.key, header: JWSHeaderParameters(typ: "at+jwt", kid: active.kid))
+        return try CompactJWS.sign(
+            claims: claims, using: active.key, header: JWSHeaderParameters(typ: "at+jwt", kid: active.kid))
     }
 
     /// One embedded cluster for every gateway app of this test process: the apps' outbox relays deliver
@@ -99,7 +106,8 @@ struct GatewayHarness {
         platformTenant: String? = nil,
         _ body: @escaping @Sendable (any TestClientProtocol) async throws -> Void
     ) async throws {
-        let settings = try await TestServiceSettings.make(.registrationGateway, kafkaBrokers: kafka ?? sharedCluster.bootstrapServers)
+        let settings = try await TestServiceSettings.make(
+            .registrationGateway, kafkaBrokers: kafka ?? sharedCluster.bootstrapServers)
         let app = try buildApplication(
             settings: settings, gateway: gatewaySettings(keyRotation: keyRotation, platformTenant: platformTenant),
             logger: TestServiceSettings.logger, fetchStatementJWKS: fetchStatementJWKS)
@@ -120,7 +128,9 @@ struct GatewayHarness {
     }
 
     /// Mints an initial access token row and returns its plaintext.
-    func createInitialAccessToken(uses: Int = 1, expiresIn: TimeInterval = 600, revoked: Bool = false) async throws -> String {
+    func createInitialAccessToken(uses: Int = 1, expiresIn: TimeInterval = 600, revoked: Bool = false) async throws
+        -> String
+    {
         let token = SecretTokens.generate(prefix: "lk_iat_")
         try await TestDatabase.withApp { database in
             try await database.withTenantTransaction(tenant) { connection in
@@ -159,7 +169,8 @@ extension TestClientProtocol {
         if let forwardedFor { headers[HTTPField.Name("X-Forwarded-For")!] = forwardedFor }
         if json != nil { headers[.contentType] = contentType }
         return try await execute(
-            uri: uri, method: method, headers: headers, body: json.map { ByteBuffer(string: $0) }) { $0 }
+            uri: uri, method: method, headers: headers, body: json.map { ByteBuffer(string: $0) }
+        ) { $0 }
     }
 }
 

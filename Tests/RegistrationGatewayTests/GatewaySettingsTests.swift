@@ -1,9 +1,10 @@
-import LatchkeyCore
-import PostgresNIO
-import NIOCore
-import HTTPTypes
-import Testing
 import Configuration
+import HTTPTypes
+import LatchkeyCore
+import NIOCore
+import PostgresNIO
+import Testing
+
 @testable import RegistrationGateway
 
 @Suite struct GatewaySettingsTests {
@@ -13,9 +14,13 @@ import Configuration
             secretHasher: GatewayHarness.hasher)
         #expect(settings.registrationEndpoint(tenant: "acme") == "https://register.example.com/t/acme/register")
         #expect(settings.issuer(tenant: "acme") == "https://login.example.com/t/acme")
-        for bad in ["", "register.example.com", "ftp://x.example.com", "https://x.example.com/?q=1", "https://x.example.com/#f"] {
+        for bad in [
+            "", "register.example.com", "ftp://x.example.com", "https://x.example.com/?q=1", "https://x.example.com/#f",
+        ] {
             #expect(throws: ConfigurationError.self) {
-                try GatewaySettings(publicURL: bad, tokenServicePublicURL: "https://login.example.com", secretHasher: GatewayHarness.hasher)
+                try GatewaySettings(
+                    publicURL: bad, tokenServicePublicURL: "https://login.example.com",
+                    secretHasher: GatewayHarness.hasher)
             }
         }
     }
@@ -27,7 +32,8 @@ import Configuration
                 "TOKEN_SERVICE_PUBLIC_URL": "https://login.example.com",
                 "SECRET_HASH_KEY": KeyMaterial.generateConfigurationValue(),
             ].merging(extra) { $1 }
-            return try GatewaySettings(reader: ConfigReader(providers: [EnvironmentVariablesProvider(environmentVariables: environment)]))
+            return try GatewaySettings(
+                reader: ConfigReader(providers: [EnvironmentVariablesProvider(environmentVariables: environment)]))
         }
         #expect(try read([:]).clientExpiryInterval == .seconds(300))
         #expect(try read(["CLIENT_EXPIRY_INTERVAL_SECONDS": "30"]).clientExpiryInterval == .seconds(30))

@@ -4,6 +4,7 @@ import HummingbirdTesting
 import LatchkeyTestSupport
 import NIOCore
 import Testing
+
 @testable import RegistrationGateway
 
 @Suite struct RegistrationCORSTests {
@@ -22,17 +23,23 @@ import Testing
         var headers = extra
         if let origin { headers[HTTPField.Name("Origin")!] = origin }
         if body != nil { headers[.contentType] = "application/json" }
-        return try await client.execute(uri: uri, method: method, headers: headers, body: body.map { ByteBuffer(string: $0) }) { $0 }
+        return try await client.execute(
+            uri: uri, method: method, headers: headers, body: body.map { ByteBuffer(string: $0) }
+        ) { $0 }
     }
 
     static func preflight(_ method: String) -> HTTPFields {
-        [HTTPField.Name("Access-Control-Request-Method")!: method, HTTPField.Name("Access-Control-Request-Headers")!: "authorization,content-type"]
+        [
+            HTTPField.Name("Access-Control-Request-Method")!: method,
+            HTTPField.Name("Access-Control-Request-Headers")!: "authorization,content-type",
+        ]
     }
 
     @Test func preflightFromAnAllowedOriginIsAnsweredForBothRoutes() async throws {
         let h = try await GatewayHarness.make(policy: Self.policy)
         try await GatewayHarness.withApp { client in
-            let register = try await Self.request(client, .options, "/t/\(h.tenant)/register", origin: Self.app, extra: Self.preflight("POST"))
+            let register = try await Self.request(
+                client, .options, "/t/\(h.tenant)/register", origin: Self.app, extra: Self.preflight("POST"))
             #expect(register.status == .noContent)
             #expect(register.headers[Self.allowOrigin] == Self.app)
             #expect(register.headers[Self.allowMethods] == "POST, OPTIONS")
@@ -41,7 +48,8 @@ import Testing
             #expect(register.headers[.vary] == "Origin")
             #expect(register.headers[Self.allowCredentials] == nil)
             let configure = try await Self.request(
-                client, .options, "/t/\(h.tenant)/register/some-client", origin: Self.app, extra: Self.preflight("DELETE"))
+                client, .options, "/t/\(h.tenant)/register/some-client", origin: Self.app,
+                extra: Self.preflight("DELETE"))
             #expect(configure.status == .noContent)
             #expect(configure.headers[Self.allowOrigin] == Self.app)
             #expect(configure.headers[Self.allowMethods] == "GET, PUT, DELETE, OPTIONS")
@@ -53,12 +61,19 @@ import Testing
         let closed = try await GatewayHarness.make()
         try await GatewayHarness.withApp { client in
             let refusals = [
-                try await Self.request(client, .options, "/t/\(h.tenant)/register", origin: "https://evil.example.com", extra: Self.preflight("POST")),
-                try await Self.request(client, .options, "/t/\(h.tenant)/register", origin: "https://app.example.com.evil.io", extra: Self.preflight("POST")),
-                try await Self.request(client, .options, "/t/\(h.tenant)/register", origin: "null", extra: Self.preflight("POST")),
-                try await Self.request(client, .options, "/t/\(h.tenant)/register", origin: Self.app, extra: Self.preflight("PATCH")),
+                try await Self.request(
+                    client, .options, "/t/\(h.tenant)/register", origin: "https://evil.example.com",
+                    extra: Self.preflight("POST")),
+                try await Self.request(
+                    client, .options, "/t/\(h.tenant)/register", origin: "https://app.example.com.evil.io",
+                    extra: Self.preflight("POST")),
+                try await Self.request(
+                    client, .options, "/t/\(h.tenant)/register", origin: "null", extra: Self.preflight("POST")),
+                try await Self.request(
+                    client, .options, "/t/\(h.tenant)/register", origin: Self.app, extra: Self.preflight("PATCH")),
                 try await Self.request(client, .options, "/t/\(h.tenant)/register", origin: Self.app),
-                try await Self.request(client, .options, "/t/\(closed.tenant)/register", origin: Self.app, extra: Self.preflight("POST")),
+                try await Self.request(
+                    client, .options, "/t/\(closed.tenant)/register", origin: Self.app, extra: Self.preflight("POST")),
             ]
             for response in refusals {
                 #expect(response.status == .forbidden)
@@ -80,22 +95,28 @@ import Testing
         let bearer: HTTPFields = [.authorization: "Bearer \(token)"]
         try await GatewayHarness.withApp { client in
             let path = "/t/\(h.tenant)/register"
-            let created = try await Self.request(client, .post, path, origin: Self.app, extra: bearer, body: RegistrationEndpointTests.native)
+            let created = try await Self.request(
+                client, .post, path, origin: Self.app, extra: bearer, body: RegistrationEndpointTests.native)
             #expect(created.status == .created)
             #expect(created.headers[Self.allowOrigin] == Self.app)
             #expect(created.headers[.vary] == "Origin")
             #expect(created.headers[Self.allowCredentials] == nil)
-            let malformed = try await Self.request(client, .post, path, origin: Self.app, extra: bearer, body: "{not json")
+            let malformed = try await Self.request(
+                client, .post, path, origin: Self.app, extra: bearer, body: "{not json")
             #expect(malformed.status == .badRequest)
             #expect(malformed.headers[Self.allowOrigin] == Self.app)
             let clientID = try #require(created.json["client_id"] as? String)
-            let unauthorized = try await Self.request(client, .get, "\(path)/\(clientID)", origin: Self.app, extra: [.authorization: "Bearer wrong"])
+            let unauthorized = try await Self.request(
+                client, .get, "\(path)/\(clientID)", origin: Self.app, extra: [.authorization: "Bearer wrong"])
             #expect(unauthorized.status == .unauthorized)
             #expect(unauthorized.headers[Self.allowOrigin] == Self.app)
-            let foreign = try await Self.request(client, .post, path, origin: "https://evil.example.com", extra: bearer, body: RegistrationEndpointTests.native)
+            let foreign = try await Self.request(
+                client, .post, path, origin: "https://evil.example.com", extra: bearer,
+                body: RegistrationEndpointTests.native)
             #expect(foreign.status == .created)
             #expect(foreign.headers[Self.allowOrigin] == nil)
-            let noOrigin = try await Self.request(client, .post, path, origin: nil, extra: bearer, body: RegistrationEndpointTests.native)
+            let noOrigin = try await Self.request(
+                client, .post, path, origin: nil, extra: bearer, body: RegistrationEndpointTests.native)
             #expect(noOrigin.status == .created)
             #expect(noOrigin.headers[Self.allowOrigin] == nil)
         }

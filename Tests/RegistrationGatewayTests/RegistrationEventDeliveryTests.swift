@@ -1,15 +1,16 @@
+import Foundation
+import HTTPTypes
+import HummingbirdTesting
 import LatchkeyCore
 import LatchkeyKafka
 import LatchkeyPersistence
 import LatchkeyServer
-import NIOCore
-import HTTPTypes
-import Foundation
-import HummingbirdTesting
 import LatchkeyTestSupport
 import Logging
+import NIOCore
 import PostgresNIO
 import Testing
+
 @testable import RegistrationGateway
 
 @Suite struct RegistrationEventDeliveryTests {
@@ -27,16 +28,19 @@ import Testing
             let database = settings.database
             let h = try await harness(in: database)
             let token = try await h.dcrToken(database: settings.database)
-            let app = try buildApplication(settings: settings, gateway: GatewayHarness.gatewaySettings(), logger: TestServiceSettings.logger)
+            let app = try buildApplication(
+                settings: settings, gateway: GatewayHarness.gatewaySettings(), logger: TestServiceSettings.logger)
             let clientID = try await app.test(.router) { client in
-                let response = try await client.send(.post, "/t/\(h.tenant)/register", token: token, json: RegistrationEndpointTests.native)
+                let response = try await client.send(
+                    .post, "/t/\(h.tenant)/register", token: token, json: RegistrationEndpointTests.native)
                 #expect(response.status == .created)
                 let clientID = try #require(response.json["client_id"] as? String)
                 // The relay marks the row sent only after Kafka's delivery report.
                 _ = try await eventually(within: .seconds(20)) {
                     let sent = try await withPostgresClient(scratch) { pg in
                         let rows = try await pg.query(
-                            "SELECT count(*)::int FROM outbox WHERE sent_at IS NOT NULL", logger: TestEnvironment.logger)
+                            "SELECT count(*)::int FROM outbox WHERE sent_at IS NOT NULL", logger: TestEnvironment.logger
+                        )
                         for try await count in rows.decode(Int.self) { return count }
                         return 0
                     }
@@ -76,9 +80,11 @@ import Testing
             let db = Database(client: client, logger: TestEnvironment.logger)
             try await TestDatabase.createTenant(tenant, in: db)
             try await db.withTenantTransaction(tenant) { connection in
-                try await GatewayHarness.signingKeys.createKey(tenant: tenant, status: .active, on: connection, logger: db.logger)
+                try await GatewayHarness.signingKeys.createKey(
+                    tenant: tenant, status: .active, on: connection, logger: db.logger)
                 try await connection.query(
-                    "INSERT INTO users (tenant_id, user_id, username) VALUES (\(tenant), \(user), 'bob')", logger: db.logger)
+                    "INSERT INTO users (tenant_id, user_id, username) VALUES (\(tenant), \(user), 'bob')",
+                    logger: db.logger)
             }
         }
         return GatewayHarness(tenant: tenant, user: user)

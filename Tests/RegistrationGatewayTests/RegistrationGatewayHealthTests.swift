@@ -1,14 +1,16 @@
-import PostgresNIO
-import NIOCore
 import HTTPTypes
 import LatchkeyTestSupport
+import NIOCore
+import PostgresNIO
 import Testing
+
 @testable import RegistrationGateway
 
 @Suite struct RegistrationGatewayHealthTests {
     @Test func healthReadinessAndMetricsAgainstRealDependencies() async throws {
         try await ServiceHealthExpectations.verify(.registrationGateway) { settings in
-            try buildApplication(settings: settings, gateway: GatewayHarness.gatewaySettings(), logger: TestServiceSettings.logger)
+            try buildApplication(
+                settings: settings, gateway: GatewayHarness.gatewaySettings(), logger: TestServiceSettings.logger)
         }
     }
 }

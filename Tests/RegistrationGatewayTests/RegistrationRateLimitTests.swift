@@ -7,6 +7,7 @@ import LatchkeyPersistence
 import LatchkeyTestSupport
 import NIOCore
 import Testing
+
 @testable import RegistrationGateway
 
 @Suite struct RegistrationRateLimitTests {
@@ -35,12 +36,14 @@ import Testing
         try await app.test(.live) { client in
             let path = "/t/\(limited.tenant)/register"
             for attempt in 0..<2 {
-                let response = try await client.send(.post, path, token: token, json: RegistrationEndpointTests.native,
-                                                     forwardedFor: "198.51.100.\(attempt)")
+                let response = try await client.send(
+                    .post, path, token: token, json: RegistrationEndpointTests.native,
+                    forwardedFor: "198.51.100.\(attempt)")
                 #expect(response.status == .created)
             }
-            let refused = try await client.send(.post, path, token: token, json: RegistrationEndpointTests.native,
-                                                forwardedFor: "203.0.113.9")
+            let refused = try await client.send(
+                .post, path, token: token, json: RegistrationEndpointTests.native,
+                forwardedFor: "203.0.113.9")
             #expect(refused.status == .tooManyRequests)
             #expect(refused.errorCode == "too_many_requests")
             let retryAfter = try #require(refused.headers[.retryAfter].flatMap { Int($0) })
@@ -61,15 +64,21 @@ import Testing
         try await TestDatabase.withApp { (database: Database) async throws -> Void in
             let limiter = RegistrationRateLimiter(database: database)
             let limit = RateLimit(perTenantPerMinute: 3, perSourcePerMinute: 1)
-            #expect(try await limiter.retryAfter(tenant: h.tenant, source: "192.0.2.1", open: false, limit: limit) == nil)
+            #expect(
+                try await limiter.retryAfter(tenant: h.tenant, source: "192.0.2.1", open: false, limit: limit) == nil)
             for _ in 0..<5 {
-                #expect(try await limiter.retryAfter(tenant: h.tenant, source: "192.0.2.1", open: false, limit: limit) != nil)
+                #expect(
+                    try await limiter.retryAfter(tenant: h.tenant, source: "192.0.2.1", open: false, limit: limit)
+                        != nil)
             }
             // Another source still gets through: the refusals above did not count against the tenant.
-            #expect(try await limiter.retryAfter(tenant: h.tenant, source: "192.0.2.2", open: false, limit: limit) == nil)
-            #expect(try await limiter.retryAfter(tenant: h.tenant, source: "2001:db8::1", open: false, limit: limit) == nil)
+            #expect(
+                try await limiter.retryAfter(tenant: h.tenant, source: "192.0.2.2", open: false, limit: limit) == nil)
+            #expect(
+                try await limiter.retryAfter(tenant: h.tenant, source: "2001:db8::1", open: false, limit: limit) == nil)
             // The tenant-wide limit (3) now holds for every source.
-            #expect(try await limiter.retryAfter(tenant: h.tenant, source: "192.0.2.3", open: false, limit: limit) != nil)
+            #expect(
+                try await limiter.retryAfter(tenant: h.tenant, source: "192.0.2.3", open: false, limit: limit) != nil)
         }
     }
 
@@ -85,18 +94,27 @@ import Testing
             #expect(refused.status == .tooManyRequests)
             #expect(refused.headers[.retryAfter] != nil)
             // …while the same source with a user token still has its full allowance.
-            #expect(try await client.send(.post, path, token: token, json: RegistrationEndpointTests.native).status == .created)
+            #expect(
+                try await client.send(.post, path, token: token, json: RegistrationEndpointTests.native).status
+                    == .created)
         }
     }
 
     @Test func bucketsFollowThePolicyAndZeroSwitchesALimitOff() {
-        let buckets = RegistrationRateLimiter.buckets(for: RateLimit(perTenantPerMinute: 600, perSourcePerMinute: 30), source: "::1", open: true)
-        #expect(buckets == [
-            .init(key: "open-source:::1", limit: 7), .init(key: "source:::1", limit: 30),
-            .init(key: "open", limit: 150), .init(key: "tenant", limit: 600),
-        ])
-        #expect(RegistrationRateLimiter.buckets(for: RateLimit(perTenantPerMinute: 0, perSourcePerMinute: 0), source: "::1", open: true).isEmpty)
-        #expect(RegistrationRateLimiter.buckets(for: RateLimit(perTenantPerMinute: 0, perSourcePerMinute: 2), source: "a", open: false)
-            == [.init(key: "source:a", limit: 2)])
+        let buckets = RegistrationRateLimiter.buckets(
+            for: RateLimit(perTenantPerMinute: 600, perSourcePerMinute: 30), source: "::1", open: true)
+        #expect(
+            buckets == [
+                .init(key: "open-source:::1", limit: 7), .init(key: "source:::1", limit: 30),
+                .init(key: "open", limit: 150), .init(key: "tenant", limit: 600),
+            ])
+        #expect(
+            RegistrationRateLimiter.buckets(
+                for: RateLimit(perTenantPerMinute: 0, perSourcePerMinute: 0), source: "::1", open: true
+            ).isEmpty)
+        #expect(
+            RegistrationRateLimiter.buckets(
+                for: RateLimit(perTenantPerMinute: 0, perSourcePerMinute: 2), source: "a", open: false)
+                == [.init(key: "source:a", limit: 2)])
     }
 }

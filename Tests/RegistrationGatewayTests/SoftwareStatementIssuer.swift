@@ -31,7 +31,9 @@ struct SoftwareStatementIssuer: Sendable {
     }
 
     /// Signs `claims` (JSON object members) plus `iss` and a valid `iat`/`exp`, unless `claims` sets them.
-    func statement(_ claims: [String: Any], header: JWSHeaderParameters? = nil, signer: SigningKey? = nil) throws -> String {
+    func statement(_ claims: [String: Any], header: JWSHeaderParameters? = nil, signer: SigningKey? = nil) throws
+        -> String
+    {
         let now = Int(Date().timeIntervalSince1970)
         var all: [String: Any] = ["iss": issuer, "iat": now, "exp": now + 600]
         all.merge(claims) { $1 }

@@ -10,11 +10,13 @@ import NIOCore
 import NIOHTTP1
 import PostgresNIO
 import Testing
+
 @testable import RegistrationGateway
 
 // Serialized: every test runs a gateway app with its own connection pools, and the test cluster is shared.
 @Suite(.serialized) struct TemplatePropagationTests {
-    static let template = #"{"metadata":{"redirect_uris":["com.example.app:/cb"],"token_endpoint_auth_method":"none","client_name":"Mobile","scope":"openid"},"overridable_fields":["client_name","redirect_uris"]}"#
+    static let template =
+        #"{"metadata":{"redirect_uris":["com.example.app:/cb"],"token_endpoint_auth_method":"none","client_name":"Mobile","scope":"openid"},"overridable_fields":["client_name","redirect_uris"]}"#
 
     func adminToken(_ h: GatewayHarness) async throws -> String {
         try await h.dcrToken(sub: "admin-client", scope: "admin", audience: "https://admin.latchkey.test")
@@ -27,14 +29,18 @@ import Testing
         let response = try await client.send(
             .post, "/t/\(h.tenant)/register", token: token, json: #"{"software_id":"\#(softwareID)"\#(extra)}"#)
         #expect(response.status == .created, "\(String(buffer: response.body))")
-        return (try #require(response.json["client_id"] as? String), try #require(response.json["registration_access_token"] as? String))
+        return (
+            try #require(response.json["client_id"] as? String),
+            try #require(response.json["registration_access_token"] as? String)
+        )
     }
 
     static func templateVersions(_ h: GatewayHarness) async throws -> [String: Int] {
         try await TestDatabase.withApp { database in
             try await database.withTenantTransaction(h.tenant) { connection in
                 let rows = try await connection.query(
-                    "SELECT client_id, template_version FROM clients WHERE template_version IS NOT NULL", logger: database.logger)
+                    "SELECT client_id, template_version FROM clients WHERE template_version IS NOT NULL",
+                    logger: database.logger)
                 var versions: [String: Int] = [:]
                 for try await (id, version) in rows.decode((String, Int).self) { versions[id] = version }
                 return versions
@@ -50,15 +56,19 @@ import Testing
         try await GatewayHarness.withApp { client in
             let created = try await client.send(.put, "\(path)/mobile", token: admin, json: Self.template)
             #expect(created.status == .ok, "\(String(buffer: created.body))")
-            let (named, namedRAT) = try await Self.instance(client, h, token: iat, softwareID: "mobile", extra: #","client_name":"Alice's phone""#)
+            let (named, namedRAT) = try await Self.instance(
+                client, h, token: iat, softwareID: "mobile", extra: #","client_name":"Alice's phone""#)
             let (plain, plainRAT) = try await Self.instance(client, h, token: iat, softwareID: "mobile")
             let (gone, _) = try await Self.instance(client, h, token: iat, softwareID: "mobile")
             let revoked = try await client.send(
                 .post, "/admin/tenants/\(h.tenant)/clients/\(gone)/revoke", token: admin, json: #"{"reason":"lost"}"#)
             #expect(revoked.status == .ok)
 
-            let updated = try await client.send(.put, "\(path)/mobile", token: admin,
-                json: #"{"metadata":{"redirect_uris":["com.example.app:/v2"],"token_endpoint_auth_method":"none","client_name":"Mobile v2","scope":"openid profile"},"overridable_fields":["client_name","redirect_uris"]}"#)
+            let updated = try await client.send(
+                .put, "\(path)/mobile", token: admin,
+                json:
+                    #"{"metadata":{"redirect_uris":["com.example.app:/v2"],"token_endpoint_auth_method":"none","client_name":"Mobile v2","scope":"openid profile"},"overridable_fields":["client_name","redirect_uris"]}"#
+            )
             #expect(updated.status == .ok, "\(String(buffer: updated.body))")
             #expect(updated.json["version"] as? Int == 2)
             #expect(updated.json["instances_updated"] as? Int == 2)
@@ -74,8 +84,11 @@ import Testing
 
             // Overridability withdrawn: the instance's own name gives way to the template's. The other
             // instance's metadata does not change, so it gets no event.
-            let narrowed = try await client.send(.put, "\(path)/mobile", token: admin,
-                json: #"{"metadata":{"redirect_uris":["com.example.app:/v2"],"token_endpoint_auth_method":"none","client_name":"Mobile v2","scope":"openid profile"},"overridable_fields":["redirect_uris"]}"#)
+            let narrowed = try await client.send(
+                .put, "\(path)/mobile", token: admin,
+                json:
+                    #"{"metadata":{"redirect_uris":["com.example.app:/v2"],"token_endpoint_auth_method":"none","client_name":"Mobile v2","scope":"openid profile"},"overridable_fields":["redirect_uris"]}"#
+            )
             #expect(narrowed.json["instances_updated"] as? Int == 1)
             let renamed = try await client.send(.get, "/t/\(h.tenant)/register/\(named)", token: namedRAT)
             #expect(renamed.json["client_name"] as? String == "Mobile v2")
@@ -91,7 +104,9 @@ import Testing
         var byVersion: [Int: [String]] = [:]
         for payload in events {
             #expect(!payload.contains(iat) && !payload.contains(admin))
-            #expect(validator.firstError(in: try LatchkeyJSON.decode(JSONValue.self, from: Data(payload.utf8)), as: .clientUpdated) == nil)
+            #expect(
+                validator.firstError(
+                    in: try LatchkeyJSON.decode(JSONValue.self, from: Data(payload.utf8)), as: .clientUpdated) == nil)
             let event = try CloudEvent<ClientUpdated>.decode(from: Data(payload.utf8))
             #expect(event.data.templateID == "mobile")
             #expect(event.data.actor == .admin("admin-client"))
@@ -117,14 +132,20 @@ import Testing
                 client, h, token: iat, softwareID: "strict", extra: #","redirect_uris":["com.example.own:/cb"]"#)
             _ = try await Self.instance(client, h, token: iat, softwareID: "strict")
             // As a web template, the instance's own private-use redirect URI would be invalid.
-            let web = try await client.send(.put, path, token: admin,
-                json: #"{"metadata":{"redirect_uris":["https://app.example.com/cb"],"application_type":"web","token_endpoint_auth_method":"none","client_name":"Web"},"overridable_fields":["client_name","redirect_uris"]}"#)
+            let web = try await client.send(
+                .put, path, token: admin,
+                json:
+                    #"{"metadata":{"redirect_uris":["https://app.example.com/cb"],"application_type":"web","token_endpoint_auth_method":"none","client_name":"Web"},"overridable_fields":["client_name","redirect_uris"]}"#
+            )
             #expect(web.status == .badRequest)
             #expect(web.errorCode == "invalid_client_metadata")
             #expect((web.json["error_description"] as? String)?.contains(own) == true)
             // A public template cannot turn its instances into secret-holding clients (they have no secret).
-            let secret = try await client.send(.put, path, token: admin,
-                json: #"{"metadata":{"redirect_uris":["com.example.app:/cb"],"token_endpoint_auth_method":"client_secret_basic"},"overridable_fields":["client_name","redirect_uris"]}"#)
+            let secret = try await client.send(
+                .put, path, token: admin,
+                json:
+                    #"{"metadata":{"redirect_uris":["com.example.app:/cb"],"token_endpoint_auth_method":"client_secret_basic"},"overridable_fields":["client_name","redirect_uris"]}"#
+            )
             #expect(secret.errorCode == "invalid_client_metadata")
 
             let templates = try await client.send(.get, "/admin/tenants/\(h.tenant)/templates", token: admin)
@@ -142,7 +163,8 @@ import Testing
         let admin = try await adminToken(h)
         let count = TemplatePropagation.batchSize + 7
         try await GatewayHarness.withApp { client in
-            let created = try await client.send(.put, "/admin/tenants/\(h.tenant)/templates/bulk", token: admin, json: Self.template)
+            let created = try await client.send(
+                .put, "/admin/tenants/\(h.tenant)/templates/bulk", token: admin, json: Self.template)
             #expect(created.status == .ok)
         }
         // Instances inserted directly: registering hundreds through HTTP would only slow the test down.
@@ -160,8 +182,11 @@ import Testing
             }
         }
         try await GatewayHarness.withApp { client in
-            let updated = try await client.send(.put, "/admin/tenants/\(h.tenant)/templates/bulk", token: admin,
-                json: #"{"metadata":{"redirect_uris":["com.example.app:/bulk"],"token_endpoint_auth_method":"none","client_name":"Bulk"},"overridable_fields":[]}"#)
+            let updated = try await client.send(
+                .put, "/admin/tenants/\(h.tenant)/templates/bulk", token: admin,
+                json:
+                    #"{"metadata":{"redirect_uris":["com.example.app:/bulk"],"token_endpoint_auth_method":"none","client_name":"Bulk"},"overridable_fields":[]}"#
+            )
             #expect(updated.status == .ok, "\(String(buffer: updated.body))")
             #expect(updated.json["instances_updated"] as? Int == count)
         }
@@ -169,7 +194,9 @@ import Testing
         #expect(versions.count == count && versions.values.allSatisfy { $0 == 2 })
         let events = try await h.outboxPayloads(.clientUpdated)
         #expect(events.count == count)
-        #expect(Set(try events.map { try CloudEvent<ClientUpdated>.decode(from: Data($0.utf8)).data.clientID }).count == count)
+        #expect(
+            Set(try events.map { try CloudEvent<ClientUpdated>.decode(from: Data($0.utf8)).data.clientID }).count
+                == count)
     }
 
     @Test func theTokenServiceHonoursTheNewScopeAndRedirectURIsAtOnce() async throws {
@@ -178,20 +205,30 @@ import Testing
         let admin = try await adminToken(h)
         let iat = try await h.createInitialAccessToken(uses: 1)
         let path = "/admin/tenants/\(h.tenant)/templates/service"
-        let tokenService = try ServiceProcess("token-service", environment: [
-            "DATABASE_URL": try TestEnvironment.value("LATCHKEY_TEST_DATABASE_URL"),
-            "DATABASE_SYSTEM_URL": try TestEnvironment.value("LATCHKEY_TEST_SYSTEM_DATABASE_URL"),
-            "KAFKA_BROKERS": GatewayHarness.sharedCluster.bootstrapServers, "LOG_LEVEL": "warning",
-            "TOKEN_SERVICE_PUBLIC_URL": GatewayHarness.tokenServiceURL, "REGISTRATION_GATEWAY_PUBLIC_URL": GatewayHarness.publicURL,
-            "KEY_ENCRYPTION_KEY": TestEnvironment.keyEncryptionKey, "SECRET_HASH_KEY": GatewayHarness.secretHashKey,
-            "DPOP_NONCE_SECRET": KeyMaterial.generateConfigurationValue(),
-        ])
+        let tokenService = try ServiceProcess(
+            "token-service",
+            environment: [
+                "DATABASE_URL": try TestEnvironment.value("LATCHKEY_TEST_DATABASE_URL"),
+                "DATABASE_SYSTEM_URL": try TestEnvironment.value("LATCHKEY_TEST_SYSTEM_DATABASE_URL"),
+                "KAFKA_BROKERS": GatewayHarness.sharedCluster.bootstrapServers, "LOG_LEVEL": "warning",
+                "TOKEN_SERVICE_PUBLIC_URL": GatewayHarness.tokenServiceURL,
+                "REGISTRATION_GATEWAY_PUBLIC_URL": GatewayHarness.publicURL,
+                "KEY_ENCRYPTION_KEY": TestEnvironment.keyEncryptionKey, "SECRET_HASH_KEY": GatewayHarness.secretHashKey,
+                "DPOP_NONCE_SECRET": KeyMaterial.generateConfigurationValue(),
+            ])
         defer { Task { [tokenService] in _ = await tokenService.stop() } }
-        #expect(await tokenService.waitUntilHealthy(timeout: .seconds(60)), "\(tokenService.capturedOutput().suffix(2_000))")
+        #expect(
+            await tokenService.waitUntilHealthy(timeout: .seconds(60)), "\(tokenService.capturedOutput().suffix(2_000))"
+        )
         let base = "http://127.0.0.1:\(tokenService.port)/t/\(h.tenant)"
         try await GatewayHarness.withApp { client in
-            #expect(try await client.send(.put, path, token: admin, json: Self.serviceTemplate(redirect: "https://app.example.com/cb", scope: "openid")).status == .ok)
-            let registered = try await client.send(.post, "/t/\(h.tenant)/register", token: iat, json: #"{"software_id":"service"}"#)
+            #expect(
+                try await client.send(
+                    .put, path, token: admin,
+                    json: Self.serviceTemplate(redirect: "https://app.example.com/cb", scope: "openid")
+                ).status == .ok)
+            let registered = try await client.send(
+                .post, "/t/\(h.tenant)/register", token: iat, json: #"{"software_id":"service"}"#)
             #expect(registered.status == .created, "\(String(buffer: registered.body))")
             let clientID = try #require(registered.json["client_id"] as? String)
             let secret = try #require(registered.json["client_secret"] as? String)
@@ -199,7 +236,8 @@ import Testing
             #expect(try await Self.clientCredentials(base, clientID, secret, scope: "profile") == 400)
             #expect(try await Self.authorize(base, clientID, redirect: "https://app.example.com/v2") == 400)
             let updated = try await client.send(
-                .put, path, token: admin, json: Self.serviceTemplate(redirect: "https://app.example.com/v2", scope: "openid profile"))
+                .put, path, token: admin,
+                json: Self.serviceTemplate(redirect: "https://app.example.com/v2", scope: "openid profile"))
             #expect(updated.json["instances_updated"] as? Int == 1)
             #expect(try await Self.clientCredentials(base, clientID, secret, scope: "profile") == 200)
             #expect(try await Self.authorize(base, clientID, redirect: "https://app.example.com/v2") == 200)
@@ -214,11 +252,14 @@ import Testing
     }
 
     /// Status of a `client_credentials` token request.
-    static func clientCredentials(_ base: String, _ clientID: String, _ secret: String, scope: String) async throws -> UInt {
+    static func clientCredentials(_ base: String, _ clientID: String, _ secret: String, scope: String) async throws
+        -> UInt
+    {
         var request = HTTPClientRequest(url: "\(base)/token")
         request.method = .POST
         request.headers.add(name: "Content-Type", value: "application/x-www-form-urlencoded")
-        request.headers.add(name: "Authorization", value: "Basic " + Data("\(clientID):\(secret)".utf8).base64EncodedString())
+        request.headers.add(
+            name: "Authorization", value: "Basic " + Data("\(clientID):\(secret)".utf8).base64EncodedString())
         request.body = .bytes(ByteBuffer(string: "grant_type=client_credentials&scope=\(scope)"))
         return try await HTTPClient.shared.execute(request, timeout: .seconds(10)).status.code
     }
@@ -226,10 +267,14 @@ import Testing
     /// Status of an authorization request (200: sign-in page; 400: error page, no redirect).
     static func authorize(_ base: String, _ clientID: String, redirect: String) async throws -> UInt {
         let challenge = PKCE.s256Challenge(for: String(repeating: "v", count: 43))
-        let query = [("client_id", clientID), ("redirect_uri", redirect), ("response_type", "code"), ("scope", "openid"),
-                     ("code_challenge", challenge), ("code_challenge_method", "S256"), ("state", "s")]
-            .map { "\($0.0)=\($0.1.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "")" }.joined(separator: "&")
-        let response = try await HTTPClient.shared.execute(HTTPClientRequest(url: "\(base)/authorize?\(query)"), timeout: .seconds(10))
+        let query = [
+            ("client_id", clientID), ("redirect_uri", redirect), ("response_type", "code"), ("scope", "openid"),
+            ("code_challenge", challenge), ("code_challenge_method", "S256"), ("state", "s"),
+        ]
+        .map { "\($0.0)=\($0.1.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "")" }.joined(
+            separator: "&")
+        let response = try await HTTPClient.shared.execute(
+            HTTPClientRequest(url: "\(base)/authorize?\(query)"), timeout: .seconds(10))
         return response.status.code
     }
 }

@@ -6,6 +6,7 @@ import LatchkeyPersistence
 import LatchkeyTestSupport
 import PostgresNIO
 import Testing
+
 @testable import RegistrationGateway
 
 /// Revoking a user's clients and disabling a user end the user's sessions and tokens on every client,
@@ -60,7 +61,8 @@ import Testing
     func userStatus(_ h: GatewayHarness, user: UUID) async throws -> String? {
         try await TestDatabase.withApp { database in
             try await database.withTenantTransaction(h.tenant) { connection in
-                let rows = try await connection.query("SELECT status FROM users WHERE user_id = \(user)", logger: database.logger)
+                let rows = try await connection.query(
+                    "SELECT status FROM users WHERE user_id = \(user)", logger: database.logger)
                 for try await status in rows.decode(String.self) { return status }
                 return nil
             }
@@ -80,7 +82,9 @@ import Testing
     }
 
     func events(_ h: GatewayHarness, _ type: LatchkeyEventType) async throws -> [[String: Any]] {
-        try await h.outboxPayloads(type).compactMap { try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+        try await h.outboxPayloads(type).compactMap {
+            try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+        }
     }
 
     @Test func revokingAUsersClientsEndsTheirSessionsAndTokensOnStaticClientsToo() async throws {
@@ -127,19 +131,29 @@ import Testing
         let base = "/admin/tenants/\(h.tenant)/users/\(h.user.uuidString)"
         try await GatewayHarness.withApp { client in
             let instance = try await h.registerInstance(client, name: "Phone")
-            for body in ["{}", #"{"reason":""}"#, #"{"reason":"\#(String(repeating: "r", count: 501))"}"#, #"{"reason":"a\u0001"}"#,
-                         #"{"reason":1}"#, "[]", "not json"] {
+            for body in [
+                "{}", #"{"reason":""}"#, #"{"reason":"\#(String(repeating: "r", count: 501))"}"#,
+                #"{"reason":"a\u0001"}"#,
+                #"{"reason":1}"#, "[]", "not json",
+            ] {
                 let refused = try await client.send(.post, base + "/disable", token: token, json: body)
                 #expect(refused.status == .badRequest, "\(body.prefix(20)) → \(refused.status)")
             }
             #expect(try await client.send(.post, base + "/disable", json: #"{"reason":"x"}"#).status == .unauthorized)
-            #expect(try await client.send(.post, "/admin/tenants/\(h.tenant)/users/\(UUID())/disable", token: token,
-                                          json: #"{"reason":"x"}"#).status == .notFound)
-            #expect(try await client.send(.post, "/admin/tenants/\(h.tenant)/users/nope/disable", token: token,
-                                          json: #"{"reason":"x"}"#).status == .notFound)
+            #expect(
+                try await client.send(
+                    .post, "/admin/tenants/\(h.tenant)/users/\(UUID())/disable", token: token,
+                    json: #"{"reason":"x"}"#
+                ).status == .notFound)
+            #expect(
+                try await client.send(
+                    .post, "/admin/tenants/\(h.tenant)/users/nope/disable", token: token,
+                    json: #"{"reason":"x"}"#
+                ).status == .notFound)
             #expect(try await userStatus(h, user: h.user) == "active")
 
-            let disabled = try await client.send(.post, base + "/disable", token: token, json: #"{"reason":"account compromised"}"#)
+            let disabled = try await client.send(
+                .post, base + "/disable", token: token, json: #"{"reason":"account compromised"}"#)
             #expect(disabled.status == .ok, "\(String(buffer: disabled.body))")
             #expect(disabled.json["status"] as? String == "disabled")
             #expect(disabled.json["access_tokens_revoked"] as? Int == 1)
@@ -147,13 +161,18 @@ import Testing
             #expect(try await liveGrants(h, user: h.user) == [0, 0, 0])
             #expect(try await h.clientStatus(instance) == "active", "disabling revokes none of the user's clients")
             #expect(try await h.clientStatus(web) == "active")
-            #expect(try await client.send(.post, base + "/disable", token: token, json: #"{"reason":"again"}"#).status == .conflict)
+            #expect(
+                try await client.send(.post, base + "/disable", token: token, json: #"{"reason":"again"}"#).status
+                    == .conflict)
 
-            let enabled = try await client.send(.post, base + "/enable", token: token, json: #"{"reason":"password reset"}"#)
+            let enabled = try await client.send(
+                .post, base + "/enable", token: token, json: #"{"reason":"password reset"}"#)
             #expect(enabled.status == .ok, "\(String(buffer: enabled.body))")
             #expect(enabled.json["status"] as? String == "active")
             #expect(try await userStatus(h, user: h.user) == "active")
-            #expect(try await client.send(.post, base + "/enable", token: token, json: #"{"reason":"again"}"#).status == .conflict)
+            #expect(
+                try await client.send(.post, base + "/enable", token: token, json: #"{"reason":"again"}"#).status
+                    == .conflict)
         }
         let validator = try EventSchemaValidator()
         for (type, when) in [(LatchkeyEventType.userDisabled, "disabled_at"), (.userEnabled, "enabled_at")] {
@@ -161,7 +180,8 @@ import Testing
             #expect(payloads.count == 1, "\(type)")
             let envelope = try StrictJSONParser.parse(Array((payloads.first ?? "").utf8))
             #expect(validator.firstError(in: envelope, as: type) == nil)
-            let event = try #require(try JSONSerialization.jsonObject(with: Data((payloads.first ?? "").utf8)) as? [String: Any])
+            let event = try #require(
+                try JSONSerialization.jsonObject(with: Data((payloads.first ?? "").utf8)) as? [String: Any])
             let data = try #require(event["data"] as? [String: Any])
             #expect(Set(data.keys) == ["tenant", "user_id", "reason", "actor", when])
             #expect((data["user_id"] as? String)?.lowercased() == h.user.uuidString.lowercased())

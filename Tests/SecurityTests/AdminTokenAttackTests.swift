@@ -1,6 +1,7 @@
 import Foundation
 import LatchkeyTestSupport
 import Testing
+
 @testable import LatchkeyCLI
 
 /// Admin tokens come from client credentials only: a user never holds one, whatever a client registers.
@@ -17,19 +18,27 @@ import Testing
 
             // Asking for `admin` at /authorize is refused (a redirect with invalid_scope, no code).
             let asked = try await platform.authorize(clientID: clientID, redirectURI: redirect, scope: "admin")
-            #expect(asked.code == nil, "a code was issued for scope admin: \(asked.response.status) \(asked.response.location ?? "")")
-            #expect(asked.error == "invalid_scope", "\(asked.response.status) \(asked.response.location ?? asked.response.body.prefix(200).description)")
+            #expect(
+                asked.code == nil,
+                "a code was issued for scope admin: \(asked.response.status) \(asked.response.location ?? "")")
+            #expect(
+                asked.error == "invalid_scope",
+                "\(asked.response.status) \(asked.response.location ?? asked.response.body.prefix(200).description)")
 
             // Without a scope the client gets its registered scope minus `admin`; that token does not administer.
             let implicit = try await platform.authorize(clientID: clientID, redirectURI: redirect, scope: nil)
-            let tokens = try expect(try await platform.redeem(implicit, clientID: clientID, redirectURI: redirect), 200, "redeem")
+            let tokens = try expect(
+                try await platform.redeem(implicit, clientID: clientID, redirectURI: redirect), 200, "redeem")
             #expect(tokens.json["scope"] as? String == "openid")
             let userToken = tokens.json["access_token"] as? String ?? ""
             let attempt = try await platform.http.get(platform.adminBase, headers: platform.bearer(userToken))
             #expect(attempt.status == 401 || attempt.status == 403, "\(attempt.status) \(attempt.body.prefix(200))")
-            #expect(try await platform.http.postJSON(
-                "\(platform.adminBase)/clients", #"{"client_name":"x","grant_types":["client_credentials"],"response_types":[],"application_type":"web","scope":"admin"}"#,
-                headers: platform.bearer(userToken)).status != 201)
+            #expect(
+                try await platform.http.postJSON(
+                    "\(platform.adminBase)/clients",
+                    #"{"client_name":"x","grant_types":["client_credentials"],"response_types":[],"application_type":"web","scope":"admin"}"#,
+                    headers: platform.bearer(userToken)
+                ).status != 201)
 
             // The admin client itself still administers.
             #expect(try await platform.http.get(platform.adminBase, headers: platform.bearer(admin)).status == 200)

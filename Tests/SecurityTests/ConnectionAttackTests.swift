@@ -24,19 +24,26 @@ import Testing
     static func targets(_ platform: SeededPlatform, management: Bool = true) -> [Target] {
         let ports = platform.processes.ports
         var targets = [
-            Target(name: "registration-gateway", port: ports["registration-gateway"]!, bodyPath: "/t/demo/register",
-                   refusedUploadPath: "/t/demo/register", probePath: "/admin/t/demo/sign-in", probeStatus: 200),
-            Target(name: "token-service", port: ports["token-service"]!, bodyPath: "/t/demo/token",
-                   refusedUploadPath: "/t/demo/token", probePath: "/t/demo/.well-known/openid-configuration", probeStatus: 200),
-            Target(name: "dpop-verifier", port: ports["dpop-verifier"]!, bodyPath: "/health",
-                   refusedUploadPath: "/v1/orders", probePath: "/health", probeStatus: 200),
-            Target(name: "audit-consumer", port: ports["audit-consumer"]!, bodyPath: "/audit/t/demo/verify",
-                   refusedUploadPath: "/audit/t/demo/verify", probePath: "/audit/t/demo/verify", probeStatus: 401),
+            Target(
+                name: "registration-gateway", port: ports["registration-gateway"]!, bodyPath: "/t/demo/register",
+                refusedUploadPath: "/t/demo/register", probePath: "/admin/t/demo/sign-in", probeStatus: 200),
+            Target(
+                name: "token-service", port: ports["token-service"]!, bodyPath: "/t/demo/token",
+                refusedUploadPath: "/t/demo/token", probePath: "/t/demo/.well-known/openid-configuration",
+                probeStatus: 200),
+            Target(
+                name: "dpop-verifier", port: ports["dpop-verifier"]!, bodyPath: "/health",
+                refusedUploadPath: "/v1/orders", probePath: "/health", probeStatus: 200),
+            Target(
+                name: "audit-consumer", port: ports["audit-consumer"]!, bodyPath: "/audit/t/demo/verify",
+                refusedUploadPath: "/audit/t/demo/verify", probePath: "/audit/t/demo/verify", probeStatus: 401),
         ]
         if management {
             for name in serviceNames {
-                targets.append(Target(name: "\(name) management", port: platform.processes.processes[name]!.managementPort,
-                                      bodyPath: "/healthz", refusedUploadPath: "/healthz", probePath: "/healthz", probeStatus: 200))
+                targets.append(
+                    Target(
+                        name: "\(name) management", port: platform.processes.processes[name]!.managementPort,
+                        bodyPath: "/healthz", refusedUploadPath: "/healthz", probePath: "/healthz", probeStatus: 200))
             }
         }
         return targets
@@ -48,16 +55,28 @@ import Testing
             for target in Self.targets(platform) {
                 let (name, port, path, probe) = (target.name, target.port, target.bodyPath, target.probePath)
                 var attacks: [(label: String, request: String, statuses: Set<Int>)] = [
-                    ("unknown transfer coding", "POST \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: xchunked\r\n\r\n", [400, 501]),
-                    ("chunked not final", "POST \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked, gzip\r\n\r\n", [400]),
-                    ("chunked HTTP/1.0",
-                     "POST \(path) HTTP/1.0\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n", [400]),
+                    (
+                        "unknown transfer coding",
+                        "POST \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: xchunked\r\n\r\n", [400, 501]
+                    ),
+                    (
+                        "chunked not final",
+                        "POST \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked, gzip\r\n\r\n", [400]
+                    ),
+                    (
+                        "chunked HTTP/1.0",
+                        "POST \(path) HTTP/1.0\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n",
+                        [400]
+                    ),
                     ("CONNECT", "CONNECT 127.0.0.1:443 HTTP/1.1\r\nHost: 127.0.0.1:443\r\n\r\n", [405, 501]),
                 ]
                 for size in ["zz", "-1", "0x10", "12345678901234567890"] {
-                    attacks.append(("chunk size \(size)",
-                                    "POST \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\n\r\n\(size)\r\nabc\r\n0\r\n\r\n",
-                                    [400]))
+                    attacks.append(
+                        (
+                            "chunk size \(size)",
+                            "POST \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\n\r\n\(size)\r\nabc\r\n0\r\n\r\n",
+                            [400]
+                        ))
                 }
                 for (label, request, statuses) in attacks {
                     let client = try await RawClient.connect(port: port)
@@ -66,7 +85,9 @@ import Testing
                     // A client reading to the end of the stream must get there.
                     let closed = await client.waitFor(.seconds(30)) { $0.isClosed }
                     #expect(statuses.contains(client.status ?? 0), "\(name), \(label): \(client.received.prefix(300))")
-                    #expect(client.firstAnswerIsFramed, "\(name), \(label): no Content-Length framing: \(client.received.prefix(300))")
+                    #expect(
+                        client.firstAnswerIsFramed,
+                        "\(name), \(label): no Content-Length framing: \(client.received.prefix(300))")
                     #expect(client.statuses.count == 1, "\(name), \(label): \(client.received.prefix(600))")
                     #expect(closed, "\(name), \(label): the connection stayed open")
                 }
@@ -83,8 +104,11 @@ import Testing
                 await kept.send("GET \(probe) HTTP/1.0\r\nConnection: keep-alive\r\n\r\n")
                 #expect(await kept.waitFor(.seconds(30)) { $0.statuses.count == 1 })
                 await kept.send("GET \(probe) HTTP/1.0\r\n\r\n")
-                #expect(await kept.waitFor(.seconds(30)) { $0.statuses == [target.probeStatus, target.probeStatus] && $0.isClosed },
-                        "\(name), HTTP/1.0 keep-alive: \(kept.received.suffix(300))")
+                #expect(
+                    await kept.waitFor(.seconds(30)) {
+                        $0.statuses == [target.probeStatus, target.probeStatus] && $0.isClosed
+                    },
+                    "\(name), HTTP/1.0 keep-alive: \(kept.received.suffix(300))")
             }
             logs.expectNoErrorLines()
         }
@@ -110,10 +134,13 @@ import Testing
                     let client = try await RawClient.connect(port: port)
                     defer { client.close() }
                     await client.send("GET \(probe) HTTP/1.1\r\n\(fields)\r\n")
-                    #expect(await client.waitFor(.seconds(30)) { $0.firstAnswerIsFramed }, "\(name), Host \(label): \(client.received)")
+                    #expect(
+                        await client.waitFor(.seconds(30)) { $0.firstAnswerIsFramed },
+                        "\(name), Host \(label): \(client.received)")
                     #expect(client.status == status, "\(name), Host \(label): \(client.received.prefix(300))")
                     if status == 400 {
-                        #expect(await client.waitFor(.seconds(30)) { $0.isClosed }, "\(name), Host \(label): still open")
+                        #expect(
+                            await client.waitFor(.seconds(30)) { $0.isClosed }, "\(name), Host \(label): still open")
                     }
                 }
                 // HTTP/1.0 may leave Host out.
@@ -129,7 +156,8 @@ import Testing
 
     /// Short deadlines: the head must be complete 2 s after its first byte, and a client may stay silent 3 s.
     @Test func slowHeadsStalledUploadsAndIdleConnectionsAreCutOff() async throws {
-        try await SeededPlatform.run(settings: ["HTTP_HEADER_TIMEOUT_SECONDS": "2", "HTTP_IDLE_TIMEOUT_SECONDS": "3"]) { platform in
+        try await SeededPlatform.run(settings: ["HTTP_HEADER_TIMEOUT_SECONDS": "2", "HTTP_IDLE_TIMEOUT_SECONDS": "3"]) {
+            platform in
             let logs = ServiceLogMarks(platform)
             try await withThrowingTaskGroup(of: Void.self) { group in
                 for target in Self.targets(platform) {
@@ -147,8 +175,12 @@ import Testing
                                 sent += 1
                                 try await Task.sleep(for: .seconds(1))
                             }
-                            #expect(await client.waitFor(.seconds(30)) { $0.isClosed }, "\(name): a slow head was served: \(client.received)")
-                            #expect(sent < head.count, "\(name): the whole slow head was read (\(client.received.prefix(200)))")
+                            #expect(
+                                await client.waitFor(.seconds(30)) { $0.isClosed },
+                                "\(name): a slow head was served: \(client.received)")
+                            #expect(
+                                sent < head.count,
+                                "\(name): the whole slow head was read (\(client.received.prefix(200)))")
                             #expect(client.status == 408, "\(name), slow head: \(client.received.prefix(300))")
                         }
                     }
@@ -159,10 +191,14 @@ import Testing
                         await idle.send("GET \(probe) HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
                         #expect(await idle.waitFor(.seconds(30)) { $0.status != nil })
                         #expect(idle.status == probeStatus, "\(name): \(idle.received.prefix(300))")
-                        #expect(await idle.waitFor(.seconds(45)) { $0.isClosed }, "\(name): an idle keep-alive connection stayed open")
+                        #expect(
+                            await idle.waitFor(.seconds(45)) { $0.isClosed },
+                            "\(name): an idle keep-alive connection stayed open")
                         let silent = try await RawClient.connect(port: port)
                         defer { silent.close() }
-                        #expect(await silent.waitFor(.seconds(45)) { $0.isClosed }, "\(name): a silent connection stayed open")
+                        #expect(
+                            await silent.waitFor(.seconds(45)) { $0.isClosed },
+                            "\(name): a silent connection stayed open")
                         #expect(silent.received.isEmpty)
                     }
                     // A body declared huge and sent a byte at a time, to a request the service answers
@@ -171,15 +207,22 @@ import Testing
                     group.addTask {
                         let upload = try await RawClient.connect(port: port)
                         defer { upload.close() }
-                        await upload.send("POST \(uploadPath) HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 99999999999\r\n\r\n{")
+                        await upload.send(
+                            "POST \(uploadPath) HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 99999999999\r\n\r\n{"
+                        )
                         let deadline = ContinuousClock.now + .seconds(45)
                         while !upload.isClosed, ContinuousClock.now < deadline {
                             guard await upload.send("x") else { break }
                             try await Task.sleep(for: .milliseconds(500))
                         }
-                        #expect(upload.isClosed, "\(name): an answered upload kept its connection: \(upload.received.prefix(300))")
-                        #expect((400..<500).contains(upload.status ?? 0), "\(name), upload: \(upload.received.prefix(300))")
-                        #expect(upload.received.lowercased().contains("\r\nconnection: close\r\n"), "\(name): \(upload.received.prefix(300))")
+                        #expect(
+                            upload.isClosed,
+                            "\(name): an answered upload kept its connection: \(upload.received.prefix(300))")
+                        #expect(
+                            (400..<500).contains(upload.status ?? 0), "\(name), upload: \(upload.received.prefix(300))")
+                        #expect(
+                            upload.received.lowercased().contains("\r\nconnection: close\r\n"),
+                            "\(name): \(upload.received.prefix(300))")
                     }
                 }
                 try await group.waitForAll()
@@ -193,7 +236,8 @@ import Testing
     @Test func connectionsBeyondTheCapWaitUntilOthersClose() async throws {
         let cap = 4
         // A short idle deadline ends the connections the harness left open, which count against the cap too.
-        try await SeededPlatform.run(settings: ["HTTP_MAX_CONNECTIONS": String(cap), "HTTP_IDLE_TIMEOUT_SECONDS": "15"]) { platform in
+        try await SeededPlatform.run(settings: ["HTTP_MAX_CONNECTIONS": String(cap), "HTTP_IDLE_TIMEOUT_SECONDS": "15"])
+        { platform in
             for target in Self.targets(platform, management: false) {
                 let (name, port) = (target.name, target.port)
                 var waiting: [RawClient] = []
@@ -207,13 +251,17 @@ import Testing
                 var rounds = 0
                 while !waiting.isEmpty, rounds < 12 {
                     rounds += 1
-                    let progressed = try await eventually(within: .seconds(60)) { waiting.contains { $0.status != nil } }
+                    let progressed = try await eventually(within: .seconds(60)) {
+                        waiting.contains { $0.status != nil }
+                    }
                     #expect(progressed, "\(name): \(waiting.count) connections were never served")
                     guard progressed else { break }
                     // Give the rest a chance to be (wrongly) served too; the ceiling holds at any moment.
                     try await Task.sleep(for: .seconds(2))
                     let served = waiting.filter { $0.status != nil }
-                    #expect(served.count <= ceiling, "\(name): \(served.count) connections served at once with a cap of \(cap)")
+                    #expect(
+                        served.count <= ceiling,
+                        "\(name): \(served.count) connections served at once with a cap of \(cap)")
                     #expect(served.allSatisfy { $0.status == target.probeStatus }, "\(name): \(served.map(\.received))")
                     for client in served { client.close() }
                     waiting.removeAll { $0.status != nil }
@@ -243,9 +291,12 @@ struct ServiceLogMarks {
             let added = String(decoding: Array(platform.processes.output(name).utf8).dropFirst(offset), as: UTF8.self)
             let errors = added.split(separator: "\n").filter { line in
                 let words = line.split(separator: " ", maxSplits: 2)
-                return line.contains("unhandled error") || (words.count > 1 && ["error", "critical"].contains(words[1]))
+                return line.contains("unhandled error")
+                    || (words.count > 1 && ["error", "critical"].contains(words[1]))
             }
-            #expect(errors.isEmpty, "\(name) logged errors: \(errors.prefix(5).joined(separator: "\n"))", sourceLocation: sourceLocation)
+            #expect(
+                errors.isEmpty, "\(name) logged errors: \(errors.prefix(5).joined(separator: "\n"))",
+                sourceLocation: sourceLocation)
         }
     }
 }

@@ -2,6 +2,7 @@ import Foundation
 import LatchkeyTestSupport
 import NIOHTTP1
 import Testing
+
 @testable import LatchkeyCLI
 
 /// A signed-in user's SSO cookie does not hand codes to clients they never approved: a crafted
@@ -16,9 +17,12 @@ import Testing
 
             // The demo user signs in through the tenant's first-party DCR client: no consent page.
             let signedIn = try await platform.authorize(
-                clientID: platform.credentials.dcrClientID, redirectURI: dcrRedirect, scope: "dcr", extra: [("prompt", "login")],
+                clientID: platform.credentials.dcrClientID, redirectURI: dcrRedirect, scope: "dcr",
+                extra: [("prompt", "login")],
                 consent: nil)
-            #expect(signedIn.consentPage == nil && signedIn.code != nil, "\(signedIn.response.status) \(signedIn.response.body.prefix(200))")
+            #expect(
+                signedIn.consentPage == nil && signedIn.code != nil,
+                "\(signedIn.response.status) \(signedIn.response.body.prefix(200))")
             let silent = try await platform.authorize(
                 clientID: platform.credentials.dcrClientID, redirectURI: dcrRedirect, scope: "dcr", consent: nil)
             #expect(silent.consentPage == nil && silent.code != nil, "the first-party DCR client must stay prompt-free")
@@ -37,8 +41,11 @@ import Testing
                 extra: [("prompt", "none")], consent: nil)
             #expect(none.code == nil && none.error == "consent_required", "\(none.response.location ?? "")")
             let denied = try await platform.authorize(
-                clientID: story.templateInstanceID, redirectURI: dcrRedirect, scope: "openid orders:read", consent: "deny")
-            #expect(denied.code == nil && denied.error == "access_denied" && denied.response.redirectParameters["state"] == "attack")
+                clientID: story.templateInstanceID, redirectURI: dcrRedirect, scope: "openid orders:read",
+                consent: "deny")
+            #expect(
+                denied.code == nil && denied.error == "access_denied"
+                    && denied.response.redirectParameters["state"] == "attack")
 
             // An administrator's client that is not marked first-party asks too; Allow then issues the code.
             let admin = try await platform.adminToken()
@@ -48,7 +55,8 @@ import Testing
                 adminToken: admin)
             #expect(web.json["first_party"] as? Bool == false)
             let webID = web.json["client_id"] as? String ?? ""
-            let asked = try await platform.authorize(clientID: webID, redirectURI: redirect, scope: "openid", consent: nil)
+            let asked = try await platform.authorize(
+                clientID: webID, redirectURI: redirect, scope: "openid", consent: nil)
             #expect(asked.code == nil && asked.consentPage?.body.contains("Partner shop") == true)
             let allowed = try await platform.authorize(clientID: webID, redirectURI: redirect, scope: "openid")
             #expect(allowed.consentPage != nil && allowed.code != nil)
@@ -66,25 +74,36 @@ import Testing
                 "\(platform.adminBase)/clients/\(platform.credentials.dcrClientID)", headers: platform.bearer(admin))
             #expect(dcr.json["first_party"] as? Bool == true)
 
-            let minted = try expect(try await platform.http.postJSON(
-                "\(platform.adminBase)/initial-access-tokens", #"{"uses":2}"#, headers: platform.bearer(admin)), 201, "initial access token")
+            let minted = try expect(
+                try await platform.http.postJSON(
+                    "\(platform.adminBase)/initial-access-tokens", #"{"uses":2}"#, headers: platform.bearer(admin)),
+                201, "initial access token")
             let iat = platform.bearer(minted.json["initial_access_token"] as? String ?? "")
             let claimed = try await platform.http.postJSON(
                 "\(platform.endpoints.gateway)/t/demo/register",
                 #"{"redirect_uris":["com.example.app:/cb"],"token_endpoint_auth_method":"none","grant_types":["authorization_code"],"first_party":true}"#,
                 headers: iat)
-            #expect(claimed.status == 400 && claimed.json["error"] as? String == "invalid_client_metadata", "\(claimed.body.prefix(200))")
-            let registered = try expect(try await platform.http.postJSON(
-                "\(platform.endpoints.gateway)/t/demo/register",
-                #"{"redirect_uris":["com.example.app:/cb"],"token_endpoint_auth_method":"none","grant_types":["authorization_code"],"scope":"openid"}"#,
-                headers: iat), 201, "register")
+            #expect(
+                claimed.status == 400 && claimed.json["error"] as? String == "invalid_client_metadata",
+                "\(claimed.body.prefix(200))")
+            let registered = try expect(
+                try await platform.http.postJSON(
+                    "\(platform.endpoints.gateway)/t/demo/register",
+                    #"{"redirect_uris":["com.example.app:/cb"],"token_endpoint_auth_method":"none","grant_types":["authorization_code"],"scope":"openid"}"#,
+                    headers: iat), 201, "register")
             let clientID = registered.json["client_id"] as? String ?? ""
             let url = "\(platform.endpoints.gateway)/t/demo/register/\(clientID)"
             let rewrite = try await platform.http.send(
-                "PUT", url, headers: platform.bearer(registered.json["registration_access_token"] as? String ?? "") + [("Content-Type", "application/json")],
-                body: #"{"client_id":"\#(clientID)","redirect_uris":["com.example.app:/cb"],"token_endpoint_auth_method":"none","grant_types":["authorization_code"],"first_party":true}"#)
+                "PUT", url,
+                headers: platform.bearer(registered.json["registration_access_token"] as? String ?? "") + [
+                    ("Content-Type", "application/json")
+                ],
+                body:
+                    #"{"client_id":"\#(clientID)","redirect_uris":["com.example.app:/cb"],"token_endpoint_auth_method":"none","grant_types":["authorization_code"],"first_party":true}"#
+            )
             #expect(rewrite.status == 400 && rewrite.json["error"] as? String == "invalid_client_metadata")
-            let stored = try await platform.http.get("\(platform.adminBase)/clients/\(clientID)", headers: platform.bearer(admin))
+            let stored = try await platform.http.get(
+                "\(platform.adminBase)/clients/\(clientID)", headers: platform.bearer(admin))
             #expect(stored.json["first_party"] as? Bool == false)
 
             // The registered client still meets the consent page after the demo user signs in.

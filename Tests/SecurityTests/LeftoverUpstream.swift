@@ -1,7 +1,8 @@
 import Foundation
 import LatchkeyTestSupport
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A keep-alive HTTP/1.1 upstream on 127.0.0.1, written on raw sockets, that puts a second response nobody asked
@@ -11,7 +12,8 @@ import Glibc
 final class LeftoverUpstream: @unchecked Sendable {
     static let leftover = "leftover of the first one"
     static let heldPaths = ["/public/head-whole", "/public/head-split", "/public/empty-whole", "/public/empty-split"]
-    static let smuggled = "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: \(leftover.utf8.count)\r\n\r\n" + leftover
+    static let smuggled =
+        "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: \(leftover.utf8.count)\r\n\r\n" + leftover
     /// Where a `…-split` answer cuts the smuggled response: inside its head.
     static let splitAt = 30
 
@@ -111,7 +113,8 @@ final class LeftoverUpstream: @unchecked Sendable {
             owed = ""
             if let gate = gates[target] {
                 _ = gate.wait(timeout: .now() + 60)
-                answer += target.hasPrefix("/public/head-")
+                answer +=
+                    target.hasPrefix("/public/head-")
                     ? "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 12\r\n\r\n"
                     : "HTTP/1.1 204 No Content\r\n\r\n"
                 if target.hasSuffix("-split") {
@@ -124,7 +127,8 @@ final class LeftoverUpstream: @unchecked Sendable {
                 answer += "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 6\r\n\r\nsecond"
             }
             let bytes = Array(answer.utf8)
-            guard bytes.withUnsafeBytes({ send(client, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }) == bytes.count else { return }
+            guard bytes.withUnsafeBytes({ send(client, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }) == bytes.count
+            else { return }
         }
     }
 }

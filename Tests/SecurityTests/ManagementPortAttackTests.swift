@@ -2,6 +2,7 @@ import Foundation
 import Hummingbird
 import LatchkeyTestSupport
 import Testing
+
 @testable import LatchkeyCLI
 
 /// Health, readiness, metrics and the OpenAPI documents are served on each service's management port
@@ -11,17 +12,23 @@ import Testing
     @Test func publicPortsServeNoMetricsAndTheSidecarForwardsThoseNamesToTheAPI() async throws {
         let upstream = SidecarSpoofingAttackTests.RecordingUpstream()
         try await withLoopbackServer(upstream.router()) { port in
-            try await SeededPlatform.run(settings: ["DPOP_UPSTREAM_URL": "http://127.0.0.1:\(port)", "DPOP_PUBLIC_PATHS": "/health,/metrics"]) { platform in
+            try await SeededPlatform.run(settings: [
+                "DPOP_UPSTREAM_URL": "http://127.0.0.1:\(port)", "DPOP_PUBLIC_PATHS": "/health,/metrics",
+            ]) { platform in
                 let processes = platform.processes
                 let sidecar = platform.endpoints.sidecar
                 // The API's own public `/metrics` is the API's: forwarded, and no sidecar metrics leak.
                 let metrics = try await platform.http.get("\(sidecar)/metrics")
-                #expect(metrics.status == 200 && metrics.body == "upstream", "\(metrics.status) \(metrics.body.prefix(200))")
+                #expect(
+                    metrics.status == 200 && metrics.body == "upstream", "\(metrics.status) \(metrics.body.prefix(200))"
+                )
                 #expect(!metrics.body.contains("latchkey_"))
                 // The other names are API paths that need a token like any other.
                 for path in ["/readyz", "/healthz", "/openapi.json"] {
                     let response = try await platform.http.get(sidecar + path)
-                    #expect(response.status == 401, "\(path) on the sidecar's proxy port: \(response.status) \(response.body.prefix(120))")
+                    #expect(
+                        response.status == 401,
+                        "\(path) on the sidecar's proxy port: \(response.status) \(response.body.prefix(120))")
                 }
                 #expect(upstream.requests.map(\.path) == ["/metrics"], "\(upstream.requests.map(\.path))")
 
@@ -43,7 +50,9 @@ import Testing
                         return ready.status == 200
                     }
                     #expect(ready.status == 200, "\(name) management /readyz: \(ready.status) \(ready.body)")
-                    #expect(try await platform.http.get("\(management)/openapi.json").status == 200, "\(name) management /openapi.json")
+                    #expect(
+                        try await platform.http.get("\(management)/openapi.json").status == 200,
+                        "\(name) management /openapi.json")
                 }
             }
         }

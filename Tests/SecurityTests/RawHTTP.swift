@@ -1,8 +1,9 @@
 import Foundation
 import LatchkeyTestSupport
+
 #if canImport(Glibc)
-import Glibc
-import Testing
+    import Glibc
+    import Testing
 #endif
 
 /// A TCP connection to 127.0.0.1:`port` whose reads give up after `timeoutSeconds`; the caller closes it.
@@ -16,7 +17,9 @@ func connectToLoopback(port: Int, timeoutSeconds: Int) throws -> Int32 {
     address.sin_port = in_port_t(UInt16(port).bigEndian)
     address.sin_addr.s_addr = inet_addr("127.0.0.1")
     let connected = withUnsafePointer(to: &address) {
-        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+            connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+        }
     }
     guard connected == 0 else {
         close(fd)
@@ -24,7 +27,6 @@ func connectToLoopback(port: Int, timeoutSeconds: Int) throws -> Int32 {
     }
     return fd
 }
-
 
 /// The index of the blank line ending an HTTP head in `bytes`, if it is there yet.
 func endOfHTTPHead(_ bytes: [UInt8]) -> Int? {
@@ -42,7 +44,9 @@ func rawHTTPStatus(port: Int, _ request: String, timeoutSeconds: Int = 30) throw
     let fd = try connectToLoopback(port: port, timeoutSeconds: timeoutSeconds)
     defer { close(fd) }
     let bytes = Array(request.utf8)
-    guard bytes.withUnsafeBytes({ send(fd, $0.baseAddress, $0.count, 0) }) == bytes.count else { throw RawHTTPFailure("send failed") }
+    guard bytes.withUnsafeBytes({ send(fd, $0.baseAddress, $0.count, 0) }) == bytes.count else {
+        throw RawHTTPFailure("send failed")
+    }
     var received: [UInt8] = []
     var buffer = [UInt8](repeating: 0, count: 4096)
     while !received.contains(UInt8(ascii: "\n")) {
@@ -70,14 +74,18 @@ struct RawHTTPResponse {
 func rawHTTPExchange(
     _ method: String, _ url: String, headers: [(String, String)] = [], body: [UInt8], timeoutSeconds: Int = 30
 ) throws -> RawHTTPResponse {
-    guard let parts = URLComponents(string: url), let port = parts.port else { throw RawHTTPFailure("not a loopback URL: \(url)") }
+    guard let parts = URLComponents(string: url), let port = parts.port else {
+        throw RawHTTPFailure("not a loopback URL: \(url)")
+    }
     var head = "\(method) \(parts.percentEncodedPath) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nConnection: close\r\n"
     for (name, value) in headers { head += "\(name): \(value)\r\n" }
     head += "Content-Length: \(body.count)\r\n\r\n"
     let fd = try connectToLoopback(port: port, timeoutSeconds: timeoutSeconds)
     defer { close(fd) }
     let bytes = Array(head.utf8) + body
-    guard bytes.withUnsafeBytes({ send(fd, $0.baseAddress, $0.count, 0) }) == bytes.count else { throw RawHTTPFailure("send failed") }
+    guard bytes.withUnsafeBytes({ send(fd, $0.baseAddress, $0.count, 0) }) == bytes.count else {
+        throw RawHTTPFailure("send failed")
+    }
     var received: [UInt8] = []
     var buffer = [UInt8](repeating: 0, count: 4096)
     let separator: [UInt8] = Array("\r\n\r\n".utf8)

@@ -3,6 +3,7 @@ import LatchkeyCore
 import LatchkeyTestSupport
 import NIOHTTP1
 import Testing
+
 @testable import LatchkeyCLI
 
 /// With `DPOP_REPLAY_STORE=postgres`, a DPoP proof used at one token-service replica is refused at every
@@ -19,12 +20,14 @@ import Testing
                 let client = try await platform.createClient(
                     #"{"client_name":"Batch","grant_types":["client_credentials"],"response_types":[],"application_type":"web","token_endpoint_auth_method":"client_secret_basic","scope":"orders:read"}"#,
                     adminToken: admin)
-                let basic = platform.basic(client.json["client_id"] as? String ?? "", client.json["client_secret"] as? String ?? "")
+                let basic = platform.basic(
+                    client.json["client_id"] as? String ?? "", client.json["client_secret"] as? String ?? "")
                 let key = DPoPProofSigner(key: try SigningKey.generate(.es256))
                 // Both replicas compute `htu` from the same public URL, so one proof is valid at either.
                 let proof = try key.proof(method: "POST", url: platform.endpoints.tokenEndpoint)
                 let form = [("grant_type", "client_credentials"), ("scope", "orders:read")]
-                let first = try await platform.http.postForm(platform.endpoints.tokenEndpoint, form, headers: basic + [("DPoP", proof)])
+                let first = try await platform.http.postForm(
+                    platform.endpoints.tokenEndpoint, form, headers: basic + [("DPoP", proof)])
                 #expect(first.status == 200, "\(first.body.prefix(200))")
                 #expect(first.json["token_type"] as? String == "DPoP")
 
@@ -33,7 +36,8 @@ import Testing
                 #expect(replayed.status == 400, "the other replica accepted a replayed proof: \(replayed.status)")
                 #expect(replayed.json["error"] as? String == "invalid_dpop_proof")
                 let fresh = try await platform.http.postForm(
-                    secondReplica, form, headers: basic + [("DPoP", try key.proof(method: "POST", url: platform.endpoints.tokenEndpoint))])
+                    secondReplica, form,
+                    headers: basic + [("DPoP", try key.proof(method: "POST", url: platform.endpoints.tokenEndpoint))])
                 #expect(fresh.status == 200, "control: a fresh proof at the second replica: \(fresh.status)")
             } catch {
                 _ = await second.stop()

@@ -4,6 +4,7 @@ import LatchkeyPersistence
 import LatchkeyTestSupport
 import PostgresNIO
 import Testing
+
 @testable import LatchkeyCLI
 
 /// The whole platform as separate processes (four services, the embedded Kafka cluster, the demo API
@@ -27,20 +28,29 @@ struct SeededPlatform {
         await PlatformGate.shared.leave()
     }
 
-    private static func runAlone(settings: [String: String], _ attack: (SeededPlatform) async throws -> Void) async throws {
+    private static func runAlone(settings: [String: String], _ attack: (SeededPlatform) async throws -> Void)
+        async throws
+    {
         try await TestDatabase.withScratchDatabase { scratch in
             try await TestDatabase.migrate(scratch)
             let processes = try await PlatformProcesses(database: scratch, settings: settings)
             let http = DemoHTTP()
             let urls = processes.urls
             let endpoints = DemoEndpoints(
-                gateway: urls.gateway, tokenService: urls.tokenService, sidecar: urls.sidecar, audit: urls.audit, tenant: urls.tenant)
+                gateway: urls.gateway, tokenService: urls.tokenService, sidecar: urls.sidecar, audit: urls.audit,
+                tenant: urls.tenant)
             do {
-                let credentials = try await DemoSeeder(http: http, endpoints: endpoints, bootstrapKey: PlatformProcesses.bootstrapKey).seed()
-                try await attack(SeededPlatform(
-                    processes: processes, endpoints: endpoints, credentials: credentials, http: http, database: scratch))
+                let credentials = try await DemoSeeder(
+                    http: http, endpoints: endpoints, bootstrapKey: PlatformProcesses.bootstrapKey
+                ).seed()
+                try await attack(
+                    SeededPlatform(
+                        processes: processes, endpoints: endpoints, credentials: credentials, http: http,
+                        database: scratch))
             } catch {
-                Issue.record("\(error)\n--- gateway\n\(processes.output("registration-gateway").suffix(2_000))\n--- token\n\(processes.output("token-service").suffix(2_000))\n--- sidecar\n\(processes.output("dpop-verifier").suffix(2_000))")
+                Issue.record(
+                    "\(error)\n--- gateway\n\(processes.output("registration-gateway").suffix(2_000))\n--- token\n\(processes.output("token-service").suffix(2_000))\n--- sidecar\n\(processes.output("dpop-verifier").suffix(2_000))"
+                )
             }
             try await http.shutdown()
             _ = await processes.stop()
@@ -49,7 +59,8 @@ struct SeededPlatform {
 
     /// An admin token of the demo tenant (client credentials of the seeded admin client).
     func adminToken() async throws -> String {
-        try await DemoSeeder.adminToken(http, endpoints, clientID: credentials.adminClientID, secret: credentials.adminClientSecret)
+        try await DemoSeeder.adminToken(
+            http, endpoints, clientID: credentials.adminClientID, secret: credentials.adminClientSecret)
     }
 
     var adminBase: String { "\(endpoints.gateway)/admin/tenants/\(endpoints.tenant)" }
@@ -109,45 +120,60 @@ extension SeededPlatform {
     /// Runs `/authorize` for `clientID` with PKCE; signs in the demo user when the sign-in page is shown,
     /// and answers the consent page with `consent` (`allow`, `deny`) when it follows, or stops there when nil.
     func authorize(
-        clientID: String, redirectURI: String, scope: String?, extra: [(String, String)] = [], consent: String? = "allow"
+        clientID: String, redirectURI: String, scope: String?, extra: [(String, String)] = [],
+        consent: String? = "allow"
     ) async throws -> Authorization {
         let verifier = PKCE.generateVerifier()
         var query = URLComponents(string: "\(endpoints.issuer)/authorize")!
-        query.queryItems = [
-            URLQueryItem(name: "response_type", value: "code"), URLQueryItem(name: "client_id", value: clientID),
-            URLQueryItem(name: "redirect_uri", value: redirectURI), URLQueryItem(name: "state", value: "attack"),
-            URLQueryItem(name: "code_challenge", value: PKCE.s256Challenge(for: verifier)),
-            URLQueryItem(name: "code_challenge_method", value: "S256"),
-        ] + (scope.map { [URLQueryItem(name: "scope", value: $0)] } ?? []) + extra.map { URLQueryItem(name: $0.0, value: $0.1) }
+        query.queryItems =
+            [
+                URLQueryItem(name: "response_type", value: "code"), URLQueryItem(name: "client_id", value: clientID),
+                URLQueryItem(name: "redirect_uri", value: redirectURI), URLQueryItem(name: "state", value: "attack"),
+                URLQueryItem(name: "code_challenge", value: PKCE.s256Challenge(for: verifier)),
+                URLQueryItem(name: "code_challenge_method", value: "S256"),
+            ] + (scope.map { [URLQueryItem(name: "scope", value: $0)] } ?? [])
+            + extra.map { URLQueryItem(name: $0.0, value: $0.1) }
         var response = try await http.get(query.url!.absoluteString)
         if !isConsentPage(response), response.status == 200, let csrf = response.field("csrf_token"),
             let pending = response.field("authorization_request")
         {
-            response = try await http.postForm("\(endpoints.issuer)/login", [
-                ("csrf_token", csrf), ("authorization_request", pending),
-                ("username", credentials.username), ("password", credentials.password),
-            ])
+            response = try await http.postForm(
+                "\(endpoints.issuer)/login",
+                [
+                    ("csrf_token", csrf), ("authorization_request", pending),
+                    ("username", credentials.username), ("password", credentials.password),
+                ])
         }
         guard isConsentPage(response) else { return Authorization(response: response, verifier: verifier) }
-        guard let consent, let csrf = response.field("csrf_token"), let pending = response.field("authorization_request") else {
+        guard let consent, let csrf = response.field("csrf_token"),
+            let pending = response.field("authorization_request")
+        else {
             return Authorization(response: response, verifier: verifier, consentPage: response)
         }
-        let answered = try await http.postForm("\(endpoints.issuer)/consent", [
-            ("csrf_token", csrf), ("authorization_request", pending), ("decision", consent),
-        ])
+        let answered = try await http.postForm(
+            "\(endpoints.issuer)/consent",
+            [
+                ("csrf_token", csrf), ("authorization_request", pending), ("decision", consent),
+            ])
         return Authorization(response: answered, verifier: verifier, consentPage: response)
     }
 
     /// Exchanges an authorization code at the token endpoint.
-    func redeem(_ authorization: Authorization, clientID: String, redirectURI: String, headers: [(String, String)] = []) async throws -> DemoResponse {
-        try await http.postForm(endpoints.tokenEndpoint, [
-            ("grant_type", "authorization_code"), ("code", authorization.code ?? ""), ("redirect_uri", redirectURI),
-            ("client_id", clientID), ("code_verifier", authorization.verifier),
-        ], headers: headers)
+    func redeem(_ authorization: Authorization, clientID: String, redirectURI: String, headers: [(String, String)] = [])
+        async throws -> DemoResponse
+    {
+        try await http.postForm(
+            endpoints.tokenEndpoint,
+            [
+                ("grant_type", "authorization_code"), ("code", authorization.code ?? ""), ("redirect_uri", redirectURI),
+                ("client_id", clientID), ("code_verifier", authorization.verifier),
+            ], headers: headers)
     }
 
     /// Creates a client through the admin API and returns its registration answer.
     func createClient(_ metadata: String, adminToken: String) async throws -> DemoResponse {
-        try expect(try await http.postJSON("\(adminBase)/clients", metadata, headers: bearer(adminToken)), 201, "create a client")
+        try expect(
+            try await http.postJSON("\(adminBase)/clients", metadata, headers: bearer(adminToken)), 201,
+            "create a client")
     }
 }

@@ -4,6 +4,7 @@ import Hummingbird
 import LatchkeyTestSupport
 import NIOCore
 import Testing
+
 @testable import LatchkeyCLI
 
 /// What reaches the API behind the sidecar: public paths only in canonical form, identity headers only
@@ -29,7 +30,9 @@ import Testing
     @Test func publicPathsWithSemicolonsOrPercentUEscapesNeedAToken() async throws {
         let upstream = RecordingUpstream()
         try await withLoopbackServer(upstream.router()) { port in
-            try await SeededPlatform.run(settings: ["DPOP_UPSTREAM_URL": "http://127.0.0.1:\(port)", "DPOP_PUBLIC_PATHS": "/health,/public/*"]) { platform in
+            try await SeededPlatform.run(settings: [
+                "DPOP_UPSTREAM_URL": "http://127.0.0.1:\(port)", "DPOP_PUBLIC_PATHS": "/health,/public/*",
+            ]) { platform in
                 let sidecar = platform.endpoints.sidecar
                 let control = try await platform.http.get("\(sidecar)/public/ok")
                 #expect(control.status == 200, "control: a public path is forwarded")
@@ -40,7 +43,8 @@ import Testing
                 // Written raw: an HTTP client would re-encode the invalid `%u` escape as `%25u`.
                 let port = platform.processes.ports["dpop-verifier"] ?? 0
                 for path in ["/public/%u002e%u002e/admin", "/public/%U002E./admin", "/public/..%u003b/admin"] {
-                    let status = try rawHTTPStatus(port: port, "GET \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
+                    let status = try rawHTTPStatus(
+                        port: port, "GET \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
                     #expect([400, 401].contains(status), "\(path) without a token: \(status)")
                 }
                 #expect(upstream.requests.map(\.path) == ["/public/ok"], "\(upstream.requests.map(\.path))")
@@ -51,16 +55,21 @@ import Testing
     @Test func identityHeadersSpelledWithUnderscoresNeverReachTheUpstream() async throws {
         let upstream = RecordingUpstream()
         try await withLoopbackServer(upstream.router()) { port in
-            try await SeededPlatform.run(settings: ["DPOP_UPSTREAM_URL": "http://127.0.0.1:\(port)", "DPOP_PUBLIC_PATHS": "/public/*"]) { platform in
+            try await SeededPlatform.run(settings: [
+                "DPOP_UPSTREAM_URL": "http://127.0.0.1:\(port)", "DPOP_PUBLIC_PATHS": "/public/*",
+            ]) { platform in
                 let spoofed = [
                     ("X_Latchkey_Subject", "admin"), ("x_latchkey_tenant", "other"), ("X-Latchkey_Client-Id", "victim"),
                     ("X_LATCHKEY_SCOPE", "admin"), ("X-Latchkey-Jkt", "forged"),
                 ]
-                let forwarded = try await platform.http.get("\(platform.endpoints.sidecar)/public/whoami", headers: spoofed)
+                let forwarded = try await platform.http.get(
+                    "\(platform.endpoints.sidecar)/public/whoami", headers: spoofed)
                 #expect(forwarded.status == 200)
                 let received = upstream.requests.first?.headers ?? []
                 #expect(!received.isEmpty, "the upstream saw no request")
-                let leaked = received.filter { $0.lowercased().replacingOccurrences(of: "_", with: "-").hasPrefix("x-latchkey-") }
+                let leaked = received.filter {
+                    $0.lowercased().replacingOccurrences(of: "_", with: "-").hasPrefix("x-latchkey-")
+                }
                 #expect(leaked.isEmpty, "spoofed identity headers reached the upstream: \(leaked)")
             }
         }

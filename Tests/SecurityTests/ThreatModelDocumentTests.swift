@@ -3,7 +3,8 @@ import Testing
 
 /// `docs/security.md` names the tests that pin each mitigation; every name must be a real test.
 @Suite struct ThreatModelDocumentTests {
-    static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent()
 
     /// `Target/Suite.test` references, written in backticks.
     static func references(in text: String) throws -> [(target: String, suite: String, test: String)] {
@@ -30,9 +31,12 @@ import Testing
         for reference in references {
             let source = cache[reference.target] ?? Self.sources(of: reference.target)
             cache[reference.target] = source
-            let suite = source.range(of: "(struct|class|final class) \(reference.suite)\\b", options: .regularExpression) != nil
+            let suite =
+                source.range(of: "(struct|class|final class) \(reference.suite)\\b", options: .regularExpression) != nil
             let test = source.range(of: "func \(reference.test)\\(", options: .regularExpression) != nil
-            #expect(suite && test, "docs/security.md names \(reference.target)/\(reference.suite).\(reference.test), which does not exist")
+            #expect(
+                suite && test,
+                "docs/security.md names \(reference.target)/\(reference.suite).\(reference.test), which does not exist")
         }
     }
 
@@ -43,7 +47,9 @@ import Testing
         let pattern = try NSRegularExpression(pattern: "@Test func ([A-Za-z0-9_]+)\\(")
         let tests = pattern.matches(in: source, range: NSRange(source.startIndex..., in: source))
             .map { String(source[Range($0.range(at: 1), in: source)!]) }
-            .filter { !["everyTestNamedInTheThreatModelExists", "everySecurityTestIsNamedInTheThreatModel"].contains($0) }
+            .filter {
+                !["everyTestNamedInTheThreatModelExists", "everySecurityTestIsNamedInTheThreatModel"].contains($0)
+            }
         for test in tests {
             #expect(named.contains(test), "SecurityTests.\(test) pins a mitigation that docs/security.md does not name")
         }

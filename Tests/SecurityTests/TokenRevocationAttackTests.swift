@@ -3,6 +3,7 @@ import LatchkeyCore
 import LatchkeyTestSupport
 import NIOHTTP1
 import Testing
+
 @testable import LatchkeyCLI
 
 /// A revoked token stops working at the API within seconds: RFC 7009 revocation of an access token, and
@@ -23,22 +24,30 @@ import Testing
             let first = try await boundTokens(platform, clientID: clientID, redirect: redirect, basic: basic, key: key)
             let access = first.json["access_token"] as? String ?? ""
             #expect(try await waitUntilAccepted(platform, token: access, key: key), "control: the token works")
-            try expect(try await platform.http.postForm(
-                "\(platform.endpoints.issuer)/revoke", [("token", access), ("token_type_hint", "access_token")], headers: basic),
+            try expect(
+                try await platform.http.postForm(
+                    "\(platform.endpoints.issuer)/revoke", [("token", access), ("token_type_hint", "access_token")],
+                    headers: basic),
                 200, "revoke the access token")
             let refusedAfter = try await secondsUntilRefused(platform, token: access, key: key)
-            #expect(refusedAfter != nil && refusedAfter! < 5, "a revoked access token was still accepted (\(String(describing: refusedAfter)) s)")
+            #expect(
+                refusedAfter != nil && refusedAfter! < 5,
+                "a revoked access token was still accepted (\(String(describing: refusedAfter)) s)")
 
             // 2. A refresh token revoked: its family's live access tokens die with it.
             let second = try await boundTokens(platform, clientID: clientID, redirect: redirect, basic: basic, key: key)
             let familyAccess = second.json["access_token"] as? String ?? ""
-            #expect(try await waitUntilAccepted(platform, token: familyAccess, key: key), "control: the second token works")
-            try expect(try await platform.http.postForm(
-                "\(platform.endpoints.issuer)/revoke", [("token", second.json["refresh_token"] as? String ?? "")], headers: basic),
+            #expect(
+                try await waitUntilAccepted(platform, token: familyAccess, key: key), "control: the second token works")
+            try expect(
+                try await platform.http.postForm(
+                    "\(platform.endpoints.issuer)/revoke", [("token", second.json["refresh_token"] as? String ?? "")],
+                    headers: basic),
                 200, "revoke the refresh token")
             let familyRefusedAfter = try await secondsUntilRefused(platform, token: familyAccess, key: key)
-            #expect(familyRefusedAfter != nil && familyRefusedAfter! < 5,
-                    "an access token of a revoked family was still accepted (\(String(describing: familyRefusedAfter)) s)")
+            #expect(
+                familyRefusedAfter != nil && familyRefusedAfter! < 5,
+                "an access token of a revoked family was still accepted (\(String(describing: familyRefusedAfter)) s)")
         }
     }
 
@@ -48,10 +57,14 @@ import Testing
     ) async throws -> DemoResponse {
         let code = try await platform.authorize(clientID: clientID, redirectURI: redirect, scope: "openid orders:read")
         let url = platform.endpoints.tokenEndpoint
-        var response = try await platform.redeem(code, clientID: clientID, redirectURI: redirect, headers: basic + [("DPoP", try key.proof(method: "POST", url: url))])
+        var response = try await platform.redeem(
+            code, clientID: clientID, redirectURI: redirect,
+            headers: basic + [("DPoP", try key.proof(method: "POST", url: url))])
         if response.json["error"] as? String == "use_dpop_nonce" {
             let nonce = response.headers.first(name: "DPoP-Nonce")
-            response = try await platform.redeem(code, clientID: clientID, redirectURI: redirect, headers: basic + [("DPoP", try key.proof(method: "POST", url: url, nonce: nonce))])
+            response = try await platform.redeem(
+                code, clientID: clientID, redirectURI: redirect,
+                headers: basic + [("DPoP", try key.proof(method: "POST", url: url, nonce: nonce))])
         }
         try expect(response, 200, "DPoP-bound tokens")
         #expect(response.json["token_type"] as? String == "DPoP")
@@ -62,11 +75,20 @@ import Testing
     func callAPI(_ platform: SeededPlatform, token: String, key: DPoPProofSigner) async throws -> Int {
         let url = "\(platform.endpoints.sidecar)/v1/orders"
         var response = try await platform.http.get(
-            url, headers: [("Authorization", "DPoP \(token)"), ("DPoP", try key.proof(method: "GET", url: url, accessToken: token))])
-        if response.status == 401, response.headers.first(name: "WWW-Authenticate")?.contains("use_dpop_nonce") == true {
+            url,
+            headers: [
+                ("Authorization", "DPoP \(token)"),
+                ("DPoP", try key.proof(method: "GET", url: url, accessToken: token)),
+            ])
+        if response.status == 401, response.headers.first(name: "WWW-Authenticate")?.contains("use_dpop_nonce") == true
+        {
             let nonce = response.headers.first(name: "DPoP-Nonce")
             response = try await platform.http.get(
-                url, headers: [("Authorization", "DPoP \(token)"), ("DPoP", try key.proof(method: "GET", url: url, accessToken: token, nonce: nonce))])
+                url,
+                headers: [
+                    ("Authorization", "DPoP \(token)"),
+                    ("DPoP", try key.proof(method: "GET", url: url, accessToken: token, nonce: nonce)),
+                ])
         }
         return response.status
     }

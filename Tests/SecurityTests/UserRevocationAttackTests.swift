@@ -3,6 +3,7 @@ import LatchkeyCore
 import LatchkeyTestSupport
 import NIOHTTP1
 import Testing
+
 @testable import LatchkeyCLI
 
 /// A thief holding a user's browser session: revoking the user's clients ends the session and the user's
@@ -15,26 +16,33 @@ import Testing
         try await SeededPlatform.run { platform in
             let admin = try await platform.adminToken()
             let (clientID, basic) = try await staticClient(platform, admin: admin)
-            let signedIn = try await platform.authorize(clientID: clientID, redirectURI: Self.redirect, scope: "openid orders:read")
+            let signedIn = try await platform.authorize(
+                clientID: clientID, redirectURI: Self.redirect, scope: "openid orders:read")
             let tokens = try expect(
-                try await platform.redeem(signedIn, clientID: clientID, redirectURI: Self.redirect, headers: basic), 200, "tokens")
+                try await platform.redeem(signedIn, clientID: clientID, redirectURI: Self.redirect, headers: basic),
+                200, "tokens")
             let refresh = tokens.json["refresh_token"] as? String ?? ""
             let user = try subject(of: tokens.json["access_token"] as? String ?? "")
-            #expect(try await silentAuthorize(platform, clientID: clientID).redirectParameters["code"] != nil,
-                    "control: the session cookie yields a code without signing in")
+            #expect(
+                try await silentAuthorize(platform, clientID: clientID).redirectParameters["code"] != nil,
+                "control: the session cookie yields a code without signing in")
 
-            try expect(try await platform.http.postJSON(
-                "\(platform.adminBase)/users/\(user)/revoke-clients", #"{"reason":"account stolen"}"#,
-                headers: platform.bearer(admin)), 200, "revoke the user's clients")
+            try expect(
+                try await platform.http.postJSON(
+                    "\(platform.adminBase)/users/\(user)/revoke-clients", #"{"reason":"account stolen"}"#,
+                    headers: platform.bearer(admin)), 200, "revoke the user's clients")
 
             let again = try await silentAuthorize(platform, clientID: clientID)
             #expect(again.redirectParameters["code"] == nil, "the old session cookie still yields a code")
-            #expect(again.status == 200 && again.field("csrf_token") != nil && again.body.contains("password"),
-                    "the sign-in page is not shown again")
+            #expect(
+                again.status == 200 && again.field("csrf_token") != nil && again.body.contains("password"),
+                "the sign-in page is not shown again")
             let refreshed = try await platform.http.postForm(
-                platform.endpoints.tokenEndpoint, [("grant_type", "refresh_token"), ("refresh_token", refresh)], headers: basic)
-            #expect(refreshed.status == 400 && refreshed.json["error"] as? String == "invalid_grant",
-                    "the user's refresh token on a static client still works (\(refreshed.status))")
+                platform.endpoints.tokenEndpoint, [("grant_type", "refresh_token"), ("refresh_token", refresh)],
+                headers: basic)
+            #expect(
+                refreshed.status == 400 && refreshed.json["error"] as? String == "invalid_grant",
+                "the user's refresh token on a static client still works (\(refreshed.status))")
         }
     }
 
@@ -44,24 +52,30 @@ import Testing
             let (clientID, basic) = try await staticClient(platform, admin: admin)
             let key = DPoPProofSigner(key: try SigningKey.generate(.es256))
             let revocation = TokenRevocationAttackTests()
-            let tokens = try await revocation.boundTokens(platform, clientID: clientID, redirect: Self.redirect, basic: basic, key: key)
+            let tokens = try await revocation.boundTokens(
+                platform, clientID: clientID, redirect: Self.redirect, basic: basic, key: key)
             let access = tokens.json["access_token"] as? String ?? ""
             let user = try subject(of: access)
             #expect(try await revocation.callAPI(platform, token: access, key: key) == 200, "control: the token works")
 
-            try expect(try await platform.http.postJSON(
-                "\(platform.adminBase)/users/\(user)/disable", #"{"reason":"account compromised"}"#,
-                headers: platform.bearer(admin)), 200, "disable the user")
+            try expect(
+                try await platform.http.postJSON(
+                    "\(platform.adminBase)/users/\(user)/disable", #"{"reason":"account compromised"}"#,
+                    headers: platform.bearer(admin)), 200, "disable the user")
             let refusedAfter = try await revocation.secondsUntilRefused(platform, token: access, key: key)
-            #expect(refusedAfter != nil && refusedAfter! < 5,
-                    "a disabled user's access token was still accepted (\(String(describing: refusedAfter)) s)")
-            let refused = try await platform.authorize(clientID: clientID, redirectURI: Self.redirect, scope: "openid orders:read")
+            #expect(
+                refusedAfter != nil && refusedAfter! < 5,
+                "a disabled user's access token was still accepted (\(String(describing: refusedAfter)) s)")
+            let refused = try await platform.authorize(
+                clientID: clientID, redirectURI: Self.redirect, scope: "openid orders:read")
             #expect(refused.code == nil, "a disabled user signed in")
 
-            try expect(try await platform.http.postJSON(
-                "\(platform.adminBase)/users/\(user)/enable", #"{"reason":"password reset"}"#,
-                headers: platform.bearer(admin)), 200, "enable the user")
-            let back = try await platform.authorize(clientID: clientID, redirectURI: Self.redirect, scope: "openid orders:read")
+            try expect(
+                try await platform.http.postJSON(
+                    "\(platform.adminBase)/users/\(user)/enable", #"{"reason":"password reset"}"#,
+                    headers: platform.bearer(admin)), 200, "enable the user")
+            let back = try await platform.authorize(
+                clientID: clientID, redirectURI: Self.redirect, scope: "openid orders:read")
             #expect(back.code != nil, "an enabled user cannot sign in")
         }
     }
@@ -82,7 +96,8 @@ import Testing
             URLQueryItem(name: "response_type", value: "code"), URLQueryItem(name: "client_id", value: clientID),
             URLQueryItem(name: "redirect_uri", value: Self.redirect), URLQueryItem(name: "state", value: "attack"),
             URLQueryItem(name: "code_challenge", value: PKCE.s256Challenge(for: PKCE.generateVerifier())),
-            URLQueryItem(name: "code_challenge_method", value: "S256"), URLQueryItem(name: "scope", value: "openid orders:read"),
+            URLQueryItem(name: "code_challenge_method", value: "S256"),
+            URLQueryItem(name: "scope", value: "openid orders:read"),
         ]
         return try await platform.http.get(query.url!.absoluteString)
     }
@@ -94,7 +109,8 @@ import Testing
         var payload = String(parts[1]).replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
         while payload.count % 4 != 0 { payload += "=" }
         guard let data = Data(base64Encoded: payload),
-            let claims = try JSONSerialization.jsonObject(with: data) as? [String: Any], let sub = claims["sub"] as? String
+            let claims = try JSONSerialization.jsonObject(with: data) as? [String: Any],
+            let sub = claims["sub"] as? String
         else { throw TestFailure("no sub") }
         return sub
     }

@@ -5,6 +5,7 @@ import LatchkeyCore
 import LatchkeyServer
 import LatchkeyTestSupport
 import Testing
+
 @testable import TokenService
 
 /// A public native app as in DESIGN §3 step 3: PKCE and a DPoP key of its own.
@@ -22,11 +23,15 @@ struct NativeApp {
         _ client: any TestClientProtocol, _ fixture: TokenServiceHarness, code: String, verifier: String?,
         redirectURI: String = "com.example.app:/cb", proof: String? = nil, withProof: Bool = true
     ) async throws -> (Int, [String: Any]) {
-        var form = [("grant_type", "authorization_code"), ("code", code), ("redirect_uri", redirectURI), ("client_id", clientID)]
+        var form = [
+            ("grant_type", "authorization_code"), ("code", code), ("redirect_uri", redirectURI),
+            ("client_id", clientID),
+        ]
         if let verifier { form.append(("code_verifier", verifier)) }
         let dpopProof = withProof ? try (proof ?? dpop.proof(method: "POST", url: fixture.tokenURL)) : nil
         return try await client.execute(
-            uri: fixture.tokenPath, method: .post, headers: TokenRequest.headers(dpop: dpopProof), body: TokenRequest.form(form)
+            uri: fixture.tokenPath, method: .post, headers: TokenRequest.headers(dpop: dpopProof),
+            body: TokenRequest.form(form)
         ) { response in (Int(response.status.code), TokenRequest.json(response)) }
     }
 
@@ -37,7 +42,9 @@ struct NativeApp {
         let proof = withProof ? try (signer ?? dpop).proof(method: "POST", url: fixture.tokenURL) : nil
         return try await client.execute(
             uri: fixture.tokenPath, method: .post, headers: TokenRequest.headers(dpop: proof),
-            body: TokenRequest.form([("grant_type", "refresh_token"), ("refresh_token", token), ("client_id", clientID)])
+            body: TokenRequest.form([
+                ("grant_type", "refresh_token"), ("refresh_token", token), ("client_id", clientID),
+            ])
         ) { response in (Int(response.status.code), TokenRequest.json(response)) }
     }
 }
@@ -45,7 +52,8 @@ struct NativeApp {
 @Suite struct AuthorizationCodeGrantTests {
     static func publicApp(_ fixture: TokenServiceHarness, id: String = "app") async throws -> NativeApp {
         try await fixture.insertClient(
-            id, authMethod: .noAuthentication, grantTypes: [.authorizationCode, .refreshToken], scope: "openid profile email",
+            id, authMethod: .noAuthentication, grantTypes: [.authorizationCode, .refreshToken],
+            scope: "openid profile email",
             dpopBound: true)
         return try NativeApp(clientID: id)
     }
@@ -72,7 +80,8 @@ struct NativeApp {
             #expect(idClaims.nonce == "n-0S6")
             #expect(idClaims.iss == fixture.issuer)
             #expect(json["refresh_token"] is String)
-            let event = try CloudEvent<TokenIssued>.decode(from: Data(try await fixture.outboxPayloads(type: .tokenIssued)[0].utf8))
+            let event = try CloudEvent<TokenIssued>.decode(
+                from: Data(try await fixture.outboxPayloads(type: .tokenIssued)[0].utf8))
             #expect(event.data.jkt == app.dpop.jkt)
             #expect(event.data.tokenTypes == [.access, .refresh, .id])
             #expect(event.data.userID == user)
@@ -117,12 +126,14 @@ struct NativeApp {
                 (nil, nil, "no PKCE for a public client"),
             ]
             for (challengeVerifier, sent, label) in cases {
-                let code = try await fixture.insertCode(clientID: app.clientID, userID: user, verifier: challengeVerifier)
+                let code = try await fixture.insertCode(
+                    clientID: app.clientID, userID: user, verifier: challengeVerifier)
                 let (status, json) = try await app.redeem(client, fixture, code: code, verifier: sent)
                 #expect(status == 400, "\(label)")
                 #expect(json["error"] as? String == "invalid_grant", "\(label)")
             }
-            let plain = try await fixture.insertCode(clientID: app.clientID, userID: user, verifier: verifier, method: "plain")
+            let plain = try await fixture.insertCode(
+                clientID: app.clientID, userID: user, verifier: verifier, method: "plain")
             let (status, json) = try await app.redeem(client, fixture, code: plain, verifier: verifier)
             #expect(status == 400)
             #expect(json["error"] as? String == "invalid_grant")
@@ -137,26 +148,43 @@ struct NativeApp {
             let verifier = PKCE.generateVerifier()
             // Another client, another redirect URI, expired, unknown.
             let code1 = try await fixture.insertCode(clientID: app.clientID, userID: user, verifier: verifier)
-            #expect(try await otherApp.redeem(client, fixture, code: code1, verifier: verifier).1["error"] as? String == "invalid_grant")
-            #expect(try await app.redeem(client, fixture, code: code1, verifier: verifier, redirectURI: "com.example.app:/other").1["error"] as? String == "invalid_grant")
+            #expect(
+                try await otherApp.redeem(client, fixture, code: code1, verifier: verifier).1["error"] as? String
+                    == "invalid_grant")
+            #expect(
+                try await app.redeem(
+                    client, fixture, code: code1, verifier: verifier, redirectURI: "com.example.app:/other"
+                ).1["error"] as? String == "invalid_grant")
             // Neither failed attempt consumed the code.
             #expect(try await app.redeem(client, fixture, code: code1, verifier: verifier).0 == 200)
-            let expired = try await fixture.insertCode(clientID: app.clientID, userID: user, verifier: verifier, expiresIn: -1)
-            #expect(try await app.redeem(client, fixture, code: expired, verifier: verifier).1["error"] as? String == "invalid_grant")
-            #expect(try await app.redeem(client, fixture, code: "nope", verifier: verifier).1["error"] as? String == "invalid_grant")
+            let expired = try await fixture.insertCode(
+                clientID: app.clientID, userID: user, verifier: verifier, expiresIn: -1)
+            #expect(
+                try await app.redeem(client, fixture, code: expired, verifier: verifier).1["error"] as? String
+                    == "invalid_grant")
+            #expect(
+                try await app.redeem(client, fixture, code: "nope", verifier: verifier).1["error"] as? String
+                    == "invalid_grant")
             // dpop_jkt from authorize must match; a dpop-bound client must send a proof.
-            let bound = try await fixture.insertCode(clientID: app.clientID, userID: user, verifier: verifier, dpopJKT: otherApp.dpop.jkt)
-            #expect(try await app.redeem(client, fixture, code: bound, verifier: verifier).1["error"] as? String == "invalid_dpop_proof")
+            let bound = try await fixture.insertCode(
+                clientID: app.clientID, userID: user, verifier: verifier, dpopJKT: otherApp.dpop.jkt)
+            #expect(
+                try await app.redeem(client, fixture, code: bound, verifier: verifier).1["error"] as? String
+                    == "invalid_dpop_proof")
             let code2 = try await fixture.insertCode(clientID: app.clientID, userID: user, verifier: verifier)
-            #expect(try await app.redeem(client, fixture, code: code2, verifier: verifier, withProof: false).1["error"] as? String == "invalid_dpop_proof")
+            #expect(
+                try await app.redeem(client, fixture, code: code2, verifier: verifier, withProof: false).1["error"]
+                    as? String == "invalid_dpop_proof")
             // A code of this tenant is unknown in another tenant.
             let otherTenant = TestEnvironment.uniqueTenant("tok")
             try await TestDatabase.createTenant(otherTenant, in: fixture.database)
             let code3 = try await fixture.insertCode(clientID: app.clientID, userID: user, verifier: verifier)
             let crossing = try await client.execute(
                 uri: "/t/\(otherTenant)/token", method: .post, headers: TokenRequest.headers(),
-                body: TokenRequest.form([("grant_type", "authorization_code"), ("code", code3), ("redirect_uri", "com.example.app:/cb"),
-                                         ("client_id", app.clientID), ("code_verifier", verifier)])
+                body: TokenRequest.form([
+                    ("grant_type", "authorization_code"), ("code", code3), ("redirect_uri", "com.example.app:/cb"),
+                    ("client_id", app.clientID), ("code_verifier", verifier),
+                ])
             ) { response in Int(response.status.code) }
             #expect(crossing == 401)
         }
@@ -171,8 +199,10 @@ struct NativeApp {
             let app = try await Self.publicApp(fixture)
             let user = try await fixture.insertUser()
             let verifier = PKCE.generateVerifier()
-            let code = try await fixture.insertCode(clientID: dcrApp.clientID, userID: user, scope: "dcr", verifier: verifier)
-            let (status, json) = try await dcrApp.redeem(client, fixture, code: code, verifier: verifier, withProof: false)
+            let code = try await fixture.insertCode(
+                clientID: dcrApp.clientID, userID: user, scope: "dcr", verifier: verifier)
+            let (status, json) = try await dcrApp.redeem(
+                client, fixture, code: code, verifier: verifier, withProof: false)
             #expect(status == 200, "\(json)")
             #expect(json["expires_in"] as? Int == 300)
             #expect(json["refresh_token"] == nil)
@@ -181,8 +211,11 @@ struct NativeApp {
                 try #require(json["access_token"] as? String), client: client, audience: registration)
             #expect(claims.scope == "dcr")
             #expect(claims.sub == user.uuidString.lowercased())
-            let stolen = try await fixture.insertCode(clientID: app.clientID, userID: user, scope: "dcr", verifier: verifier)
-            #expect(try await app.redeem(client, fixture, code: stolen, verifier: verifier).1["error"] as? String == "invalid_scope")
+            let stolen = try await fixture.insertCode(
+                clientID: app.clientID, userID: user, scope: "dcr", verifier: verifier)
+            #expect(
+                try await app.redeem(client, fixture, code: stolen, verifier: verifier).1["error"] as? String
+                    == "invalid_scope")
         }
     }
 }

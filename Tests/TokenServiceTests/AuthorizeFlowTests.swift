@@ -5,6 +5,7 @@ import LatchkeyCore
 import LatchkeyServer
 import LatchkeyTestSupport
 import Testing
+
 @testable import TokenService
 
 /// The browser side of the code flow: /authorize, the sign-in and sign-up pages, SSO, then /token.
@@ -16,7 +17,8 @@ import Testing
         _ browser: inout PageBrowser, _ fixture: TokenServiceHarness, app: NativeApp, verifier: String,
         username: String = "alice", password: String = AuthorizeFlowTests.password, extra: [(String, String)] = []
     ) async throws -> PageResponse {
-        let page = try await browser.get(AuthorizeRequest.path(fixture, clientID: app.clientID, verifier: verifier, extra: extra))
+        let page = try await browser.get(
+            AuthorizeRequest.path(fixture, clientID: app.clientID, verifier: verifier, extra: extra))
         #expect(page.status == 200, "\(page.body)")
         return try await browser.post(
             "/t/\(fixture.tenant)/login",
@@ -62,17 +64,23 @@ import Testing
                 #expect(sessionCookie.contains(attribute), "\(sessionCookie)")
             }
             let sessionValue = try #require(browser.cookies[SSOSessions.cookieName])
-            #expect(try await fixture.count("SELECT count(*)::int8 FROM sso_sessions WHERE session_hash = '\(sessionValue)'") == 0)
+            #expect(
+                try await fixture.count(
+                    "SELECT count(*)::int8 FROM sso_sessions WHERE session_hash = '\(sessionValue)'") == 0)
             #expect(try await fixture.count("SELECT count(*)::int8 FROM sso_sessions") == 1)
 
             let code = try #require(parameters["code"])
-            #expect(try await fixture.count("SELECT count(*)::int8 FROM authorization_codes WHERE code_hash = '\(code)'") == 0)
+            #expect(
+                try await fixture.count("SELECT count(*)::int8 FROM authorization_codes WHERE code_hash = '\(code)'")
+                    == 0)
             let (status, json) = try await app.redeem(client, fixture, code: code, verifier: verifier)
             #expect(status == 200, "\(json)")
             #expect(json["token_type"] as? String == "DPoP")
-            let claims = try await fixture.verifyAccessToken(try #require(json["access_token"] as? String), client: client)
+            let claims = try await fixture.verifyAccessToken(
+                try #require(json["access_token"] as? String), client: client)
             #expect(claims.sub == user.uuidString.lowercased())
-            let idClaims = try CompactJWS(parsing: try #require(json["id_token"] as? String)).claims(as: IDTokenClaims.self)
+            let idClaims = try CompactJWS(parsing: try #require(json["id_token"] as? String)).claims(
+                as: IDTokenClaims.self)
             #expect(idClaims.nonce == "n-42")
         }
     }
@@ -83,7 +91,8 @@ import Testing
             let alice = try await fixture.insertUser(username: "alice", password: Self.password)
             var anonymous = PageBrowser(client)
             let none = try await anonymous.get(
-                AuthorizeRequest.path(fixture, clientID: app.clientID, verifier: PKCE.generateVerifier(), extra: [("prompt", "none")]))
+                AuthorizeRequest.path(
+                    fixture, clientID: app.clientID, verifier: PKCE.generateVerifier(), extra: [("prompt", "none")]))
             #expect(none.status == 302)
             #expect(none.redirectParameters["error"] == "login_required")
             #expect(none.redirectParameters["state"] == "st-123")
@@ -97,7 +106,8 @@ import Testing
             // The second sign-in of the mobile flow: the user's own registered instance, no prompt.
             let instance = try await fixture.insertPublicApp("instance-1", firstParty: false, owner: alice)
             let verifier = PKCE.generateVerifier()
-            let silent = try await browser.get(AuthorizeRequest.path(fixture, clientID: instance.clientID, verifier: verifier))
+            let silent = try await browser.get(
+                AuthorizeRequest.path(fixture, clientID: instance.clientID, verifier: verifier))
             #expect(silent.status == 302, "\(silent.body)")
             let code = try #require(silent.redirectParameters["code"])
             let (status, json) = try await instance.redeem(client, fixture, code: code, verifier: verifier)
@@ -107,17 +117,20 @@ import Testing
             #expect(silentNone.redirectParameters["code"] != nil)
 
             let forced = try await browser.get(
-                AuthorizeRequest.path(fixture, clientID: app.clientID, verifier: verifier, extra: [("prompt", "login")]))
+                AuthorizeRequest.path(fixture, clientID: app.clientID, verifier: verifier, extra: [("prompt", "login")])
+            )
             #expect(forced.status == 200)
             #expect(forced.field("csrf_token") != nil)
 
             // Signing in again rotates the session: the old cookie value stops working.
-            let again = try await Self.signIn(&browser, fixture, app: app, verifier: verifier, extra: [("prompt", "login")])
+            let again = try await Self.signIn(
+                &browser, fixture, app: app, verifier: verifier, extra: [("prompt", "login")])
             #expect(again.status == 302)
             #expect(browser.cookies[SSOSessions.cookieName] != firstSession)
             var stale = PageBrowser(client)
             stale.cookies[SSOSessions.cookieName] = firstSession
-            let staleTry = try await stale.get(AuthorizeRequest.path(fixture, clientID: app.clientID, verifier: verifier))
+            let staleTry = try await stale.get(
+                AuthorizeRequest.path(fixture, clientID: app.clientID, verifier: verifier))
             #expect(staleTry.status == 200)
         }
     }
@@ -127,7 +140,8 @@ import Testing
             let app = try await fixture.insertPublicApp()
             var browser = PageBrowser(client)
             let verifier = PKCE.generateVerifier()
-            let signIn = try await browser.get(AuthorizeRequest.path(fixture, clientID: app.clientID, verifier: verifier))
+            let signIn = try await browser.get(
+                AuthorizeRequest.path(fixture, clientID: app.clientID, verifier: verifier))
             let link = try #require(signIn.body.range(of: "href=\"/t/\(fixture.tenant)/signup?authorization_request="))
             let href = String(signIn.body[link.lowerBound...].dropFirst(6).prefix { $0 != "\"" })
             let page = try await browser.get(href)
@@ -158,11 +172,14 @@ import Testing
             let code = try #require(created.redirectParameters["code"])
             let (status, json) = try await app.redeem(client, fixture, code: code, verifier: verifier)
             #expect(status == 200, "\(json)")
-            #expect(try await fixture.count("SELECT count(*)::int8 FROM users WHERE username = 'bob' AND password_hash LIKE 'scrypt$%'") == 1)
+            #expect(
+                try await fixture.count(
+                    "SELECT count(*)::int8 FROM users WHERE username = 'bob' AND password_hash LIKE 'scrypt$%'") == 1)
             let payloads = try await fixture.outboxPayloads(type: .userRegistered)
             #expect(payloads.count == 1)
             let event = try CloudEvent<UserRegistered>.decode(from: Data(payloads[0].utf8))
-            #expect(event.data.username == "bob" && event.data.method == .password && event.data.clientID == app.clientID)
+            #expect(
+                event.data.username == "bob" && event.data.method == .password && event.data.clientID == app.clientID)
             #expect(!payloads[0].contains(Self.password) && !payloads[0].contains("bob@example.test"))
             let envelope = try StrictJSONParser.parse(Array(payloads[0].utf8))
             #expect(try EventSchemaValidator().firstError(in: envelope, as: .userRegistered) == nil)

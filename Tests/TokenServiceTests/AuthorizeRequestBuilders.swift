@@ -1,12 +1,13 @@
 import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
 import LatchkeyCore
 import LatchkeyPersistence
 import LatchkeyTestSupport
-import HTTPTypes
-import Hummingbird
 import PostgresNIO
-import HummingbirdTesting
 import Testing
+
 @testable import TokenService
 
 /// Builders for authorization requests in tests.
@@ -21,7 +22,8 @@ enum AuthorizeRequest {
         verifier: String, state: String = "st-123", extra: [(String, String)] = [], omit: Set<String> = []
     ) -> String {
         var pairs: [(String, String)] = [
-            ("response_type", "code"), ("client_id", clientID), ("redirect_uri", redirectURI), ("scope", "openid profile"),
+            ("response_type", "code"), ("client_id", clientID), ("redirect_uri", redirectURI),
+            ("scope", "openid profile"),
             ("state", state), ("nonce", "n-42"), ("code_challenge", PKCE.s256Challenge(for: verifier)),
             ("code_challenge_method", "S256"),
         ]

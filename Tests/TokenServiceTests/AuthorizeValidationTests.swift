@@ -4,6 +4,7 @@ import HummingbirdTesting
 import LatchkeyCore
 import LatchkeyTestSupport
 import Testing
+
 @testable import TokenService
 
 /// /authorize request checks: what renders a page (never a redirect) and what redirects with an error.
@@ -16,8 +17,10 @@ import Testing
             var browser = PageBrowser(client)
             let verifier = PKCE.generateVerifier()
             let cases: [String] = [
-                AuthorizeRequest.path(fixture, clientID: app.clientID, redirectURI: "com.example.app:/other", verifier: verifier),
-                AuthorizeRequest.path(fixture, clientID: app.clientID, redirectURI: "https://evil.example/cb", verifier: verifier),
+                AuthorizeRequest.path(
+                    fixture, clientID: app.clientID, redirectURI: "com.example.app:/other", verifier: verifier),
+                AuthorizeRequest.path(
+                    fixture, clientID: app.clientID, redirectURI: "https://evil.example/cb", verifier: verifier),
                 AuthorizeRequest.path(fixture, clientID: app.clientID, verifier: verifier, omit: ["redirect_uri"]),
                 AuthorizeRequest.path(fixture, clientID: "nobody", verifier: verifier),
                 AuthorizeRequest.path(fixture, clientID: "gone", verifier: verifier),
@@ -37,7 +40,8 @@ import Testing
                 #expect(response.header("Content-Security-Policy")?.contains("frame-ancestors 'none'") == true)
             }
             let tooLong = try await browser.get(
-                AuthorizeRequest.path(fixture, clientID: app.clientID, verifier: verifier, state: String(repeating: "s", count: 20_000)))
+                AuthorizeRequest.path(
+                    fixture, clientID: app.clientID, verifier: verifier, state: String(repeating: "s", count: 20_000)))
             #expect(tooLong.status == 400 && tooLong.location == nil)
         }
     }
@@ -52,8 +56,10 @@ import Testing
                     AuthorizeRequest.path(fixture, clientID: app.clientID, redirectURI: uri, verifier: verifier))
                 #expect(page.status == 200, "\(uri)")
             }
-            for uri in ["http://127.0.0.1:53123/other", "http://localhost:53123/cb", "https://127.0.0.1:53123/cb",
-                        "http://127.0.0.2:53123/cb", "http://127.0.0.1:53123/cb#frag"] {
+            for uri in [
+                "http://127.0.0.1:53123/other", "http://localhost:53123/cb", "https://127.0.0.1:53123/cb",
+                "http://127.0.0.2:53123/cb", "http://127.0.0.1:53123/cb#frag",
+            ] {
                 let page = try await browser.get(
                     AuthorizeRequest.path(fixture, clientID: app.clientID, redirectURI: uri, verifier: verifier))
                 #expect(page.status == 400 && page.location == nil, "\(uri)")
@@ -86,7 +92,8 @@ import Testing
             ]
             for (extra, omit, error) in cases {
                 let response = try await browser.get(
-                    AuthorizeRequest.path(fixture, clientID: app.clientID, verifier: verifier, extra: extra, omit: omit))
+                    AuthorizeRequest.path(fixture, clientID: app.clientID, verifier: verifier, extra: extra, omit: omit)
+                )
                 #expect(response.status == 302, "\(extra) \(omit)")
                 #expect(response.location?.hasPrefix("com.example.app:/cb?error=") == true)
                 let parameters = response.redirectParameters
@@ -97,7 +104,8 @@ import Testing
             }
             // A state too long to echo is not reflected.
             let long = try await browser.get(
-                AuthorizeRequest.path(fixture, clientID: app.clientID, verifier: verifier, state: String(repeating: "s", count: 1500)))
+                AuthorizeRequest.path(
+                    fixture, clientID: app.clientID, verifier: verifier, state: String(repeating: "s", count: 1500)))
             #expect(long.redirectParameters["error"] == "invalid_request")
             #expect(long.redirectParameters["state"] == nil)
         }
@@ -130,14 +138,17 @@ import Testing
             #expect(status == 400, "\(json)")
             #expect(json["error"] as? String == "invalid_dpop_proof")
             let (retry, retried) = try await app.redeem(
-                client, fixture, code: code, verifier: verifier, proof: try other.proof(method: "POST", url: fixture.tokenURL))
+                client, fixture, code: code, verifier: verifier,
+                proof: try other.proof(method: "POST", url: fixture.tokenURL))
             #expect(retry == 200, "\(retried)")
         }
     }
 
     @Test func discoveryAdvertisesTheAuthorizationEndpoint() async throws {
         try await TokenServiceHarness.run { client, fixture in
-            let json = try await client.execute(uri: "/t/\(fixture.tenant)/.well-known/openid-configuration", method: .get) {
+            let json = try await client.execute(
+                uri: "/t/\(fixture.tenant)/.well-known/openid-configuration", method: .get
+            ) {
                 TokenRequest.json($0)
             }
             #expect(json["authorization_endpoint"] as? String == "\(fixture.issuer)/authorize")

@@ -5,13 +5,15 @@ import LatchkeyCore
 import LatchkeyServer
 import LatchkeyTestSupport
 import Testing
+
 @testable import TokenService
 
 @Suite struct ClientCredentialsGrantTests {
     @Test func basicAndPostAuthenticationIssueVerifiableAtJWTsAndAnEvent() async throws {
         try await TokenServiceHarness.run { client, fixture in
             let basicSecret = try #require(try await fixture.insertClient("svc-basic", scope: "api read"))
-            let postSecret = try #require(try await fixture.insertClient("svc-post", authMethod: .clientSecretPost, scope: "api"))
+            let postSecret = try #require(
+                try await fixture.insertClient("svc-post", authMethod: .clientSecretPost, scope: "api"))
             var token = ""
             try await client.execute(
                 uri: fixture.tokenPath, method: .post, headers: TokenRequest.headers(basic: ("svc-basic", basicSecret)),
@@ -34,9 +36,13 @@ import Testing
             #expect(claims.scope == "read")
             #expect(claims.cnf == nil)
             // The gateway's inactive-client expiry reads this.
-            #expect(try await fixture.count(
-                "SELECT count(*)::int8 FROM clients WHERE client_id = 'svc-basic' AND last_used_at > now() - interval '5 minutes'") == 1)
-            #expect(try await fixture.count("SELECT count(*)::int8 FROM clients WHERE client_id = 'svc-post' AND last_used_at IS NULL") == 1)
+            #expect(
+                try await fixture.count(
+                    "SELECT count(*)::int8 FROM clients WHERE client_id = 'svc-basic' AND last_used_at > now() - interval '5 minutes'"
+                ) == 1)
+            #expect(
+                try await fixture.count(
+                    "SELECT count(*)::int8 FROM clients WHERE client_id = 'svc-post' AND last_used_at IS NULL") == 1)
             try await client.execute(
                 uri: fixture.tokenPath, method: .post, headers: TokenRequest.headers(),
                 body: TokenRequest.form([
@@ -63,7 +69,8 @@ import Testing
             try await fixture.insertClient("gone", scope: "api", status: .revoked)
             let otherTenant = TestEnvironment.uniqueTenant("tok")
             try await TestDatabase.createTenant(otherTenant, in: fixture.database)
-            let foreignSecret = try #require(try await fixture.insertClient("foreign", tenant: otherTenant, scope: "api"))
+            let foreignSecret = try #require(
+                try await fixture.insertClient("foreign", tenant: otherTenant, scope: "api"))
             let attempts: [(HTTPFields, [(String, String)])] = [
                 (TokenRequest.headers(basic: ("svc", "wrong")), []),
                 (TokenRequest.headers(basic: ("nobody", secret)), []),
@@ -99,20 +106,35 @@ import Testing
     @Test func grantAndScopeRulesUseTheRFC6749Codes() async throws {
         try await TokenServiceHarness.run { client, fixture in
             let secret = try #require(try await fixture.insertClient("svc", scope: "api"))
-            let codeOnly = try #require(try await fixture.insertClient("web", grantTypes: [.authorizationCode], scope: "api"))
+            let codeOnly = try #require(
+                try await fixture.insertClient("web", grantTypes: [.authorizationCode], scope: "api"))
             try await fixture.insertClient("public", authMethod: .noAuthentication, grantTypes: [.clientCredentials])
             let dcrSecret = try #require(try await fixture.insertClient("dcr-svc", scope: "dcr api", isStatic: true))
             let cases: [(HTTPFields, [(String, String)], String)] = [
                 (TokenRequest.headers(basic: ("svc", secret)), [("grant_type", "password")], "unsupported_grant_type"),
                 (TokenRequest.headers(basic: ("svc", secret)), [("grant_type", "implicit")], "unsupported_grant_type"),
                 (TokenRequest.headers(basic: ("svc", secret)), [], "invalid_request"),
-                (TokenRequest.headers(basic: ("svc", secret)), [("grant_type", "client_credentials"), ("scope", "api admin")], "invalid_scope"),
-                (TokenRequest.headers(basic: ("dcr-svc", dcrSecret)), [("grant_type", "client_credentials"), ("scope", "dcr")], "invalid_scope"),
-                (TokenRequest.headers(basic: ("web", codeOnly)), [("grant_type", "client_credentials")], "unauthorized_client"),
-                (TokenRequest.headers(), [("grant_type", "client_credentials"), ("client_id", "public")], "unauthorized_client"),
+                (
+                    TokenRequest.headers(basic: ("svc", secret)),
+                    [("grant_type", "client_credentials"), ("scope", "api admin")], "invalid_scope"
+                ),
+                (
+                    TokenRequest.headers(basic: ("dcr-svc", dcrSecret)),
+                    [("grant_type", "client_credentials"), ("scope", "dcr")], "invalid_scope"
+                ),
+                (
+                    TokenRequest.headers(basic: ("web", codeOnly)), [("grant_type", "client_credentials")],
+                    "unauthorized_client"
+                ),
+                (
+                    TokenRequest.headers(), [("grant_type", "client_credentials"), ("client_id", "public")],
+                    "unauthorized_client"
+                ),
             ]
             for (headers, form, expected) in cases {
-                try await client.execute(uri: fixture.tokenPath, method: .post, headers: headers, body: TokenRequest.form(form)) { response in
+                try await client.execute(
+                    uri: fixture.tokenPath, method: .post, headers: headers, body: TokenRequest.form(form)
+                ) { response in
                     #expect(response.status == .badRequest, "\(form)")
                     #expect(TokenRequest.json(response)["error"] as? String == expected, "\(form)")
                     #expect(response.headers[.cacheControl] == "no-store")
@@ -128,17 +150,28 @@ import Testing
             let cases: [(String?, String, Int, String)] = [
                 ("application/json", #"{"grant_type":"client_credentials"}"#, 415, "invalid_request"),
                 (nil, "grant_type=client_credentials", 415, "invalid_request"),
-                ("application/x-www-form-urlencoded", "grant_type=client_credentials&grant_type=client_credentials", 400, "invalid_request"),
-                ("application/x-www-form-urlencoded", "grant_type=client_credentials&scope=a&scope=", 400, "invalid_request"),
+                (
+                    "application/x-www-form-urlencoded", "grant_type=client_credentials&grant_type=client_credentials",
+                    400, "invalid_request"
+                ),
+                (
+                    "application/x-www-form-urlencoded", "grant_type=client_credentials&scope=a&scope=", 400,
+                    "invalid_request"
+                ),
                 ("application/x-www-form-urlencoded", "grant_type=%ZZ", 400, "invalid_request"),
                 ("application/x-www-form-urlencoded", "=x&grant_type=client_credentials", 400, "invalid_request"),
-                ("application/x-www-form-urlencoded", "grant_type=client_credentials&client_secret=x", 400, "invalid_request"),
+                (
+                    "application/x-www-form-urlencoded", "grant_type=client_credentials&client_secret=x", 400,
+                    "invalid_request"
+                ),
                 ("application/x-www-form-urlencoded", String(repeating: "a", count: 70_000), 413, "request_too_large"),
             ]
             for (contentType, body, status, code) in cases {
                 var headers: HTTPFields = [.authorization: auth]
                 if let contentType { headers[.contentType] = contentType }
-                try await client.execute(uri: fixture.tokenPath, method: .post, headers: headers, body: ByteBuffer(string: body)) { response in
+                try await client.execute(
+                    uri: fixture.tokenPath, method: .post, headers: headers, body: ByteBuffer(string: body)
+                ) { response in
                     #expect(response.status.code == status, "\(body.prefix(60))")
                     #expect(TokenRequest.json(response)["error"] as? String == code, "\(body.prefix(60))")
                 }

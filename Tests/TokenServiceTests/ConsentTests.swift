@@ -5,6 +5,7 @@ import LatchkeyCore
 import LatchkeyServer
 import LatchkeyTestSupport
 import Testing
+
 @testable import TokenService
 
 /// The consent page between a signed-in user and a client: who is asked (policy, `prompt=consent`, the
@@ -25,7 +26,8 @@ import Testing
     }
 
     static func authorize(
-        _ browser: inout PageBrowser, _ fixture: TokenServiceHarness, _ app: NativeApp, verifier: String = PKCE.generateVerifier(),
+        _ browser: inout PageBrowser, _ fixture: TokenServiceHarness, _ app: NativeApp,
+        verifier: String = PKCE.generateVerifier(),
         extra: [(String, String)] = []
     ) async throws -> PageResponse {
         try await browser.get(AuthorizeRequest.path(fixture, clientID: app.clientID, verifier: verifier, extra: extra))
@@ -33,7 +35,8 @@ import Testing
 
     static func isConsentPage(_ page: PageResponse, _ fixture: TokenServiceHarness) -> Bool {
         page.status == 200 && page.body.contains("action=\"/t/\(fixture.tenant)/consent\"")
-            && page.body.contains("name=\"decision\" value=\"allow\"") && page.body.contains("name=\"decision\" value=\"deny\"")
+            && page.body.contains("name=\"decision\" value=\"allow\"")
+            && page.body.contains("name=\"decision\" value=\"deny\"")
     }
 
     static func answer(
@@ -69,13 +72,16 @@ import Testing
             let code = try #require(allowed.redirectParameters["code"])
             let (status, json) = try await other.redeem(client, fixture, code: code, verifier: verifier)
             #expect(status == 200, "\(json)")
-            let claims = try await fixture.verifyAccessToken(try #require(json["access_token"] as? String), client: client)
+            let claims = try await fixture.verifyAccessToken(
+                try #require(json["access_token"] as? String), client: client)
             #expect(claims.sub == alice.uuidString.lowercased())
 
             // Remembered: the same request passes on the session alone.
             let again = try await Self.authorize(&browser, fixture, other)
             #expect(again.status == 302 && again.redirectParameters["code"] != nil, "\(again.body)")
-            #expect(try await fixture.count("SELECT count(*)::int8 FROM consents WHERE client_id = 'other' AND scope = 'openid profile'") == 1)
+            #expect(
+                try await fixture.count(
+                    "SELECT count(*)::int8 FROM consents WHERE client_id = 'other' AND scope = 'openid profile'") == 1)
         }
     }
 
@@ -92,10 +98,14 @@ import Testing
             #expect(Self.isConsentPage(wider, fixture), "a wider request must ask again")
             #expect(wider.body.contains("<code>email</code>"))
             #expect(try await Self.answer(&browser, fixture, wider, "allow").redirectParameters["code"] != nil)
-            #expect(try await fixture.count("SELECT count(*)::int8 FROM consents WHERE client_id = 'other' AND scope = 'email openid'") == 1)
+            #expect(
+                try await fixture.count(
+                    "SELECT count(*)::int8 FROM consents WHERE client_id = 'other' AND scope = 'email openid'") == 1)
             // Both earlier approvals together cover a request for either; profile was never approved.
             #expect(try await Self.authorize(&browser, fixture, other, extra: [("scope", "email")]).status == 302)
-            #expect(Self.isConsentPage(try await Self.authorize(&browser, fixture, other, extra: [("scope", "openid profile")]), fixture))
+            #expect(
+                Self.isConsentPage(
+                    try await Self.authorize(&browser, fixture, other, extra: [("scope", "openid profile")]), fixture))
         }
     }
 
@@ -112,7 +122,9 @@ import Testing
             #expect(denied.redirectParameters["iss"] == fixture.issuer)
             #expect(denied.redirectParameters["code"] == nil)
             #expect(try await fixture.count("SELECT count(*)::int8 FROM consents") == 0)
-            #expect(try await fixture.count("SELECT count(*)::int8 FROM authorization_codes WHERE client_id = 'other'") == 0)
+            #expect(
+                try await fixture.count("SELECT count(*)::int8 FROM authorization_codes WHERE client_id = 'other'") == 0
+            )
             #expect(Self.isConsentPage(try await Self.authorize(&browser, fixture, other), fixture))
             let unknown = try await Self.answer(&browser, fixture, page, "maybe")
             #expect(unknown.status == 400 && unknown.location == nil)
@@ -146,12 +158,14 @@ import Testing
     }
 
     @Test func policyRequiringConsentAsksForEveryClientUntilRemembered() async throws {
-        try await TokenServiceHarness.run(policy: #"{"consent":{"required":true,"remember_for":3600}}"#) { client, fixture in
+        try await TokenServiceHarness.run(policy: #"{"consent":{"required":true,"remember_for":3600}}"#) {
+            client, fixture in
             let alice = try await fixture.insertUser(username: "alice", password: AuthorizeFlowTests.password)
             let home = try await fixture.insertPublicApp("home", firstParty: true)
             var browser = PageBrowser(client)
             // Right after the sign-in: the consent page, with the new session already set.
-            let signedIn = try await AuthorizeFlowTests.signIn(&browser, fixture, app: home, verifier: PKCE.generateVerifier())
+            let signedIn = try await AuthorizeFlowTests.signIn(
+                &browser, fixture, app: home, verifier: PKCE.generateVerifier())
             #expect(Self.isConsentPage(signedIn, fixture), "\(signedIn.status) \(signedIn.location ?? "")")
             #expect(signedIn.setCookie(SSOSessions.cookieName) != nil)
             #expect(try await Self.answer(&browser, fixture, signedIn, "allow").redirectParameters["code"] != nil)
@@ -206,38 +220,50 @@ import Testing
             let sealed = try #require(page.field("authorization_request"))
             let path = "/t/\(fixture.tenant)/consent"
 
-            let missing = try await browser.post(path, form: [("authorization_request", sealed), ("decision", "allow")])
+            let missing = try await browser.post(
+                path, form: [("authorization_request", sealed), ("decision", "allow")])
             #expect(missing.status == 403 && missing.location == nil)
             let wrong = try await browser.post(
-                path, form: [("csrf_token", String(csrf.reversed())), ("authorization_request", sealed), ("decision", "allow")])
+                path,
+                form: [
+                    ("csrf_token", String(csrf.reversed())), ("authorization_request", sealed), ("decision", "allow"),
+                ])
             #expect(wrong.status == 403 && wrong.location == nil)
             // A cross-site post: the right token and the SSO cookie, but not the CSRF cookie it belongs to.
             var crossSite = PageBrowser(client)
             crossSite.cookies[SSOSessions.cookieName] = browser.cookies[SSOSessions.cookieName]
-            let forged = try await crossSite.post(path, form: [("csrf_token", csrf), ("authorization_request", sealed), ("decision", "allow")])
+            let forged = try await crossSite.post(
+                path, form: [("csrf_token", csrf), ("authorization_request", sealed), ("decision", "allow")])
             #expect(forged.status == 403 && forged.location == nil)
 
             // Another user signing in in this browser cannot answer the page shown to alice.
             var (bobBrowser, _) = try await Self.signedIn(client, fixture, username: "bob")
             bobBrowser.cookies[CSRFGuard.cookieName] = browser.cookies[CSRFGuard.cookieName]
-            let swapped = try await bobBrowser.post(path, form: [("csrf_token", csrf), ("authorization_request", sealed), ("decision", "allow")])
+            let swapped = try await bobBrowser.post(
+                path, form: [("csrf_token", csrf), ("authorization_request", sealed), ("decision", "allow")])
             #expect(swapped.status == 400 && swapped.location == nil, "\(swapped.status) \(swapped.location ?? "")")
             // Without a session at all, neither.
             var signedOut = browser
             signedOut.cookies[SSOSessions.cookieName] = nil
-            let noSession = try await signedOut.post(path, form: [("csrf_token", csrf), ("authorization_request", sealed), ("decision", "allow")])
+            let noSession = try await signedOut.post(
+                path, form: [("csrf_token", csrf), ("authorization_request", sealed), ("decision", "allow")])
             #expect(noSession.status == 400 && noSession.location == nil)
             // A sign-in page's sealed request is not a consent page's.
             var anonymous = PageBrowser(client)
             let signInPage = try await Self.authorize(&anonymous, fixture, other)
             var mixed = browser
             mixed.cookies[CSRFGuard.cookieName] = anonymous.cookies[CSRFGuard.cookieName]
-            let notAsked = try await mixed.post(path, form: [
-                ("csrf_token", try #require(signInPage.field("csrf_token"))),
-                ("authorization_request", try #require(signInPage.field("authorization_request"))), ("decision", "allow"),
-            ])
+            let notAsked = try await mixed.post(
+                path,
+                form: [
+                    ("csrf_token", try #require(signInPage.field("csrf_token"))),
+                    ("authorization_request", try #require(signInPage.field("authorization_request"))),
+                    ("decision", "allow"),
+                ])
             #expect(notAsked.status == 400 && notAsked.location == nil)
-            #expect(try await fixture.count("SELECT count(*)::int8 FROM authorization_codes WHERE client_id = 'other'") == 0)
+            #expect(
+                try await fixture.count("SELECT count(*)::int8 FROM authorization_codes WHERE client_id = 'other'") == 0
+            )
 
             // The page itself still works for alice.
             #expect(try await Self.answer(&browser, fixture, page, "allow").redirectParameters["code"] != nil)

@@ -5,6 +5,7 @@ import LatchkeyCore
 import LatchkeyPersistence
 import LatchkeyTestSupport
 import Testing
+
 @testable import TokenService
 
 @Suite struct DiscoveryTests {
@@ -29,14 +30,17 @@ import Testing
                 #expect(document["revocation_endpoint"] as? String == "\(fixture.issuer)/revoke")
                 #expect(document["introspection_endpoint"] as? String == "\(fixture.issuer)/introspect")
                 #expect(document["userinfo_endpoint"] as? String == "\(fixture.issuer)/userinfo")
-                #expect(document["registration_endpoint"] as? String
-                    == "\(TokenServiceHarness.gatewayURL)/t/\(fixture.tenant)/register")
+                #expect(
+                    document["registration_endpoint"] as? String
+                        == "\(TokenServiceHarness.gatewayURL)/t/\(fixture.tenant)/register")
                 #expect(document["code_challenge_methods_supported"] as? [String] == ["S256"])
                 #expect((document["dpop_signing_alg_values_supported"] as? [String])?.contains("ES256") == true)
-                #expect(document["token_endpoint_auth_methods_supported"] as? [String]
-                    == ["client_secret_basic", "client_secret_post", "private_key_jwt", "none"])
-                #expect(Set(document["grant_types_supported"] as? [String] ?? [])
-                    == ["authorization_code", "refresh_token", "client_credentials"])
+                #expect(
+                    document["token_endpoint_auth_methods_supported"] as? [String]
+                        == ["client_secret_basic", "client_secret_post", "private_key_jwt", "none"])
+                #expect(
+                    Set(document["grant_types_supported"] as? [String] ?? [])
+                        == ["authorization_code", "refresh_token", "client_credentials"])
                 #expect(document["authorization_response_iss_parameter_supported"] as? Bool == true)
                 #expect(document["response_types_supported"] as? [String] == ["code"])
             }
@@ -76,7 +80,8 @@ import Testing
     @Test func rotationPublishesBeforeSigningAndKeepsTheOldKey() async throws {
         try await TokenServiceHarness.run { client, fixture in
             let secret = try await fixture.insertClient("svc", scope: "api")
-            let store = TenantKeyStore(keys: TenantSigningKeys(envelope: fixture.settings.keyEnvelope), database: fixture.database)
+            let store = TenantKeyStore(
+                keys: TenantSigningKeys(envelope: fixture.settings.keyEnvelope), database: fixture.database)
             let rotation = SigningKeyRotation(keys: store.keys, database: fixture.database)
             let old = try await store.signingKey(tenant: fixture.tenant).kid
             let staged = try await rotation.rotate(tenant: fixture.tenant, algorithm: nil, actor: "test").key

@@ -7,6 +7,7 @@ import LatchkeyServer
 import LatchkeyTestSupport
 import PostgresNIO
 import Testing
+
 @testable import TokenService
 
 /// Upstream OpenID Connect federation against a second tenant of the same, really listening token
@@ -28,7 +29,8 @@ import Testing
         _ body: @Sendable (any TestClientProtocol, Setup) async throws -> Void
     ) async throws {
         let upstreamTenant = TestEnvironment.uniqueTenant("up")
-        let secretFile = FileManager.default.temporaryDirectory.appendingPathComponent("latchkey-up-\(UUID().uuidString)")
+        let secretFile = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "latchkey-up-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: secretFile) }
         try await TokenServiceHarness.runListening(policy: { origin in
             """
@@ -47,7 +49,9 @@ import Testing
             try Data((secret + "\n").utf8).write(to: secretFile)
             if sealedSecret {
                 let sealed = try KeyEnvelope(configuration: TestEnvironment.keyEncryptionKey).seal(
-                    Data(secret.utf8), associatedData: UpstreamIdentityProvider.sealedSecretContext(tenant: fixture.tenant, provider: "up"))
+                    Data(secret.utf8),
+                    associatedData: UpstreamIdentityProvider.sealedSecretContext(tenant: fixture.tenant, provider: "up")
+                )
                 try await fixture.database.withTenantTransaction(fixture.tenant) { connection in
                     try await connection.query(
                         "INSERT INTO upstream_client_secrets (tenant_id, provider_id, sealed) VALUES (\(fixture.tenant), 'up', \(sealed))",
@@ -67,9 +71,11 @@ import Testing
     }
 
     /// A's /authorize → "Continue with" → upstream /authorize → upstream sign-in; returns the redirect to A's callback.
-    static func toCallback(_ browser: inout PageBrowser, _ setup: Setup, verifier: String) async throws -> PageResponse {
+    static func toCallback(_ browser: inout PageBrowser, _ setup: Setup, verifier: String) async throws -> PageResponse
+    {
         let fixture = setup.fixture
-        let page = try await browser.get(AuthorizeRequest.path(fixture, clientID: setup.app.clientID, verifier: verifier))
+        let page = try await browser.get(
+            AuthorizeRequest.path(fixture, clientID: setup.app.clientID, verifier: verifier))
         #expect(page.status == 200)
         let link = try #require(page.body.range(of: "class=\"provider\" href=\""))
         let href = String(page.body[link.upperBound...].prefix { $0 != "\"" })
@@ -97,8 +103,12 @@ import Testing
             let fixture = setup.fixture
             var browser = PageBrowser(client)
             let verifier = PKCE.generateVerifier()
-            let page = try await browser.get(AuthorizeRequest.path(fixture, clientID: setup.app.clientID, verifier: verifier))
-            let href = String(page.body[try #require(page.body.range(of: "class=\"provider\" href=\"")).upperBound...].prefix { $0 != "\"" })
+            let page = try await browser.get(
+                AuthorizeRequest.path(fixture, clientID: setup.app.clientID, verifier: verifier))
+            let href = String(
+                page.body[try #require(page.body.range(of: "class=\"provider\" href=\"")).upperBound...].prefix {
+                    $0 != "\""
+                })
             let start = try await browser.get(href)
             let cookie = try #require(start.setCookie(FederationCookie.name))
             for attribute in ["HttpOnly", "SameSite=Lax", "Path=/t/\(fixture.tenant)/auth", "Max-Age=600"] {
@@ -124,17 +134,23 @@ import Testing
             #expect(done.redirectParameters["state"] == "st-123" && done.redirectParameters["iss"] == fixture.issuer)
             #expect(done.setCookie(SSOSessions.cookieName) != nil)
             #expect(flow.cookies[FederationCookie.name] == nil, "the federation cookie is cleared")
-            let (status, json) = try await setup.app.redeem(client, fixture, code: try #require(done.redirectParameters["code"]), verifier: verifier)
+            let (status, json) = try await setup.app.redeem(
+                client, fixture, code: try #require(done.redirectParameters["code"]), verifier: verifier)
             #expect(status == 200, "\(json)")
-            let claims = try await fixture.verifyAccessToken(try #require(json["access_token"] as? String), client: client)
+            let claims = try await fixture.verifyAccessToken(
+                try #require(json["access_token"] as? String), client: client)
             let subject = setup.upstreamUser.uuidString.lowercased()
-            #expect(try await fixture.count(
-                "SELECT count(*)::int8 FROM external_identities WHERE provider = 'up' AND provider_user_id = '\(subject)' AND user_id::text = '\(claims.sub)'") == 1)
+            #expect(
+                try await fixture.count(
+                    "SELECT count(*)::int8 FROM external_identities WHERE provider = 'up' AND provider_user_id = '\(subject)' AND user_id::text = '\(claims.sub)'"
+                ) == 1)
             #expect(try await fixture.count("SELECT count(*)::int8 FROM users WHERE username = 'up:\(subject)'") == 1)
             let events = try await fixture.outboxPayloads(type: .userRegistered)
             #expect(events.count == 1)
             let event = try CloudEvent<UserRegistered>.decode(from: Data(events[0].utf8))
-            #expect(event.data.method == .upstream && event.data.provider == "up" && event.data.clientID == setup.app.clientID)
+            #expect(
+                event.data.method == .upstream && event.data.provider == "up"
+                    && event.data.clientID == setup.app.clientID)
 
             // Replaying the callback: the cookie is gone, so it is refused.
             let replay = try await flow.get(try Self.path(toCallback.location))
@@ -148,7 +164,8 @@ import Testing
             let (secondStatus, secondJSON) = try await setup.app.redeem(
                 client, fixture, code: try #require(secondDone.redirectParameters["code"]), verifier: verifier)
             #expect(secondStatus == 200)
-            let secondClaims = try await fixture.verifyAccessToken(try #require(secondJSON["access_token"] as? String), client: client)
+            let secondClaims = try await fixture.verifyAccessToken(
+                try #require(secondJSON["access_token"] as? String), client: client)
             #expect(secondClaims.sub == claims.sub)
             #expect(try await fixture.count("SELECT count(*)::int8 FROM users") == 1)
             #expect(try await fixture.outboxPayloads(type: .userRegistered).count == 1)
@@ -157,7 +174,9 @@ import Testing
 
     @Test(arguments: [JWSAlgorithm.rs256, .edDSA])
     func upstreamsSigningIDTokensWithRS256OrEdDSAFederate(algorithm: JWSAlgorithm) async throws {
-        try await Self.withFederation(upstreamPolicy: #"{"signing_algorithm":"\#(algorithm.rawValue)"}"#, sealedSecret: true) { client, setup in
+        try await Self.withFederation(
+            upstreamPolicy: #"{"signing_algorithm":"\#(algorithm.rawValue)"}"#, sealedSecret: true
+        ) { client, setup in
             var flow = PageBrowser(client)
             let verifier = PKCE.generateVerifier()
             let toCallback = try await Self.toCallback(&flow, setup, verifier: verifier)
@@ -168,19 +187,28 @@ import Testing
             let (status, json) = try await setup.app.redeem(
                 client, setup.fixture, code: try #require(done.redirectParameters["code"]), verifier: verifier)
             #expect(status == 200, "\(json)")
-            #expect(try await setup.fixture.count("SELECT count(*)::int8 FROM external_identities WHERE provider = 'up'") == 1)
+            #expect(
+                try await setup.fixture.count("SELECT count(*)::int8 FROM external_identities WHERE provider = 'up'")
+                    == 1)
         }
     }
 
     @Test func concurrentFirstCallbacksCreateOneUser() async throws {
         try await Self.withFederation { client, setup in
-            var first = PageBrowser(client), second = PageBrowser(client)
+            var first = PageBrowser(client)
+            var second = PageBrowser(client)
             let verifier = PKCE.generateVerifier()
             let callbackA = try Self.path(try await Self.toCallback(&first, setup, verifier: verifier).location)
             let callbackB = try Self.path(try await Self.toCallback(&second, setup, verifier: verifier).location)
             let (browserA, browserB) = (first, second)
-            async let resultA = { var browser = browserA; return try await browser.get(callbackA) }()
-            async let resultB = { var browser = browserB; return try await browser.get(callbackB) }()
+            async let resultA = {
+                var browser = browserA
+                return try await browser.get(callbackA)
+            }()
+            async let resultB = {
+                var browser = browserB
+                return try await browser.get(callbackB)
+            }()
             let (doneA, doneB) = try await (resultA, resultB)
             #expect(doneA.status == 302 && doneB.status == 302, "\(doneA.body) \(doneB.body)")
             #expect(doneA.redirectParameters["code"] != nil && doneB.redirectParameters["code"] != nil)
@@ -194,7 +222,8 @@ import Testing
         try await Self.withFederation { client, setup in
             let fixture = setup.fixture
             var browser = PageBrowser(client)
-            let callback = try Self.path(try await Self.toCallback(&browser, setup, verifier: PKCE.generateVerifier()).location)
+            let callback = try Self.path(
+                try await Self.toCallback(&browser, setup, verifier: PKCE.generateVerifier()).location)
             let sealed = try #require(browser.cookies[FederationCookie.name])
 
             var tampered = browser
@@ -226,7 +255,8 @@ import Testing
             let realState = try #require(components.queryItems?.first { $0.name == "state" }?.value)
             var declined = browser
             let denied = try await declined.get(
-                "/t/\(fixture.tenant)/auth/up/callback?error=access_denied&state=\(AuthorizationResponseTarget.encode(realState))")
+                "/t/\(fixture.tenant)/auth/up/callback?error=access_denied&state=\(AuthorizationResponseTarget.encode(realState))"
+            )
             #expect(denied.status == 302)
             #expect(denied.location?.hasPrefix("com.example.app:/cb?error=access_denied") == true)
             #expect(denied.redirectParameters["state"] == "st-123")

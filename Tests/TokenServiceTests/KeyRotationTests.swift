@@ -8,6 +8,7 @@ import LatchkeyTestSupport
 import PostgresNIO
 import ServiceLifecycle
 import Testing
+
 @testable import TokenService
 
 /// Zero-downtime rotation: staged keys are published before they sign, activation moves signing, the
@@ -18,11 +19,15 @@ import Testing
     }
 
     /// Verifies `token` the way the sidecar (served JWKS) and the gateway (keys from Postgres, no cache) do.
-    static func verifies(_ token: String, _ client: any TestClientProtocol, _ fixture: TokenServiceHarness) async throws -> (sidecar: Bool, gateway: Bool) {
+    static func verifies(_ token: String, _ client: any TestClientProtocol, _ fixture: TokenServiceHarness) async throws
+        -> (sidecar: Bool, gateway: Bool)
+    {
         let sidecar = try SigningAlgorithmTests.sidecarVerifier(fixture, jwks: try await fixture.jwks(client))
         let slug = try #require(TenantSlug(rawValue: fixture.tenant))
         let bySidecar = (try? await sidecar.verify(token)) != nil
-        let byGateway = (try? await SigningAlgorithmTests.gatewayVerifier(fixture).verify(authorization: "Bearer \(token)", for: slug)) != nil
+        let byGateway =
+            (try? await SigningAlgorithmTests.gatewayVerifier(fixture).verify(
+                authorization: "Bearer \(token)", for: slug)) != nil
         return (bySidecar, byGateway)
     }
 
@@ -34,7 +39,8 @@ import Testing
             let oldKid = try #require(first.kid)
             let rotation = Self.rotation(fixture)
 
-            let staged = try await rotation.rotate(tenant: fixture.tenant, algorithm: nil, actor: "ops@example.test").key
+            let staged = try await rotation.rotate(tenant: fixture.tenant, algorithm: nil, actor: "ops@example.test")
+                .key
             #expect(staged.status == .next && staged.algorithm == "ES256" && staged.stagedBy == "ops@example.test")
             #expect(Set(try await fixture.jwks(client).keys.compactMap(\.kid)) == [oldKid, staged.kid])
             #expect(try await ClientCredentials.token(client, fixture, "svc", secret).kid == oldKid)
@@ -94,7 +100,9 @@ import Testing
             #expect(try await rotation.advance(tenant: fixture.tenant, publishDelay: .seconds(3600)).isEmpty)
             #expect(try await !Self.dueTenants(fixture).contains(fixture.tenant))
             #expect(try await Self.discoveredAlgorithms(client, fixture) == ["ES256", "EdDSA"])
-            #expect(try CompactJWS(parsing: try await ClientCredentials.token(client, fixture, "svc", secret).accessToken).header.alg == "ES256")
+            #expect(
+                try CompactJWS(parsing: try await ClientCredentials.token(client, fixture, "svc", secret).accessToken)
+                    .header.alg == "ES256")
 
             #expect(try await rotation.advance(tenant: fixture.tenant, publishDelay: .zero).activated == staged)
             let after = try await ClientCredentials.token(client, fixture, "svc", secret)
@@ -112,7 +120,9 @@ import Testing
             _ = try await ClientCredentials.token(client, fixture, "svc", secret)
             let rotation = Self.rotation(fixture)
             let attempt: @Sendable (String) async -> Result<SigningKeyRotation.Rotation, any Error> = { actor in
-                do { return .success(try await rotation.rotate(tenant: fixture.tenant, algorithm: .rs256, actor: actor)) } catch {
+                do {
+                    return .success(try await rotation.rotate(tenant: fixture.tenant, algorithm: .rs256, actor: actor))
+                } catch {
                     return .failure(error)
                 }
             }
@@ -122,7 +132,9 @@ import Testing
             let winners = results.compactMap { try? $0.get() }
             #expect(winners.count == 1)
             for case .failure(let error) in results {
-                #expect((error as? SigningKeyRotationError).map { if case .alreadyStaged = $0 { true } else { false } } == true, "\(error)")
+                #expect(
+                    (error as? SigningKeyRotationError).map { if case .alreadyStaged = $0 { true } else { false } }
+                        == true, "\(error)")
             }
             let winner = try #require(winners.first)
             let keys = try await rotation.list(tenant: fixture.tenant)
@@ -154,17 +166,23 @@ import Testing
         }
     }
 
-    static func dueTenants(_ fixture: TokenServiceHarness, publishDelay: Duration = .seconds(3600)) async throws -> [String] {
+    static func dueTenants(_ fixture: TokenServiceHarness, publishDelay: Duration = .seconds(3600)) async throws
+        -> [String]
+    {
         var configuration = try TestEnvironment.systemDatabase()
         configuration.database = fixture.databaseName
         return try await withPostgresClient(configuration) { client in
             try await SigningKeyRotation.tenantsWithDueWork(
-                publishDelay: publishDelay, limit: 100_000, systemDatabase: Database(client: client, logger: TestEnvironment.logger))
+                publishDelay: publishDelay, limit: 100_000,
+                systemDatabase: Database(client: client, logger: TestEnvironment.logger))
         }
     }
 
-    static func discoveredAlgorithms(_ client: any TestClientProtocol, _ fixture: TokenServiceHarness) async throws -> [String]? {
-        try await client.execute(uri: "/t/\(fixture.tenant)/.well-known/openid-configuration", method: .get) { response in
+    static func discoveredAlgorithms(_ client: any TestClientProtocol, _ fixture: TokenServiceHarness) async throws
+        -> [String]?
+    {
+        try await client.execute(uri: "/t/\(fixture.tenant)/.well-known/openid-configuration", method: .get) {
+            response in
             TokenRequest.json(response)["id_token_signing_alg_values_supported"] as? [String]
         }
     }
@@ -186,32 +204,39 @@ import Testing
             try await withPostgresClient(app) { appClient in
                 try await withPostgresClient(system) { systemClient in
                     let database = Database(client: appClient, logger: TestEnvironment.logger)
-                    let keys = TenantSigningKeys(envelope: try KeyEnvelope(configuration: KeyMaterial.generateConfigurationValue()))
+                    let keys = TenantSigningKeys(
+                        envelope: try KeyEnvelope(configuration: KeyMaterial.generateConfigurationValue()))
                     let rotation = SigningKeyRotation(keys: keys, database: database)
                     let (rotating, switching, idle) = ("rotating", "switching", "idle")
-                    for (tenant, policy) in [(rotating, "{}"), (switching, #"{"signing_algorithm":"RS256"}"#), (idle, "{}")] {
+                    for (tenant, policy) in [
+                        (rotating, "{}"), (switching, #"{"signing_algorithm":"RS256"}"#), (idle, "{}"),
+                    ] {
                         try await TestDatabase.createTenant(tenant, in: database, policy: policy)
                         try await database.withTenantTransaction(tenant) { connection in
-                            try await keys.createKey(tenant: tenant, status: .active, on: connection, logger: database.logger)
+                            try await keys.createKey(
+                                tenant: tenant, status: .active, on: connection, logger: database.logger)
                         }
                     }
                     let staged = try await rotation.rotate(tenant: rotating, algorithm: nil, actor: "ops").key.kid
                     let service = SigningKeyLifecycleService(
-                        rotation: rotation, systemDatabase: Database(client: systemClient, logger: TestEnvironment.logger),
+                        rotation: rotation,
+                        systemDatabase: Database(client: systemClient, logger: TestEnvironment.logger),
                         interval: .milliseconds(50), publishDelay: .zero)
 
                     let firstRun = try await service.runOnce()
                     #expect(Set(firstRun.keys) == [rotating, switching])
                     #expect(firstRun[rotating]?.activated == staged)
                     let switched = try #require(firstRun[switching]?.staged)
-                    #expect(try await rotation.list(tenant: switching).first { $0.kid == switched }?.algorithm == "RS256")
+                    #expect(
+                        try await rotation.list(tenant: switching).first { $0.kid == switched }?.algorithm == "RS256")
 
                     // The running service finishes the switch on its own.
                     let group = ServiceGroup(configuration: .init(services: [service], logger: TestEnvironment.logger))
                     try await withThrowingTaskGroup(of: Void.self) { tasks in
                         tasks.addTask { try await group.run() }
                         _ = try await eventually(within: .seconds(30)) {
-                            try await rotation.list(tenant: switching).first(where: { $0.status == .active })?.kid == switched
+                            try await rotation.list(tenant: switching).first(where: { $0.status == .active })?.kid
+                                == switched
                         }
                         await group.triggerGracefulShutdown()
                         try await tasks.waitForAll()

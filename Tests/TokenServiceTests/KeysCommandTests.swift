@@ -25,7 +25,9 @@ import Testing
             }
         }
         let database = try TestEnvironment.value("LATCHKEY_TEST_DATABASE_URL")
-        let environment = ["DATABASE_URL": database, "KEY_ENCRYPTION_KEY": KeyMaterial.generateConfigurationValue(), "USER": "tester"]
+        let environment = [
+            "DATABASE_URL": database, "KEY_ENCRYPTION_KEY": KeyMaterial.generateConfigurationValue(), "USER": "tester",
+        ]
 
         let (missingKEK, refusal) = try await Self.latchkey(
             ["keys", "rotate", "--tenant", tenant], environment: ["DATABASE_URL": database])
@@ -37,12 +39,19 @@ import Testing
         #expect(rotated == 0, "\(rotateOutput)")
         #expect(rotateOutput.contains("staged") && rotateOutput.contains("EdDSA"), "\(rotateOutput)")
 
-        let (listed, listing) = try await Self.latchkey(["keys", "list", "--tenant", tenant], environment: ["DATABASE_URL": database])
+        let (listed, listing) = try await Self.latchkey(
+            ["keys", "list", "--tenant", tenant], environment: ["DATABASE_URL": database])
         #expect(listed == 0, "\(listing)")
-        let rows = listing.split(separator: "\n").map { $0.split(separator: "\t").map(String.init) }.filter { $0.count == 7 }
-        #expect(rows.dropFirst().map { [$0[1], $0[2], $0[6]] } == [["ES256", "active", "-"], ["EdDSA", "staged", "cli:tester"]])
+        let rows = listing.split(separator: "\n").map { $0.split(separator: "\t").map(String.init) }.filter {
+            $0.count == 7
+        }
+        #expect(
+            rows.dropFirst().map { [$0[1], $0[2], $0[6]] } == [
+                ["ES256", "active", "-"], ["EdDSA", "staged", "cli:tester"],
+            ])
 
-        let (again, againOutput) = try await Self.latchkey(["keys", "rotate", "--tenant", tenant], environment: environment)
+        let (again, againOutput) = try await Self.latchkey(
+            ["keys", "rotate", "--tenant", tenant], environment: environment)
         #expect(again != 0)
         #expect(againOutput.contains("already staged"), "\(againOutput)")
         let (badAlgorithm, badOutput) = try await Self.latchkey(

@@ -9,6 +9,7 @@ import LatchkeyTestSupport
 import NIOCore
 import PostgresNIO
 import Testing
+
 @testable import TokenService
 
 /// Password hashing load, rate_limits.login, sign-up throttling, the per-account ceiling for unknown
@@ -23,8 +24,10 @@ import Testing
         browser.extraHeaders = source.map { [HTTPField.Name("X-Forwarded-For")!: $0] } ?? [:]
         return try await browser.post(
             "/t/\(fixture.tenant)/signup",
-            form: [("csrf_token", page.csrf), ("authorization_request", page.request), ("username", username),
-                   ("email", "\(username)@example.test"), ("password", password)])
+            form: [
+                ("csrf_token", page.csrf), ("authorization_request", page.request), ("username", username),
+                ("email", "\(username)@example.test"), ("password", password),
+            ])
     }
 
     @Test func saturatedHashingAnswers503WithRetryAfter() async throws {
@@ -37,17 +40,20 @@ import Testing
             let page = try await SignInPageSecurityTests.signInPage(&browser, fixture, app: app)
             // Someone else holds the only hashing slot.
             try await fixture.settings.hashingLimiter.acquire()
-            let busy = try await SignInPageSecurityTests.attempt(&browser, fixture, page: page, "alice", AuthorizeFlowTests.password)
+            let busy = try await SignInPageSecurityTests.attempt(
+                &browser, fixture, page: page, "alice", AuthorizeFlowTests.password)
             #expect(busy.status == 503)
             #expect(busy.body.contains("temporarily_unavailable"))
             #expect(try #require(busy.header("Retry-After").flatMap(Int.init)) >= 1)
-            let busySignUp = try await Self.signUp(&browser, fixture, page: page, username: "bob", password: "Another password 99")
+            let busySignUp = try await Self.signUp(
+                &browser, fixture, page: page, username: "bob", password: "Another password 99")
             #expect(busySignUp.status == 503 && busySignUp.header("Retry-After") != nil)
             #expect(try await fixture.count("SELECT count(*)::int8 FROM users WHERE username = 'bob'") == 0)
             // A refusal for load is not a failed guess.
             #expect(try await fixture.count("SELECT count(*)::int8 FROM sign_in_sources WHERE failures > 0") == 0)
             await fixture.settings.hashingLimiter.release()
-            let signedIn = try await SignInPageSecurityTests.attempt(&browser, fixture, page: page, "alice", AuthorizeFlowTests.password)
+            let signedIn = try await SignInPageSecurityTests.attempt(
+                &browser, fixture, page: page, "alice", AuthorizeFlowTests.password)
             #expect(signedIn.status == 302)
         }
     }
@@ -76,23 +82,29 @@ import Testing
 
     @Test func rateLimitsLoginIsEnforcedPerSourceAndPerTenant() async throws {
         let policy = #"{"rate_limits":{"login":{"per_source_per_minute":3,"per_tenant_per_minute":5}}}"#
-        try await TokenServiceHarness.run(policy: policy, setup: .live, configure: SignInPageSecurityTests.trustLoopback) { client, fixture in
+        try await TokenServiceHarness.run(
+            policy: policy, setup: .live, configure: SignInPageSecurityTests.trustLoopback
+        ) { client, fixture in
             let app = try await fixture.insertPublicApp()
             var browser = PageBrowser(client)
             let page = try await SignInPageSecurityTests.signInPage(&browser, fixture, app: app)
             for index in 0..<3 {
-                let response = try await SignInPageSecurityTests.attempt(&browser, fixture, page: page, "user\(index)", "guess-1234", from: "203.0.113.1")
+                let response = try await SignInPageSecurityTests.attempt(
+                    &browser, fixture, page: page, "user\(index)", "guess-1234", from: "203.0.113.1")
                 #expect(response.status == 401)
             }
-            let limited = try await SignInPageSecurityTests.attempt(&browser, fixture, page: page, "user9", "guess-1234", from: "203.0.113.1")
+            let limited = try await SignInPageSecurityTests.attempt(
+                &browser, fixture, page: page, "user9", "guess-1234", from: "203.0.113.1")
             #expect(limited.status == 429)
             #expect((1...60).contains(try #require(limited.header("Retry-After").flatMap(Int.init))))
             // Another address has its own budget, until the tenant's is spent.
             for index in 0..<2 {
-                let response = try await SignInPageSecurityTests.attempt(&browser, fixture, page: page, "other\(index)", "guess-1234", from: "203.0.113.2")
+                let response = try await SignInPageSecurityTests.attempt(
+                    &browser, fixture, page: page, "other\(index)", "guess-1234", from: "203.0.113.2")
                 #expect(response.status == 401)
             }
-            let tenantLimited = try await SignInPageSecurityTests.attempt(&browser, fixture, page: page, "other9", "guess-1234", from: "203.0.113.2")
+            let tenantLimited = try await SignInPageSecurityTests.attempt(
+                &browser, fixture, page: page, "other9", "guess-1234", from: "203.0.113.2")
             #expect(tenantLimited.status == 429)
         }
     }
@@ -100,56 +112,83 @@ import Testing
     @Test func signUpIsThrottledPerSource() async throws {
         // Sign-up gets a sixth of the login budget: 2 per address per minute here.
         let policy = #"{"rate_limits":{"login":{"per_source_per_minute":12}}}"#
-        try await TokenServiceHarness.run(policy: policy, setup: .live, configure: SignInPageSecurityTests.trustLoopback) { client, fixture in
+        try await TokenServiceHarness.run(
+            policy: policy, setup: .live, configure: SignInPageSecurityTests.trustLoopback
+        ) { client, fixture in
             let app = try await fixture.insertPublicApp()
             var browser = PageBrowser(client)
             let page = try await SignInPageSecurityTests.signInPage(&browser, fixture, app: app)
-            let first = try await Self.signUp(&browser, fixture, page: page, username: "bot1", password: "Bot password 1234", from: "203.0.113.5")
+            let first = try await Self.signUp(
+                &browser, fixture, page: page, username: "bot1", password: "Bot password 1234", from: "203.0.113.5")
             #expect(first.status == 302)
-            let second = try await Self.signUp(&browser, fixture, page: page, username: "bot2", password: "short", from: "203.0.113.5")
+            let second = try await Self.signUp(
+                &browser, fixture, page: page, username: "bot2", password: "short", from: "203.0.113.5")
             #expect(second.status == 400)
-            let third = try await Self.signUp(&browser, fixture, page: page, username: "bot3", password: "Bot password 1234", from: "203.0.113.5")
+            let third = try await Self.signUp(
+                &browser, fixture, page: page, username: "bot3", password: "Bot password 1234", from: "203.0.113.5")
             #expect(third.status == 429 && third.header("Retry-After") != nil)
             #expect(try await fixture.count("SELECT count(*)::int8 FROM users WHERE username = 'bot3'") == 0)
-            let elsewhere = try await Self.signUp(&browser, fixture, page: page, username: "carol", password: "Carol password 1234", from: "203.0.113.6")
+            let elsewhere = try await Self.signUp(
+                &browser, fixture, page: page, username: "carol", password: "Carol password 1234", from: "203.0.113.6")
             #expect(elsewhere.status == 302)
         }
     }
 
     @Test func unknownSourcesHitTheAccountCeilingWhileAKnownSourceStillSignsIn() async throws {
         let policy = #"{"rate_limits":{"login_per_user_per_minute":0}}"#
-        try await TokenServiceHarness.run(policy: policy, setup: .live, configure: SignInPageSecurityTests.trustLoopback) { client, fixture in
+        try await TokenServiceHarness.run(
+            policy: policy, setup: .live, configure: SignInPageSecurityTests.trustLoopback
+        ) { client, fixture in
             let app = try await fixture.insertPublicApp()
             try await fixture.insertUser(username: "pin", password: AuthorizeFlowTests.password)
             var browser = PageBrowser(client)
             let page = try await SignInPageSecurityTests.signInPage(&browser, fixture, app: app)
             let home = "198.51.100.10"
-            #expect(try await SignInPageSecurityTests.attempt(&browser, fixture, page: page, "pin", AuthorizeFlowTests.password, from: home).status == 302)
+            #expect(
+                try await SignInPageSecurityTests.attempt(
+                    &browser, fixture, page: page, "pin", AuthorizeFlowTests.password, from: home
+                ).status == 302)
             // A botnet: one guess per address, never enough for any address's own delay.
             let ceiling = SignInThrottle().unknownSourceCeiling
             for index in 0..<ceiling {
-                let response = try await SignInPageSecurityTests.attempt(&browser, fixture, page: page, "pin", "\(1000 + index)", from: "192.0.2.\(index + 1)")
+                let response = try await SignInPageSecurityTests.attempt(
+                    &browser, fixture, page: page, "pin", "\(1000 + index)", from: "192.0.2.\(index + 1)")
                 #expect(response.status == 401)
             }
             // Past the ceiling no new address gets a try, even with the right secret...
-            let refused = try await SignInPageSecurityTests.attempt(&browser, fixture, page: page, "pin", AuthorizeFlowTests.password, from: "192.0.2.200")
+            let refused = try await SignInPageSecurityTests.attempt(
+                &browser, fixture, page: page, "pin", AuthorizeFlowTests.password, from: "192.0.2.200")
             #expect(refused.status == 429)
             #expect(try #require(refused.header("Retry-After").flatMap(Int.init)) > 3600)
             // ...while the address the user signed in from before still works.
-            #expect(try await SignInPageSecurityTests.attempt(&browser, fixture, page: page, "pin", AuthorizeFlowTests.password, from: home).status == 302)
+            #expect(
+                try await SignInPageSecurityTests.attempt(
+                    &browser, fixture, page: page, "pin", AuthorizeFlowTests.password, from: home
+                ).status == 302)
         }
     }
 
     @Test func loginPerUserPerMinuteLimitsUnknownSources() async throws {
         let policy = #"{"rate_limits":{"login_per_user_per_minute":2}}"#
-        try await TokenServiceHarness.run(policy: policy, setup: .live, configure: SignInPageSecurityTests.trustLoopback) { client, fixture in
+        try await TokenServiceHarness.run(
+            policy: policy, setup: .live, configure: SignInPageSecurityTests.trustLoopback
+        ) { client, fixture in
             let app = try await fixture.insertPublicApp()
             try await fixture.insertUser(username: "alice", password: AuthorizeFlowTests.password)
             var browser = PageBrowser(client)
             let page = try await SignInPageSecurityTests.signInPage(&browser, fixture, app: app)
-            #expect(try await SignInPageSecurityTests.attempt(&browser, fixture, page: page, "alice", "guess-1", from: "192.0.2.1").status == 401)
-            #expect(try await SignInPageSecurityTests.attempt(&browser, fixture, page: page, "alice", "guess-2", from: "192.0.2.2").status == 401)
-            #expect(try await SignInPageSecurityTests.attempt(&browser, fixture, page: page, "alice", "guess-3", from: "192.0.2.3").status == 429)
+            #expect(
+                try await SignInPageSecurityTests.attempt(
+                    &browser, fixture, page: page, "alice", "guess-1", from: "192.0.2.1"
+                ).status == 401)
+            #expect(
+                try await SignInPageSecurityTests.attempt(
+                    &browser, fixture, page: page, "alice", "guess-2", from: "192.0.2.2"
+                ).status == 401)
+            #expect(
+                try await SignInPageSecurityTests.attempt(
+                    &browser, fixture, page: page, "alice", "guess-3", from: "192.0.2.3"
+                ).status == 429)
         }
     }
 
@@ -160,11 +199,22 @@ import Testing
         func headers(_ pairs: [(String, String)]) -> HTTPFields {
             HTTPFields(pairs.map { HTTPField(name: HTTPField.Name($0.0)!, value: $0.1) })
         }
-        #expect(resolver.clientAddress(peer: stranger, headers: headers([("X-Forwarded-For", "192.0.2.1")])) == "203.0.113.9")
+        #expect(
+            resolver.clientAddress(peer: stranger, headers: headers([("X-Forwarded-For", "192.0.2.1")]))
+                == "203.0.113.9")
         // The right-most address that is not a trusted proxy; what the client wrote to the left is ignored.
-        #expect(resolver.clientAddress(peer: proxy, headers: headers([("X-Forwarded-For", "1.1.1.1, 192.0.2.1, 10.9.9.9")])) == "192.0.2.1")
-        #expect(resolver.clientAddress(peer: proxy, headers: headers([("Forwarded", #"for=1.1.1.1, for="[2001:db8::5]:80";proto=https, for=192.0.2.7:5000"#)])) == "192.0.2.7")
-        #expect(resolver.clientAddress(peer: proxy, headers: headers([("Forwarded", #"for="[2001:db8::5]""#)])) == "2001:db8::5")
+        #expect(
+            resolver.clientAddress(peer: proxy, headers: headers([("X-Forwarded-For", "1.1.1.1, 192.0.2.1, 10.9.9.9")]))
+                == "192.0.2.1")
+        #expect(
+            resolver.clientAddress(
+                peer: proxy,
+                headers: headers([
+                    ("Forwarded", #"for=1.1.1.1, for="[2001:db8::5]:80";proto=https, for=192.0.2.7:5000"#)
+                ])) == "192.0.2.7")
+        #expect(
+            resolver.clientAddress(peer: proxy, headers: headers([("Forwarded", #"for="[2001:db8::5]""#)]))
+                == "2001:db8::5")
         #expect(resolver.clientAddress(peer: proxy, headers: headers([])) == "10.1.2.3")
         #expect(resolver.clientAddress(peer: proxy, headers: headers([("X-Forwarded-For", "unknown")])) == "10.1.2.3")
         #expect(throws: ConfigurationError.self) { try ClientAddressResolver(setting: "10.0.0.0/33") }
@@ -179,17 +229,23 @@ import Testing
                 let id = try await fixture.insertUser(username: name)
                 let hash = try hasher.hash(AuthorizeFlowTests.password)
                 try await fixture.database.withTenantTransaction(fixture.tenant) { connection in
-                    try await connection.query("UPDATE users SET password_hash = \(hash) WHERE user_id = \(id)", logger: fixture.database.logger)
+                    try await connection.query(
+                        "UPDATE users SET password_hash = \(hash) WHERE user_id = \(id)",
+                        logger: fixture.database.logger)
                 }
             }
             var browser = PageBrowser(client)
             let page = try await SignInPageSecurityTests.signInPage(&browser, fixture, app: app)
             for name in ["weak", "strong"] {
-                #expect(try await SignInPageSecurityTests.attempt(&browser, fixture, page: page, name, AuthorizeFlowTests.password).status == 302)
+                #expect(
+                    try await SignInPageSecurityTests.attempt(
+                        &browser, fixture, page: page, name, AuthorizeFlowTests.password
+                    ).status == 302)
             }
             func stored(_ name: String) async throws -> String {
                 try await fixture.database.withTenantTransaction(fixture.tenant) { connection in
-                    let rows = try await connection.query("SELECT password_hash FROM users WHERE username = \(name)", logger: fixture.database.logger)
+                    let rows = try await connection.query(
+                        "SELECT password_hash FROM users WHERE username = \(name)", logger: fixture.database.logger)
                     for try await hash in rows.decode(String.self) { return hash }
                     return ""
                 }
@@ -199,7 +255,10 @@ import Testing
             #expect(fixture.settings.passwordHasher.verify(AuthorizeFlowTests.password, against: upgraded))
             // A stronger hash than configured is never downgraded.
             #expect(try await stored("strong").hasPrefix("scrypt$ln=5,"))
-            #expect(try await SignInPageSecurityTests.attempt(&browser, fixture, page: page, "weak", AuthorizeFlowTests.password).status == 302)
+            #expect(
+                try await SignInPageSecurityTests.attempt(
+                    &browser, fixture, page: page, "weak", AuthorizeFlowTests.password
+                ).status == 302)
         }
     }
 
@@ -207,6 +266,8 @@ import Testing
         #expect(PasswordHasher().parameters == PasswordHasher.Parameters(logN: 17, blockSize: 8, parallelism: 1))
         #expect(PasswordHasher.Parameters.recommended.memoryBytes == 128 * 1024 * 1024)
         #expect((1...4).contains(PasswordHashingLimiter.defaultConcurrency))
-        #expect(PasswordHasher(parameters: .testing).needsUpgrade("scrypt$ln=3,r=8,p=1$AAAAAAAAAAAAAAAAAAAAAA$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"))
+        #expect(
+            PasswordHasher(parameters: .testing).needsUpgrade(
+                "scrypt$ln=3,r=8,p=1$AAAAAAAAAAAAAAAAAAAAAA$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"))
     }
 }

@@ -4,6 +4,7 @@ import HummingbirdTesting
 import LatchkeyCore
 import LatchkeyTestSupport
 import Testing
+
 @testable import TokenService
 
 @Suite struct PrivateKeyJWTTests {
@@ -15,7 +16,10 @@ import Testing
         var jti: String = UUID().uuidString
     }
 
-    func token(_ client: any TestClientProtocol, _ fixture: TokenServiceHarness, assertion: String, type: String = ClientAssertionVerifier.assertionType) async throws -> (Int, [String: Any]) {
+    func token(
+        _ client: any TestClientProtocol, _ fixture: TokenServiceHarness, assertion: String,
+        type: String = ClientAssertionVerifier.assertionType
+    ) async throws -> (Int, [String: Any]) {
         try await client.execute(
             uri: fixture.tokenPath, method: .post, headers: TokenRequest.headers(),
             body: TokenRequest.form([
@@ -41,8 +45,11 @@ import Testing
             // The same jti again is a replay.
             #expect(try await token(client, fixture, assertion: good).0 == 401)
             let refused: [String] = [
-                try sign(Assertion(iss: "jwt-client", sub: "jwt-client", aud: fixture.tokenURL, exp: now + 60), with: stranger, kid: nil),
-                try sign(Assertion(iss: "jwt-client", sub: "jwt-client", aud: "https://elsewhere.example", exp: now + 60)),
+                try sign(
+                    Assertion(iss: "jwt-client", sub: "jwt-client", aud: fixture.tokenURL, exp: now + 60),
+                    with: stranger, kid: nil),
+                try sign(
+                    Assertion(iss: "jwt-client", sub: "jwt-client", aud: "https://elsewhere.example", exp: now + 60)),
                 try sign(Assertion(iss: "jwt-client", sub: "jwt-client", aud: fixture.tokenURL, exp: now - 120)),
                 try sign(Assertion(iss: "jwt-client", sub: "jwt-client", aud: fixture.tokenURL, exp: now + 86_400)),
                 try sign(Assertion(iss: "other", sub: "jwt-client", aud: fixture.tokenURL, exp: now + 60)),
@@ -53,8 +60,11 @@ import Testing
                 #expect(status == 401)
                 #expect(json["error"] as? String == "invalid_client")
             }
-            let wrongType = try sign(Assertion(iss: "jwt-client", sub: "jwt-client", aud: fixture.tokenURL, exp: now + 60))
-            #expect(try await token(client, fixture, assertion: wrongType, type: "urn:example:saml").1["error"] as? String == "invalid_request")
+            let wrongType = try sign(
+                Assertion(iss: "jwt-client", sub: "jwt-client", aud: fixture.tokenURL, exp: now + 60))
+            #expect(
+                try await token(client, fixture, assertion: wrongType, type: "urn:example:saml").1["error"] as? String
+                    == "invalid_request")
         }
     }
 }

@@ -5,11 +5,14 @@ import LatchkeyCore
 import LatchkeyServer
 import LatchkeyTestSupport
 import Testing
+
 @testable import TokenService
 
 @Suite struct RefreshTokenGrantTests {
     /// Runs the code flow for a fresh public DPoP app and returns it with its first refresh token.
-    static func signedIn(_ client: any TestClientProtocol, _ fixture: TokenServiceHarness, id: String = "app") async throws -> (NativeApp, String) {
+    static func signedIn(_ client: any TestClientProtocol, _ fixture: TokenServiceHarness, id: String = "app")
+        async throws -> (NativeApp, String)
+    {
         let app = try await AuthorizationCodeGrantTests.publicApp(fixture, id: id)
         let user = try await fixture.insertUser(username: "user-\(id)")
         let verifier = PKCE.generateVerifier()
@@ -27,7 +30,8 @@ import Testing
             #expect(json["token_type"] as? String == "DPoP")
             let second = try #require(json["refresh_token"] as? String)
             #expect(second != first)
-            let claims = try await fixture.verifyAccessToken(try #require(json["access_token"] as? String), client: client)
+            let claims = try await fixture.verifyAccessToken(
+                try #require(json["access_token"] as? String), client: client)
             #expect(claims.cnf?.jkt == app.dpop.jkt)
             #expect(try await app.refresh(client, fixture, token: second).0 == 200)
             let events = try await fixture.outboxPayloads(type: .tokenIssued).map {
@@ -81,7 +85,9 @@ import Testing
             let (_, json) = try await app.refresh(client, fixture, token: first)
             let successor = try #require(json["refresh_token"] as? String)
             let thief = DPoPProofSigner(key: try SigningKey.generate(.es256))
-            #expect(try await app.refresh(client, fixture, token: first, signer: thief).1["error"] as? String == "invalid_grant")
+            #expect(
+                try await app.refresh(client, fixture, token: first, signer: thief).1["error"] as? String
+                    == "invalid_grant")
             #expect(try await app.refresh(client, fixture, token: successor).1["error"] as? String == "invalid_grant")
             #expect(try await fixture.outboxPayloads(type: .refreshTokenReuseDetected).count == 1)
         }
@@ -91,8 +97,12 @@ import Testing
         try await TokenServiceHarness.run { client, fixture in
             let (app, token) = try await Self.signedIn(client, fixture)
             let thief = DPoPProofSigner(key: try SigningKey.generate(.es256))
-            #expect(try await app.refresh(client, fixture, token: token, signer: thief).1["error"] as? String == "invalid_dpop_proof")
-            #expect(try await app.refresh(client, fixture, token: token, withProof: false).1["error"] as? String == "invalid_dpop_proof")
+            #expect(
+                try await app.refresh(client, fixture, token: token, signer: thief).1["error"] as? String
+                    == "invalid_dpop_proof")
+            #expect(
+                try await app.refresh(client, fixture, token: token, withProof: false).1["error"] as? String
+                    == "invalid_dpop_proof")
             // Neither attempt spent the token.
             #expect(try await app.refresh(client, fixture, token: token).0 == 200)
         }

@@ -7,6 +7,7 @@ import LatchkeyPersistence
 import LatchkeyTestSupport
 import PostgresNIO
 import Testing
+
 @testable import TokenService
 
 @Suite struct RevocationIntrospectionUserInfoTests {
@@ -23,7 +24,9 @@ import Testing
         }
     }
 
-    func revoke(_ client: any TestClientProtocol, _ fixture: TokenServiceHarness, token: String, clientID: String) async throws -> Int {
+    func revoke(_ client: any TestClientProtocol, _ fixture: TokenServiceHarness, token: String, clientID: String)
+        async throws -> Int
+    {
         try await client.execute(
             uri: "/t/\(fixture.tenant)/revoke", method: .post, headers: TokenRequest.headers(),
             body: TokenRequest.form([("token", token), ("client_id", clientID)])
@@ -31,12 +34,15 @@ import Testing
     }
 
     /// A signed-in public DPoP app's tokens plus a confidential resource server allowed to introspect.
-    func setUp(_ client: any TestClientProtocol, _ fixture: TokenServiceHarness) async throws -> (NativeApp, [String: Any], (String, String)) {
+    func setUp(_ client: any TestClientProtocol, _ fixture: TokenServiceHarness) async throws -> (
+        NativeApp, [String: Any], (String, String)
+    ) {
         let rsSecret = try #require(try await fixture.insertClient("resource-server", scope: "api introspect"))
         let app = try await AuthorizationCodeGrantTests.publicApp(fixture)
         let user = try await fixture.insertUser()
         let verifier = PKCE.generateVerifier()
-        let code = try await fixture.insertCode(clientID: app.clientID, userID: user, scope: "openid profile email", verifier: verifier)
+        let code = try await fixture.insertCode(
+            clientID: app.clientID, userID: user, scope: "openid profile email", verifier: verifier)
         let (status, json) = try await app.redeem(client, fixture, code: code, verifier: verifier)
         #expect(status == 200)
         return (app, json, ("resource-server", rsSecret))
@@ -52,7 +58,9 @@ import Testing
             #expect(active["client_id"] as? String == app.clientID)
             #expect(active["token_type"] as? String == "DPoP")
             #expect((active["cnf"] as? [String: String])?["jkt"] == app.dpop.jkt)
-            #expect(try await introspect(client, fixture, token: refresh, as: rs)["token_type"] as? String == "refresh_token")
+            #expect(
+                try await introspect(client, fixture, token: refresh, as: rs)["token_type"] as? String
+                    == "refresh_token")
             #expect(try await introspect(client, fixture, token: "garbage", as: rs).keys.sorted() == ["active"])
             // A revoked client's tokens go inactive at once.
             try await fixture.setClientStatus(app.clientID, .revoked)
@@ -89,7 +97,9 @@ import Testing
             let access = try #require(tokens["access_token"] as? String)
             #expect(try await revoke(client, fixture, token: access, clientID: app.clientID) == 200)
             #expect(try await introspect(client, fixture, token: access, as: rs)["active"] as? Bool == false)
-            #expect(try await introspect(client, fixture, token: try #require(tokens["refresh_token"] as? String), as: rs)["active"] as? Bool == true)
+            #expect(
+                try await introspect(client, fixture, token: try #require(tokens["refresh_token"] as? String), as: rs)[
+                    "active"] as? Bool == true)
         }
     }
 
@@ -135,11 +145,13 @@ import Testing
             func call(_ authorization: String, proof: String?) async throws -> (Int, [String: Any]) {
                 var headers: HTTPFields = [.authorization: authorization]
                 if let proof { headers[HTTPField.Name("DPoP")!] = proof }
-                return try await client.execute(uri: "/t/\(fixture.tenant)/userinfo", method: .get, headers: headers) { response in
+                return try await client.execute(uri: "/t/\(fixture.tenant)/userinfo", method: .get, headers: headers) {
+                    response in
                     (Int(response.status.code), TokenRequest.json(response))
                 }
             }
-            let (status, info) = try await call("DPoP \(access)", proof: try app.dpop.proof(method: "GET", url: url, accessToken: access))
+            let (status, info) = try await call(
+                "DPoP \(access)", proof: try app.dpop.proof(method: "GET", url: url, accessToken: access))
             #expect(status == 200, "\(info)")
             #expect(info["preferred_username"] as? String == "alice")
             #expect(info["email"] as? String == "alice@example.test")
@@ -148,13 +160,16 @@ import Testing
             try await fixture.database.withTenantTransaction(fixture.tenant) { connection in
                 try await connection.query("UPDATE users SET email_verified = true", logger: fixture.database.logger)
             }
-            let (_, verified) = try await call("DPoP \(access)", proof: try app.dpop.proof(method: "GET", url: url, accessToken: access))
+            let (_, verified) = try await call(
+                "DPoP \(access)", proof: try app.dpop.proof(method: "GET", url: url, accessToken: access))
             #expect(verified["email_verified"] as? Bool == true)
             #expect(try await call("Bearer \(access)", proof: nil).0 == 401)
             #expect(try await call("DPoP \(access)", proof: try app.dpop.proof(method: "GET", url: url)).0 == 401)
             #expect(try await call("DPoP \(access)", proof: nil).0 == 401)
             let thief = DPoPProofSigner(key: try SigningKey.generate(.es256))
-            #expect(try await call("DPoP \(access)", proof: try thief.proof(method: "GET", url: url, accessToken: access)).0 == 401)
+            #expect(
+                try await call("DPoP \(access)", proof: try thief.proof(method: "GET", url: url, accessToken: access)).0
+                    == 401)
             #expect(try await call("DPoP not-a-token", proof: nil).0 == 401)
             #expect(try await call("Basic abc", proof: nil).0 == 401)
         }

@@ -8,6 +8,7 @@ import LatchkeyServer
 import LatchkeyTestSupport
 import PostgresNIO
 import Testing
+
 @testable import TokenService
 
 /// CSRF, throttling, enumeration safety and hostile input on the sign-in and sign-up pages.
@@ -16,7 +17,8 @@ import Testing
     static func signInPage(_ browser: inout PageBrowser, _ fixture: TokenServiceHarness, app: NativeApp)
         async throws -> (csrf: String, request: String)
     {
-        let page = try await browser.get(AuthorizeRequest.path(fixture, clientID: app.clientID, verifier: PKCE.generateVerifier()))
+        let page = try await browser.get(
+            AuthorizeRequest.path(fixture, clientID: app.clientID, verifier: PKCE.generateVerifier()))
         return (try #require(page.field("csrf_token")), try #require(page.field("authorization_request")))
     }
 
@@ -39,7 +41,8 @@ import Testing
             // The right token without the cookie it belongs to (a cross-site form post) fails too.
             var other = PageBrowser(client)
             let forged = try await other.post(
-                "/t/\(fixture.tenant)/login", form: [("csrf_token", csrf), ("authorization_request", request)] + credentials)
+                "/t/\(fixture.tenant)/login",
+                form: [("csrf_token", csrf), ("authorization_request", request)] + credentials)
             #expect(forged.status == 403)
             #expect(forged.location == nil)
             // A tampered or foreign sealed request is refused.
@@ -67,7 +70,10 @@ import Testing
         browser.extraHeaders = source.map { [HTTPField.Name("X-Forwarded-For")!: "198.51.100.99, \($0)"] } ?? [:]
         return try await browser.post(
             "/t/\(fixture.tenant)/login",
-            form: [("csrf_token", page.csrf), ("authorization_request", page.request), ("username", username), ("password", password)])
+            form: [
+                ("csrf_token", page.csrf), ("authorization_request", page.request), ("username", username),
+                ("password", password),
+            ])
     }
 
     @Test func repeatedFailuresDelayOnlyThatAccountAndSourceProgressively() async throws {
@@ -76,31 +82,50 @@ import Testing
             try await fixture.insertUser(username: "alice", password: AuthorizeFlowTests.password)
             var browser = PageBrowser(client)
             let page = try await Self.signInPage(&browser, fixture, app: app)
-            let attacker = "203.0.113.7", user = "203.0.113.8"
-            let unknown = try await Self.attempt(&browser, fixture, page: page, "nobody", "whatever-password-1", from: attacker)
-            let wrong = try await Self.attempt(&browser, fixture, page: page, "alice", "wrong-password-1", from: attacker)
+            let attacker = "203.0.113.7"
+            let user = "203.0.113.8"
+            let unknown = try await Self.attempt(
+                &browser, fixture, page: page, "nobody", "whatever-password-1", from: attacker)
+            let wrong = try await Self.attempt(
+                &browser, fixture, page: page, "alice", "wrong-password-1", from: attacker)
             #expect(unknown.status == 401 && wrong.status == 401)
             #expect(unknown.body.contains(AuthorizationController.genericFailure))
             #expect(wrong.body.contains(AuthorizationController.genericFailure))
             // Three free failures, the fourth starts a delay for this account and address only.
-            for _ in 0..<3 { #expect(try await Self.attempt(&browser, fixture, page: page, "alice", "wrong-password-2", from: attacker).status == 401) }
-            let delayed = try await Self.attempt(&browser, fixture, page: page, "alice", AuthorizeFlowTests.password, from: attacker)
+            for _ in 0..<3 {
+                #expect(
+                    try await Self.attempt(&browser, fixture, page: page, "alice", "wrong-password-2", from: attacker)
+                        .status == 401)
+            }
+            let delayed = try await Self.attempt(
+                &browser, fixture, page: page, "alice", AuthorizeFlowTests.password, from: attacker)
             #expect(delayed.status == 429)
             #expect((1...5).contains(try #require(delayed.header("Retry-After").flatMap(Int.init))))
             // Each further failure doubles the delay.
             try await fixture.database.withTenantTransaction(fixture.tenant) { connection in
-                try await connection.query("UPDATE sign_in_sources SET retry_at = now()", logger: fixture.database.logger)
+                try await connection.query(
+                    "UPDATE sign_in_sources SET retry_at = now()", logger: fixture.database.logger)
             }
-            #expect(try await Self.attempt(&browser, fixture, page: page, "alice", "wrong-password-3", from: attacker).status == 401)
-            let longer = try await Self.attempt(&browser, fixture, page: page, "alice", "wrong-password-3", from: attacker)
+            #expect(
+                try await Self.attempt(&browser, fixture, page: page, "alice", "wrong-password-3", from: attacker)
+                    .status == 401)
+            let longer = try await Self.attempt(
+                &browser, fixture, page: page, "alice", "wrong-password-3", from: attacker)
             #expect(longer.status == 429)
             #expect((6...10).contains(try #require(longer.header("Retry-After").flatMap(Int.init))))
             // No lockout: the user signs in from their own address meanwhile.
-            let signedIn = try await Self.attempt(&browser, fixture, page: page, "alice", AuthorizeFlowTests.password, from: user)
+            let signedIn = try await Self.attempt(
+                &browser, fixture, page: page, "alice", AuthorizeFlowTests.password, from: user)
             #expect(signedIn.status == 302)
             // Counters live in PostgreSQL, keyed by the typed name (known or not) and the address.
-            #expect(try await fixture.count("SELECT count(*)::int8 FROM sign_in_sources WHERE account = 'nobody' AND source = '\(attacker)'") == 1)
-            #expect(try await fixture.count("SELECT count(*)::int8 FROM sign_in_sources WHERE account = 'alice' AND succeeded_at IS NOT NULL") == 1)
+            #expect(
+                try await fixture.count(
+                    "SELECT count(*)::int8 FROM sign_in_sources WHERE account = 'nobody' AND source = '\(attacker)'")
+                    == 1)
+            #expect(
+                try await fixture.count(
+                    "SELECT count(*)::int8 FROM sign_in_sources WHERE account = 'alice' AND succeeded_at IS NOT NULL")
+                    == 1)
         }
     }
 
@@ -112,23 +137,31 @@ import Testing
             var browser = PageBrowser(client)
             let page = try await Self.signInPage(&browser, fixture, app: app)
             for index in 0..<4 {
-                let response = try await Self.attempt(&browser, fixture, page: page, "alice", "guess-1234", from: "10.0.0.\(index)")
+                let response = try await Self.attempt(
+                    &browser, fixture, page: page, "alice", "guess-1234", from: "10.0.0.\(index)")
                 #expect(response.status == 401)
             }
-            #expect(try await fixture.count("SELECT count(*)::int8 FROM sign_in_sources WHERE source = '127.0.0.1'") == 1)
-            #expect(try await fixture.count("SELECT count(*)::int8 FROM sign_in_sources WHERE source <> '127.0.0.1'") == 0)
-            let blocked = try await Self.attempt(&browser, fixture, page: page, "alice", AuthorizeFlowTests.password, from: "10.0.0.99")
+            #expect(
+                try await fixture.count("SELECT count(*)::int8 FROM sign_in_sources WHERE source = '127.0.0.1'") == 1)
+            #expect(
+                try await fixture.count("SELECT count(*)::int8 FROM sign_in_sources WHERE source <> '127.0.0.1'") == 0)
+            let blocked = try await Self.attempt(
+                &browser, fixture, page: page, "alice", AuthorizeFlowTests.password, from: "10.0.0.99")
             #expect(blocked.status == 429)
             #expect(blocked.header("Retry-After") != nil)
         }
     }
 
     @Test func hostileInputIsEscapedBoundedAndNeverA500() async throws {
-        try await TokenServiceHarness.run(policy: #"{"branding":{"name":"<b>Acme</b>","primary_color":"red;}</style><script>"}}"#) { client, fixture in
+        try await TokenServiceHarness.run(
+            policy: #"{"branding":{"name":"<b>Acme</b>","primary_color":"red;}</style><script>"}}"#
+        ) { client, fixture in
             let app = try await fixture.insertPublicApp()
             var browser = PageBrowser(client)
             let page = try await browser.get(
-                AuthorizeRequest.path(fixture, clientID: app.clientID, verifier: PKCE.generateVerifier(), state: "<script>alert(1)</script>"))
+                AuthorizeRequest.path(
+                    fixture, clientID: app.clientID, verifier: PKCE.generateVerifier(),
+                    state: "<script>alert(1)</script>"))
             #expect(page.status == 200)
             #expect(!page.body.contains("<script>"))
             #expect(page.body.contains("&lt;b&gt;Acme&lt;/b&gt;"))
@@ -138,35 +171,49 @@ import Testing
             let xss = "\"><script>alert(1)</script>"
             let reflected = try await browser.post(
                 "/t/\(fixture.tenant)/login",
-                form: [("csrf_token", csrf), ("authorization_request", request), ("username", xss), ("password", "x-password-1")])
+                form: [
+                    ("csrf_token", csrf), ("authorization_request", request), ("username", xss),
+                    ("password", "x-password-1"),
+                ])
             #expect(reflected.status == 401)
             #expect(!reflected.body.contains("<script>"))
             #expect(reflected.body.contains("&quot;&gt;&lt;script&gt;"))
             let signUp = try await browser.post(
                 "/t/\(fixture.tenant)/signup",
-                form: [("csrf_token", csrf), ("authorization_request", request), ("username", "ok"), ("email", xss + "@x.y"), ("password", "pw")])
+                form: [
+                    ("csrf_token", csrf), ("authorization_request", request), ("username", "ok"),
+                    ("email", xss + "@x.y"), ("password", "pw"),
+                ])
             #expect(signUp.status == 400 && !signUp.body.contains("<script>"))
 
             let oversizedName = try await browser.post(
                 "/t/\(fixture.tenant)/login",
-                form: [("csrf_token", csrf), ("authorization_request", request), ("username", String(repeating: "u", count: 5000)), ("password", "p")])
+                form: [
+                    ("csrf_token", csrf), ("authorization_request", request),
+                    ("username", String(repeating: "u", count: 5000)), ("password", "p"),
+                ])
             #expect(oversizedName.status == 400)
             let repeated = try await browser.send(
                 "/t/\(fixture.tenant)/login", method: .post,
                 body: ByteBuffer(string: "csrf_token=\(csrf)&csrf_token=\(csrf)&authorization_request=\(request)"))
             #expect(repeated.status == 400 && repeated.header("Content-Type") == "text/html; charset=utf-8")
             let notUTF8 = try await browser.send(
-                "/t/\(fixture.tenant)/login", method: .post, body: ByteBuffer(string: "csrf_token=\(csrf)&username=%C3%28"))
+                "/t/\(fixture.tenant)/login", method: .post,
+                body: ByteBuffer(string: "csrf_token=\(csrf)&username=%C3%28"))
             #expect(notUTF8.status == 400)
             let json = try await browser.send(
-                "/t/\(fixture.tenant)/login", method: .post, body: ByteBuffer(string: "{}"), contentType: "application/json")
+                "/t/\(fixture.tenant)/login", method: .post, body: ByteBuffer(string: "{}"),
+                contentType: "application/json")
             #expect(json.status == 415)
             let huge = try await browser.send(
-                "/t/\(fixture.tenant)/signup", method: .post, body: ByteBuffer(string: "a=" + String(repeating: "x", count: 70_000)))
+                "/t/\(fixture.tenant)/signup", method: .post,
+                body: ByteBuffer(string: "a=" + String(repeating: "x", count: 70_000)))
             #expect(huge.status == 413)
             let postAuthorize = try await browser.send(
                 "/t/\(fixture.tenant)/authorize", method: .post,
-                body: TokenRequest.form([("client_id", app.clientID), ("redirect_uri", "com.example.app:/cb"), ("response_type", "code")]))
+                body: TokenRequest.form([
+                    ("client_id", app.clientID), ("redirect_uri", "com.example.app:/cb"), ("response_type", "code"),
+                ]))
             #expect(postAuthorize.status == 302)
             #expect(postAuthorize.redirectParameters["error"] == "invalid_request")
         }

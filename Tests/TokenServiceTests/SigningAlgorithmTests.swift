@@ -7,6 +7,7 @@ import LatchkeyServer
 import LatchkeyTestSupport
 import Logging
 import Testing
+
 @testable import TokenService
 
 /// Tenants signing with RS256 and EdDSA: issuance, JWKS, discovery, and verification the way the
@@ -50,14 +51,19 @@ import Testing
                 #expect(Base64URL.decode(key.x ?? "")?.count == 32)
             }
 
-            try await client.execute(uri: "/t/\(fixture.tenant)/.well-known/openid-configuration", method: .get) { response in
-                #expect(TokenRequest.json(response)["id_token_signing_alg_values_supported"] as? [String] == [algorithm.rawValue])
+            try await client.execute(uri: "/t/\(fixture.tenant)/.well-known/openid-configuration", method: .get) {
+                response in
+                #expect(
+                    TokenRequest.json(response)["id_token_signing_alg_values_supported"] as? [String] == [
+                        algorithm.rawValue
+                    ])
             }
 
             let sidecar = try Self.sidecarVerifier(fixture, jwks: set)
             #expect(try await sidecar.verify(issued.accessToken).clientID == "svc")
             let slug = try #require(TenantSlug(rawValue: fixture.tenant))
-            let principal = try await Self.gatewayVerifier(fixture).verify(authorization: "Bearer \(issued.accessToken)", for: slug)
+            let principal = try await Self.gatewayVerifier(fixture).verify(
+                authorization: "Bearer \(issued.accessToken)", for: slug)
             #expect(principal.subject == "svc")
 
             // ID tokens are signed by the same key.
@@ -91,8 +97,12 @@ import Testing
                         .activeKey(tenant: fixture.tenant, on: connection, logger: fixture.database.logger)
                 }
                 let pss = try SigningKey(algorithm: .ps256, pkcs8DER: try #require(stored).key.pkcs8DERRepresentation)
-                forgeries.append(("PS256 by the tenant key", try CompactJWS.sign(
-                    payload: payload, using: pss, header: JWSHeaderParameters(typ: "at+jwt", kid: key.kid))))
+                forgeries.append(
+                    (
+                        "PS256 by the tenant key",
+                        try CompactJWS.sign(
+                            payload: payload, using: pss, header: JWSHeaderParameters(typ: "at+jwt", kid: key.kid))
+                    ))
             }
             let sidecar = try Self.sidecarVerifier(fixture, jwks: set)
             let gateway = Self.gatewayVerifier(fixture)

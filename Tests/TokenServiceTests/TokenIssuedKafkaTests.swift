@@ -7,6 +7,7 @@ import LatchkeyPersistence
 import LatchkeyServer
 import LatchkeyTestSupport
 import Testing
+
 @testable import TokenService
 
 /// `TokenIssued` travels outbox → relay → Kafka. Runs on a scratch database so no other test's relay
@@ -19,7 +20,8 @@ import Testing
             defer { cluster.shutdown() }
             let topic = LatchkeyEventType.tokenIssued.topic(prefix: LatchkeyEventType.defaultTopicPrefix)
             try cluster.createTopic(topic, partitions: 1)
-            var serviceSettings = try await TestServiceSettings.make(.tokenService, kafkaBrokers: cluster.bootstrapServers)
+            var serviceSettings = try await TestServiceSettings.make(
+                .tokenService, kafkaBrokers: cluster.bootstrapServers)
             serviceSettings.database.database = owner.database
             serviceSettings.systemDatabase?.database = owner.database
             let settings = try TokenServiceHarness.makeSettings()
@@ -28,16 +30,19 @@ import Testing
                 let fixture = TokenServiceHarness(
                     tenant: TestEnvironment.uniqueTenant("tok"), settings: settings, database: database,
                     databaseName: owner.database)
-                try await TestDatabase.createTenant(fixture.tenant, in: database, policy: TokenServiceHarness.withTestScopes("{}"))
+                try await TestDatabase.createTenant(
+                    fixture.tenant, in: database, policy: TokenServiceHarness.withTestScopes("{}"))
                 let secret = try #require(try await fixture.insertClient("svc", scope: "api"))
                 // Built right before it runs (an application released unrun traps in AsyncHTTPClient).
-                let app = try buildApplication(settings: serviceSettings, tokenSettings: settings, logger: TestServiceSettings.logger)
+                let app = try buildApplication(
+                    settings: serviceSettings, tokenSettings: settings, logger: TestServiceSettings.logger)
                 try await app.test(.router) { client in
                     let issued = try await ClientCredentials.token(client, fixture, "svc", secret)
                     let jti = try CompactJWS(parsing: issued.accessToken).claims(as: AccessTokenClaims.self).jti
                     let consumer = try KafkaConsumer(
                         configuration: KafkaTestSupport.configuration(cluster, clientID: "token-issued-check"),
-                        groupID: "g-\(UUID().uuidString)", subscription: .allPartitions(of: [topic], startingAt: .beginning),
+                        groupID: "g-\(UUID().uuidString)",
+                        subscription: .allPartitions(of: [topic], startingAt: .beginning),
                         logger: TestEnvironment.logger)
                     let message = try await Self.first(of: consumer, within: .seconds(30))
                     await consumer.close()

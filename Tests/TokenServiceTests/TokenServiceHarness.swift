@@ -12,6 +12,7 @@ import Logging
 import PostgresNIO
 import ServiceLifecycle
 import Testing
+
 @testable import TokenService
 
 /// One token-service application against the test database and an embedded Kafka cluster, plus the
@@ -66,19 +67,23 @@ struct TokenServiceHarness: Sendable {
         _ body: @Sendable (any TestClientProtocol, TokenServiceHarness) async throws -> Void
     ) async throws {
         let port = ServiceProcess.freePort()
-        try await runApplication(policy: policy, setup: .live, origin: "http://127.0.0.1:\(port)", replicaPort: port, body)
+        try await runApplication(
+            policy: policy, setup: .live, origin: "http://127.0.0.1:\(port)", replicaPort: port, body)
     }
 
     /// Scopes the tests' clients use; grants issue only scopes the tenant policy allows, so a policy that
     /// does not list its own gets these.
-    static let testScopes = ["openid", "profile", "email", "offline_access", "api", "read", "write", "a", "b", "orders:read"]
+    static let testScopes = [
+        "openid", "profile", "email", "offline_access", "api", "read", "write", "a", "b", "orders:read",
+    ]
 
     static func withTestScopes(_ policy: String) -> String {
         guard var object = (try? JSONSerialization.jsonObject(with: Data(policy.utf8))) as? [String: Any],
-              object["allowed_scopes"] == nil
+            object["allowed_scopes"] == nil
         else { return policy }
         object["allowed_scopes"] = testScopes
-        return (try? JSONSerialization.data(withJSONObject: object)).map { String(decoding: $0, as: UTF8.self) } ?? policy
+        return (try? JSONSerialization.data(withJSONObject: object)).map { String(decoding: $0, as: UTF8.self) }
+            ?? policy
     }
 
     private static func runApplication(
@@ -99,10 +104,12 @@ struct TokenServiceHarness: Sendable {
             let fixture = TokenServiceHarness(
                 tenant: TestEnvironment.uniqueTenant("tok"), origin: origin, settings: settings, database: database,
                 databaseName: databaseName)
-            try await TestDatabase.createTenant(fixture.tenant, in: database, policy: Self.withTestScopes(policy(origin)))
+            try await TestDatabase.createTenant(
+                fixture.tenant, in: database, policy: Self.withTestScopes(policy(origin)))
             // Built right before it runs: an application released unrun leaves its HTTP client without the
             // shutdown AsyncHTTPClient insists on (it traps), e.g. when the tenant setup above fails.
-            let app = try buildApplication(settings: serviceSettings, tokenSettings: settings, logger: TestServiceSettings.logger)
+            let app = try buildApplication(
+                settings: serviceSettings, tokenSettings: settings, logger: TestServiceSettings.logger)
             guard let replicaPort else {
                 return try await app.test(setup) { client in try await body(client, fixture) }
             }
@@ -133,7 +140,9 @@ struct TokenServiceHarness: Sendable {
     /// Polls `/openapi.json` on loopback `port` until it answers (the replica has bound its socket).
     private static func waitUntilListening(_ port: Int) async throws {
         let request = HTTPClientRequest(url: "http://127.0.0.1:\(port)/openapi.json")
-        guard try await eventually(within: .seconds(20), { (try? await HTTPClient.shared.execute(request, timeout: .seconds(2))) != nil })
+        guard
+            try await eventually(
+                within: .seconds(20), { (try? await HTTPClient.shared.execute(request, timeout: .seconds(2))) != nil })
         else {
             struct NotListening: Error {}
             throw NotListening()
@@ -142,7 +151,8 @@ struct TokenServiceHarness: Sendable {
 
     /// The same fixture for another tenant of this service (created by the caller).
     func other(_ tenant: String) -> TokenServiceHarness {
-        TokenServiceHarness(tenant: tenant, origin: origin, settings: settings, database: database, databaseName: databaseName)
+        TokenServiceHarness(
+            tenant: tenant, origin: origin, settings: settings, database: database, databaseName: databaseName)
     }
 
     /// A database of these tests' own (`<test database>_tokensvc`, recreated once per test process), so the
@@ -164,8 +174,11 @@ struct TokenServiceHarness: Sendable {
             let owner = try TestEnvironment.migrationDatabase()
             let name = owner.database + "_tokensvc"
             try await withPostgresClient(owner) { client in
-                try await client.query(PostgresQuery(unsafeSQL: "DROP DATABASE IF EXISTS \(name) WITH (FORCE)"), logger: TestEnvironment.logger)
-                try await client.query(PostgresQuery(unsafeSQL: "CREATE DATABASE \(name)"), logger: TestEnvironment.logger)
+                try await client.query(
+                    PostgresQuery(unsafeSQL: "DROP DATABASE IF EXISTS \(name) WITH (FORCE)"),
+                    logger: TestEnvironment.logger)
+                try await client.query(
+                    PostgresQuery(unsafeSQL: "CREATE DATABASE \(name)"), logger: TestEnvironment.logger)
             }
             var own = owner
             own.database = name
@@ -271,10 +284,14 @@ struct TokenServiceHarness: Sendable {
     }
 
     /// Verifies an access token the way a resource would.
-    func verifyAccessToken(_ token: String, client: any TestClientProtocol, audience: String? = nil) async throws -> AccessTokenClaims {
+    func verifyAccessToken(_ token: String, client: any TestClientProtocol, audience: String? = nil) async throws
+        -> AccessTokenClaims
+    {
         let parsed = try AccessTokenVerifier.parse(token)
         guard parsed.claims.iss == issuer else { throw AccessTokenError.untrustedIssuer }
-        return try AccessTokenVerifier.check(parsed, keys: try await jwks(client).keys) { $0.contains(audience ?? issuer) }
+        return try AccessTokenVerifier.check(parsed, keys: try await jwks(client).keys) {
+            $0.contains(audience ?? issuer)
+        }
     }
 }
 

@@ -2,6 +2,7 @@ import Foundation
 import LatchkeyCore
 import LatchkeyTestSupport
 import Testing
+
 @testable import TokenService
 
 /// The ID token checks of federation, with tokens signed here (a real provider never mints bad ones on demand).
@@ -42,7 +43,8 @@ import Testing
 
     func token(_ claims: Claims, key: SigningKey? = nil, kid: String? = "k1") throws -> CompactJWS {
         try UpstreamIDTokenValidator.parse(
-            try CompactJWS.sign(claims: claims, using: key ?? self.key, header: JWSHeaderParameters(typ: "JWT", kid: kid)))
+            try CompactJWS.sign(
+                claims: claims, using: key ?? self.key, header: JWSHeaderParameters(typ: "JWT", kid: kid)))
     }
 
     func rejection(_ claims: Claims, key: SigningKey? = nil, nonce: String = "n-1") throws -> String? {
@@ -65,8 +67,18 @@ import Testing
         #expect(try rejection(claims { $0.aud = ["someone-else"] }) == "wrong audience")
         #expect(try rejection(claims { $0.iss = "https://evil.example.test" }) == "wrong issuer")
         #expect(try rejection(claims { $0.aud = ["latchkey", "other"] }) == "wrong authorized party")
-        #expect(try rejection(claims { $0.aud = ["latchkey", "other"]; $0.azp = "other" }) == "wrong authorized party")
-        #expect(try rejection(claims { $0.aud = ["latchkey", "other"]; $0.azp = "latchkey" }) == nil)
+        #expect(
+            try rejection(
+                claims {
+                    $0.aud = ["latchkey", "other"]
+                    $0.azp = "other"
+                }) == "wrong authorized party")
+        #expect(
+            try rejection(
+                claims {
+                    $0.aud = ["latchkey", "other"]
+                    $0.azp = "latchkey"
+                }) == nil)
     }
 
     @Test func expiredFutureAndOldTokensAreRefused() throws {
@@ -101,8 +113,12 @@ import Testing
         let seconds = Int64(now.timeIntervalSince1970)
         let claims = UpstreamIDTokenValidatorTests.Claims(exp: seconds + 300, iat: seconds)
         let token = try CompactJWS.sign(claims: claims, using: key, header: JWSHeaderParameters(typ: "JWT", kid: "k1"))
-        #expect(try validator.validate(try UpstreamIDTokenValidator.parse(token), keys: [jwk], nonce: "n-1", now: now).sub == "user-1")
-        for (name, forged) in try AlgorithmConfusion.forgeries(against: jwk, payload: try CompactJWS(parsing: token).payload, typ: "JWT") {
+        #expect(
+            try validator.validate(try UpstreamIDTokenValidator.parse(token), keys: [jwk], nonce: "n-1", now: now).sub
+                == "user-1")
+        for (name, forged) in try AlgorithmConfusion.forgeries(
+            against: jwk, payload: try CompactJWS(parsing: token).payload, typ: "JWT")
+        {
             #expect(throws: (any Error).self, "\(name)") {
                 try validator.validate(try UpstreamIDTokenValidator.parse(forged), keys: [jwk], nonce: "n-1", now: now)
             }

@@ -28,12 +28,15 @@ func makeEvents(count: Int, tenants: [String], clientsPerTenant: Int) throws -> 
         let clientNumber = (index / tenants.count) % clientsPerTenant
         let client = "client-\(clientNumber)"
         let user = UUID(uuidString: String(format: "00000000-0000-4000-8000-%012d", clientNumber % 97))!
-        messages.append(try message(index: index / tenants.count / clientsPerTenant, tenant: tenant, client: client, user: user))
+        messages.append(
+            try message(index: index / tenants.count / clientsPerTenant, tenant: tenant, client: client, user: user))
     }
     return messages
 }
 
-func message(index: Int, tenant: TenantSlug, client: String, user: UUID, time: Date = Date()) throws -> KafkaOutgoingMessage {
+func message(index: Int, tenant: TenantSlug, client: String, user: UUID, time: Date = Date()) throws
+    -> KafkaOutgoingMessage
+{
     func outgoing<P: EventPayload>(_ payload: P, _ source: String) throws -> KafkaOutgoingMessage {
         let event = CloudEvent(source: source, time: time, data: payload)
         return KafkaOutgoingMessage(
@@ -42,26 +45,32 @@ func message(index: Int, tenant: TenantSlug, client: String, user: UUID, time: D
     }
     switch index % 8 {
     case 0:
-        return try outgoing(ClientRegistered(
-            tenant: tenant, clientID: client, clientName: "Device \(client)", applicationType: .native,
-            clientType: .confidential, tokenEndpointAuthMethod: .clientSecretBasic,
-            grantTypes: [.authorizationCode, .refreshToken], redirectURIs: ["com.example.app:/cb"],
-            scope: "openid offline_access", softwareID: "example-app", templateID: "example-app",
-            authenticatedUser: user, registrationMechanism: .userToken, dpopBoundAccessTokens: true,
-            actor: .user(user)), EventSource.registrationGateway)
+        return try outgoing(
+            ClientRegistered(
+                tenant: tenant, clientID: client, clientName: "Device \(client)", applicationType: .native,
+                clientType: .confidential, tokenEndpointAuthMethod: .clientSecretBasic,
+                grantTypes: [.authorizationCode, .refreshToken], redirectURIs: ["com.example.app:/cb"],
+                scope: "openid offline_access", softwareID: "example-app", templateID: "example-app",
+                authenticatedUser: user, registrationMechanism: .userToken, dpopBoundAccessTokens: true,
+                actor: .user(user)), EventSource.registrationGateway)
     case 6:
-        return try outgoing(ClientUpdated(
-            tenant: tenant, clientID: client, changedFields: ["client_name"], authenticatedUser: user,
-            actor: .client(client)), EventSource.registrationGateway)
+        return try outgoing(
+            ClientUpdated(
+                tenant: tenant, clientID: client, changedFields: ["client_name"], authenticatedUser: user,
+                actor: .client(client)), EventSource.registrationGateway)
     case 7:
-        return try outgoing(ClientRevoked(
-            tenant: tenant, clientID: client, reason: .admin, reasonDetail: "benchmark", authenticatedUser: user,
-            actor: .admin("bench"), revokedAt: time), EventSource.registrationGateway)
+        return try outgoing(
+            ClientRevoked(
+                tenant: tenant, clientID: client, reason: .admin, reasonDetail: "benchmark", authenticatedUser: user,
+                actor: .admin("bench"), revokedAt: time), EventSource.registrationGateway)
     default:
-        return try outgoing(TokenIssued(
-            tenant: tenant, clientID: client, userID: user, grantType: .refreshToken, scope: "openid offline_access",
-            jti: UUID().uuidString, jkt: "NzbLsXh8uDCcd-6MNwXF4W_7noWXFZAfHkxZsRGC9Xs", tokenTypes: [.access, .refresh],
-            expiresAt: time.addingTimeInterval(300), refreshFamilyID: "fam-\(client)", actor: .user(user)),
+        return try outgoing(
+            TokenIssued(
+                tenant: tenant, clientID: client, userID: user, grantType: .refreshToken,
+                scope: "openid offline_access",
+                jti: UUID().uuidString, jkt: "NzbLsXh8uDCcd-6MNwXF4W_7noWXFZAfHkxZsRGC9Xs",
+                tokenTypes: [.access, .refresh],
+                expiresAt: time.addingTimeInterval(300), refreshFamilyID: "fam-\(client)", actor: .user(user)),
             EventSource.tokenService)
     }
 }
@@ -84,7 +93,8 @@ func count(_ database: PostgresClient, tenantPrefix: String) async throws -> Int
 }
 
 /// Waits for `expected` rows; gives up after `timeout`, or after 30 s without progress.
-func waitForRows(_ database: PostgresClient, tenantPrefix: String, count expected: Int, timeout: Duration) async throws {
+func waitForRows(_ database: PostgresClient, tenantPrefix: String, count expected: Int, timeout: Duration) async throws
+{
     let deadline = ContinuousClock.now + timeout
     var last = -1
     var lastProgress = ContinuousClock.now
@@ -98,10 +108,12 @@ func waitForRows(_ database: PostgresClient, tenantPrefix: String, count expecte
 }
 
 func startConsumer(binary: String, brokers: String, port: Int, log: String) throws -> Process {
-    try Bench.startProcess(binary: binary, environment: [
-        "KAFKA_BROKERS": brokers, "HTTP_PORT": String(port),
-        "LOG_LEVEL": Bench.environment["BENCH_CONSUMER_LOG_LEVEL"] ?? "warning",
-    ], log: log)
+    try Bench.startProcess(
+        binary: binary,
+        environment: [
+            "KAFKA_BROKERS": brokers, "HTTP_PORT": String(port),
+            "LOG_LEVEL": Bench.environment["BENCH_CONSUMER_LOG_LEVEL"] ?? "warning",
+        ], log: log)
 }
 
 func run() async throws -> [String: Any] {
@@ -147,7 +159,8 @@ func run() async throws -> [String: Any] {
         let produceTime = ContinuousClock.now - produceStart
 
         let consumerStart = ContinuousClock.now
-        let consumer = try startConsumer(binary: binary, brokers: cluster.bootstrapServers, port: 18_084, log: consumerLog)
+        let consumer = try startConsumer(
+            binary: binary, brokers: cluster.bootstrapServers, port: 18_084, log: consumerLog)
         defer { if consumer.isRunning { consumer.terminate() } }
         try await waitForRows(database, tenantPrefix: "bench-", count: events, timeout: .seconds(600))
         let wallClock = ContinuousClock.now - consumerStart
@@ -178,9 +191,10 @@ func run() async throws -> [String: Any] {
                 for _ in 0..<perTick {
                     let tenant = TenantSlug(rawValue: latencyTenants[sent % latencyTenants.count])!
                     let client = "client-\(sent % 500)"
-                    batch.append(try message(
-                        index: sent, tenant: tenant, client: client,
-                        user: UUID(uuidString: String(format: "00000000-0000-4000-8000-%012d", sent % 97))!))
+                    batch.append(
+                        try message(
+                            index: sent, tenant: tenant, client: client,
+                            user: UUID(uuidString: String(format: "00000000-0000-4000-8000-%012d", sent % 97))!))
                     sent += 1
                 }
                 senders.addTask { try await produce(batch, with: producer) }
@@ -196,7 +210,9 @@ func run() async throws -> [String: Any] {
             FROM (SELECT extract(epoch FROM stored_at - event_time)::float8 AS d FROM audit_events
                   WHERE tenant_id LIKE 'lat-%') delays
             """, logger: Bench.logger)
-        var p50 = 0.0, p99 = 0.0, worst = 0.0
+        var p50 = 0.0
+        var p99 = 0.0
+        var worst = 0.0
         for try await (median, high, maximum) in delays.decode((Double, Double, Double).self) {
             (p50, p99, worst) = (median, high, maximum)
         }

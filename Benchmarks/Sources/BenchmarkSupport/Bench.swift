@@ -25,7 +25,8 @@ public enum Bench {
     }
 
     /// Starts a service binary with this process's environment plus `extra`, its output going to `log`.
-    public static func startProcess(binary: String, environment extra: [String: String], log: String) throws -> Process {
+    public static func startProcess(binary: String, environment extra: [String: String], log: String) throws -> Process
+    {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: binary)
         process.environment = environment.merging(extra) { $1 }

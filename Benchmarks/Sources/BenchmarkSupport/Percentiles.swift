@@ -21,7 +21,9 @@ public struct Percentiles: Sendable {
 
     /// `<prefix>_p50_ms`, `_p99_ms`, `_max_ms` and `_samples` of samples given in seconds.
     public func millisecondsJSON(_ prefix: String) -> [String: Any] {
-        ["\(prefix)_p50_ms": at(0.5) * 1000, "\(prefix)_p99_ms": at(0.99) * 1000, "\(prefix)_max_ms": max * 1000,
-         "\(prefix)_samples": count]
+        [
+            "\(prefix)_p50_ms": at(0.5) * 1000, "\(prefix)_p99_ms": at(0.99) * 1000, "\(prefix)_max_ms": max * 1000,
+            "\(prefix)_samples": count,
+        ]
     }
 }

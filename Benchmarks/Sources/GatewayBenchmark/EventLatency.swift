@@ -16,7 +16,8 @@ actor ConsumedEvents {
         for try await message in consumer.messages {
             let now = Date().timeIntervalSince1970
             guard let envelope = try? JSONDecoder().decode(Envelope.self, from: Data(message.value)),
-                  let id = UUID(uuidString: envelope.id) else { continue }
+                let id = UUID(uuidString: envelope.id)
+            else { continue }
             await record(id, at: now)
         }
     }
@@ -30,7 +31,8 @@ struct OutboxTimes {
 
 enum OutboxQueries {
     static func count(_ database: PostgresClient, topic: String) async throws -> Int {
-        let rows = try await database.query("SELECT count(*)::int8 FROM outbox WHERE topic = \(topic)", logger: Bench.logger)
+        let rows = try await database.query(
+            "SELECT count(*)::int8 FROM outbox WHERE topic = \(topic)", logger: Bench.logger)
         for try await value in rows.decode(Int64.self) { return Int(value) }
         return 0
     }
@@ -52,8 +54,10 @@ enum OutboxQueries {
     static func delays(
         _ times: [UUID: OutboxTimes], arrivals: [UUID: Double], window: (start: Date, end: Date)
     ) -> (relay: Percentiles, consumed: Percentiles, missing: Int) {
-        let start = window.start.timeIntervalSince1970, end = window.end.timeIntervalSince1970
-        var relay: [Double] = [], consumed: [Double] = []
+        let start = window.start.timeIntervalSince1970
+        let end = window.end.timeIntervalSince1970
+        var relay: [Double] = []
+        var consumed: [Double] = []
         var missing = 0
         for (id, row) in times where row.created >= start && row.created < end {
             if let sent = row.sent { relay.append(sent - row.created) }

@@ -32,7 +32,9 @@ struct RegistrationLoad: Sendable {
 
     /// Closed loop: each connection sends its next registration as soon as the previous one answered.
     /// Requests started during `warmup` are sent but not counted.
-    func closedLoop(warmup: Duration, duration: Duration, body: @escaping @Sendable (Int, Int) -> String) async -> LoadResult {
+    func closedLoop(warmup: Duration, duration: Duration, body: @escaping @Sendable (Int, Int) -> String) async
+        -> LoadResult
+    {
         let clock = ContinuousClock()
         let measureFrom = clock.now + warmup
         let end = measureFrom + duration

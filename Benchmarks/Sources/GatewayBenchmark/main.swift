@@ -20,8 +20,12 @@ import PostgresNIO
 func waitUntilReady(_ client: HTTPClient, port: Int, process: Process) async throws {
     for _ in 0..<300 {
         guard process.isRunning else { throw BenchError("the gateway exited; see its log") }
-        if let response = try? await client.execute(HTTPClientRequest(url: "http://127.0.0.1:\(port + 1000)/readyz"), timeout: .seconds(2)),
-           response.status == .ok { return }
+        if let response = try? await client.execute(
+            HTTPClientRequest(url: "http://127.0.0.1:\(port + 1000)/readyz"), timeout: .seconds(2)),
+            response.status == .ok
+        {
+            return
+        }
         try await Task.sleep(for: .milliseconds(100))
     }
     throw BenchError("the gateway did not become ready")
@@ -30,8 +34,9 @@ func waitUntilReady(_ client: HTTPClient, port: Int, process: Process) async thr
 /// Peak resident set size of a process, in MiB (VmHWM).
 func peakRSS(pid: Int32) -> Double {
     guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
-          let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }),
-          let kilobytes = Double(line.split(separator: " ").dropFirst().first ?? "") else { return 0 }
+        let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }),
+        let kilobytes = Double(line.split(separator: " ").dropFirst().first ?? "")
+    else { return 0 }
     return kilobytes / 1024
 }
 
@@ -66,7 +71,8 @@ func run() async throws -> [String: Any] {
     consumerConfiguration.properties["fetch.wait.max.ms"] = "5"
     let consumer = try KafkaConsumer(
         configuration: consumerConfiguration,
-        groupID: "gateway-bench-\(UUID().uuidString)", subscription: .allPartitions(of: [topic], startingAt: .beginning),
+        groupID: "gateway-bench-\(UUID().uuidString)",
+        subscription: .allPartitions(of: [topic], startingAt: .beginning),
         logger: Bench.logger)
     let consumed = ConsumedEvents()
 
@@ -76,19 +82,24 @@ func run() async throws -> [String: Any] {
         defer { group.cancelAll() }
         try await Migrator(logger: Bench.logger).migrate(client: ownerClient)
         let tokens = try await Seeding.seed(
-            Database(client: appClient, logger: Bench.logger), hasher: try KeyedHasher(configuration: hashKey), connections: connections)
+            Database(client: appClient, logger: Bench.logger), hasher: try KeyedHasher(configuration: hashKey),
+            connections: connections)
 
-        let gateway = try Bench.startProcess(binary: binary, environment: [
-            "KAFKA_BROKERS": cluster.bootstrapServers, "HTTP_PORT": String(port),
-            "LOG_LEVEL": Bench.environment["BENCH_GATEWAY_LOG_LEVEL"] ?? "warning",
-            "REGISTRATION_GATEWAY_PUBLIC_URL": "http://127.0.0.1:\(port)", "TOKEN_SERVICE_PUBLIC_URL": "http://127.0.0.1:1",
-            "SECRET_HASH_KEY": hashKey,
-        ], log: gatewayLog)
+        let gateway = try Bench.startProcess(
+            binary: binary,
+            environment: [
+                "KAFKA_BROKERS": cluster.bootstrapServers, "HTTP_PORT": String(port),
+                "LOG_LEVEL": Bench.environment["BENCH_GATEWAY_LOG_LEVEL"] ?? "warning",
+                "REGISTRATION_GATEWAY_PUBLIC_URL": "http://127.0.0.1:\(port)",
+                "TOKEN_SERVICE_PUBLIC_URL": "http://127.0.0.1:1",
+                "SECRET_HASH_KEY": hashKey,
+            ], log: gatewayLog)
         defer { if gateway.isRunning { gateway.terminate() } }
         try await waitUntilReady(http, port: port, process: gateway)
         let idleRSS = peakRSS(pid: gateway.processIdentifier)
 
-        let load = RegistrationLoad(client: http, url: "http://127.0.0.1:\(port)/t/\(Seeding.tenant)/register", tokens: tokens)
+        let load = RegistrationLoad(
+            client: http, url: "http://127.0.0.1:\(port)/t/\(Seeding.tenant)/register", tokens: tokens)
         let full = await load.closedLoop(warmup: .seconds(2), duration: .seconds(seconds), body: Bodies.full)
         let templated = await load.closedLoop(warmup: .seconds(2), duration: .seconds(seconds), body: Bodies.template)
         let rate = max(1, full.perSecond * Double(pacedPercent) / 100)
@@ -97,7 +108,9 @@ func run() async throws -> [String: Any] {
         // Every registration's event must reach the consumer before the delays are read.
         let written = try await OutboxQueries.count(systemClient, topic: topic)
         let deadline = ContinuousClock.now + .seconds(120)
-        while await consumed.count < written, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(100)) }
+        while await consumed.count < written, ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(100))
+        }
         let times = try await OutboxQueries.times(systemClient, topic: topic)
         let arrivals = await consumed.arrivals
         let peak = peakRSS(pid: gateway.processIdentifier)
@@ -107,8 +120,10 @@ func run() async throws -> [String: Any] {
         try await http.shutdown()
 
         var result: [String: Any] = [
-            "connections": connections, "seconds_per_phase": seconds, "events_written": written, "events_consumed": arrivals.count,
-            "gateway_rss_idle_mib": idleRSS, "gateway_rss_peak_mib": peak, "gateway_exit_status": Int(gateway.terminationStatus),
+            "connections": connections, "seconds_per_phase": seconds, "events_written": written,
+            "events_consumed": arrivals.count,
+            "gateway_rss_idle_mib": idleRSS, "gateway_rss_peak_mib": peak,
+            "gateway_exit_status": Int(gateway.terminationStatus),
             "paced_rate_target": rate, "paced_percent_of_full_peak": pacedPercent,
         ]
         for (name, phase) in [("full", full), ("template", templated), ("paced", paced)] {

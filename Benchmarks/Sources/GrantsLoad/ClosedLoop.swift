@@ -36,7 +36,8 @@ struct ClosedLoop {
                         guard let succeeded = await step(worker) else { break }
                         let took = ContinuousClock.now - began
                         if succeeded {
-                            latencies.append(Double(took.components.seconds) * 1e6 + Double(took.components.attoseconds) / 1e12)
+                            latencies.append(
+                                Double(took.components.seconds) * 1e6 + Double(took.components.attoseconds) / 1e12)
                         } else {
                             failed += 1
                         }
@@ -52,7 +53,8 @@ struct ClosedLoop {
         let latencies = Percentiles(perWorker.flatMap(\.0))
         return Result(
             name: name, completed: latencies.count, failed: perWorker.map(\.1).reduce(0, +),
-            elapsed: Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18, latencies: latencies)
+            elapsed: Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18,
+            latencies: latencies)
     }
 }
 

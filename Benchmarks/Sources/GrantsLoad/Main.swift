@@ -30,18 +30,26 @@ struct GrantsLoad {
         let logger = Logger(label: "grants-load")
         let postgres = try DatabaseConfiguration(url: databaseURL).makeClient(logger: logger)
         let secret = try await withThrowingTaskGroup(of: String?.self) { group in
-            group.addTask { await postgres.run(); return nil }
+            group.addTask {
+                await postgres.run()
+                return nil
+            }
             defer { group.cancelAll() }
-            return try await Seeder(database: Database(client: postgres, logger: logger), hasher: KeyedHasher(configuration: hashKey)).seed()
+            return try await Seeder(
+                database: Database(client: postgres, logger: logger), hasher: KeyedHasher(configuration: hashKey)
+            ).seed()
         }
 
         var configuration = HTTPClient.Configuration()
         configuration.redirectConfiguration = .disallow
-        configuration.connectionPool = .init(idleTimeout: .seconds(120), concurrentHTTP1ConnectionsPerHostSoftLimit: arguments.workers)
-        let http = HTTPClient(eventLoopGroupProvider: .shared(MultiThreadedEventLoopGroup.singleton), configuration: configuration)
+        configuration.connectionPool = .init(
+            idleTimeout: .seconds(120), concurrentHTTP1ConnectionsPerHostSoftLimit: arguments.workers)
+        let http = HTTPClient(
+            eventLoopGroupProvider: .shared(MultiThreadedEventLoopGroup.singleton), configuration: configuration)
         do {
             let results = try await phases(
-                TokenServiceClient(http: http, origin: "http://127.0.0.1:\(arguments.port)"), secret: secret, arguments: arguments)
+                TokenServiceClient(http: http, origin: "http://127.0.0.1:\(arguments.port)"), secret: secret,
+                arguments: arguments)
             try Report(arguments: arguments, results: results).write()
             try await http.shutdown()
         } catch {
@@ -50,7 +58,9 @@ struct GrantsLoad {
         }
     }
 
-    static func phases(_ client: TokenServiceClient, secret: String, arguments: Arguments) async throws -> [ClosedLoop.Result] {
+    static func phases(_ client: TokenServiceClient, secret: String, arguments: Arguments) async throws -> [ClosedLoop
+        .Result]
+    {
         let workers = arguments.workers
         let seconds = arguments.seconds
         let cookie = try await client.signIn()
@@ -60,7 +70,8 @@ struct GrantsLoad {
         let basic = "Basic " + Data("\(Seeder.serviceClient):\(secret)".utf8).base64EncodedString()
         for _ in 0..<20 { _ = try await client.clientCredentials(authorization: basic) }
 
-        let clientCredentials = await ClosedLoop.run(name: "client_credentials", workers: workers, seconds: seconds) { _ in
+        let clientCredentials = await ClosedLoop.run(name: "client_credentials", workers: workers, seconds: seconds) {
+            _ in
             (try? await client.clientCredentials(authorization: basic))?.status == 200
         }
         say("client_credentials: \(Int(clientCredentials.perSecond))/s")
@@ -71,27 +82,35 @@ struct GrantsLoad {
         for signer in signers {
             let verifier = PKCE.generateVerifier()
             let code = try await client.code(cookie: cookie, verifier: verifier)
-            let answer = try await client.redeem(code: code, verifier: verifier, proof: try signer.proof(method: "POST", url: client.tokenURL))
+            let answer = try await client.redeem(
+                code: code, verifier: verifier, proof: try signer.proof(method: "POST", url: client.tokenURL))
             guard answer.status == 200, let refresh = answer.json["refresh_token"] as? String else {
-                throw BenchmarkError("the code exchange for a refresh family failed (\(answer.status)): \(answer.text.prefix(300))")
+                throw BenchmarkError(
+                    "the code exchange for a refresh family failed (\(answer.status)): \(answer.text.prefix(300))")
             }
             families.append(refresh)
         }
-        let refreshProofs = WorkerQueues(try signers.map { signer in
-            try (0..<arguments.proofsPerWorker).map { _ in try signer.proof(method: "POST", url: client.tokenURL) }
-        })
+        let refreshProofs = WorkerQueues(
+            try signers.map { signer in
+                try (0..<arguments.proofsPerWorker).map { _ in try signer.proof(method: "POST", url: client.tokenURL) }
+            })
         let current = RefreshFamilies(families)
         let refresh = await ClosedLoop.run(name: "refresh_token + DPoP", workers: workers, seconds: seconds) { worker in
             guard let proof = refreshProofs.next(worker) else { return nil }
             guard let answer = try? await client.refresh(current[worker], proof: proof), answer.status == 200,
-                  let next = answer.json["refresh_token"] as? String else { return false }
+                let next = answer.json["refresh_token"] as? String
+            else { return false }
             current[worker] = next
             return true
         }
         say("refresh_token: \(Int(refresh.perSecond))/s")
 
         // authorization_code + PKCE + DPoP: codes made beforehand through /authorize (SSO, no prompt).
-        struct Redemption: Sendable { let code: String; let verifier: String; let proof: String }
+        struct Redemption: Sendable {
+            let code: String
+            let verifier: String
+            let proof: String
+        }
         let perWorker = max(1, arguments.codes / workers)
         var prepared: [[Redemption]] = []
         for signer in signers {
@@ -100,7 +119,9 @@ struct GrantsLoad {
                     group.addTask {
                         let verifier = PKCE.generateVerifier()
                         let code = try await client.code(cookie: cookie, verifier: verifier)
-                        return Redemption(code: code, verifier: verifier, proof: try signer.proof(method: "POST", url: client.tokenURL))
+                        return Redemption(
+                            code: code, verifier: verifier,
+                            proof: try signer.proof(method: "POST", url: client.tokenURL))
                     }
                 }
                 var all: [Redemption] = []
@@ -111,9 +132,12 @@ struct GrantsLoad {
         }
         say("prepared \(prepared.map(\.count).reduce(0, +)) codes")
         let redemptions = WorkerQueues(prepared)
-        let authorizationCode = await ClosedLoop.run(name: "authorization_code + PKCE + DPoP", workers: workers, seconds: seconds) { worker in
+        let authorizationCode = await ClosedLoop.run(
+            name: "authorization_code + PKCE + DPoP", workers: workers, seconds: seconds
+        ) { worker in
             guard let item = redemptions.next(worker) else { return nil }
-            return (try? await client.redeem(code: item.code, verifier: item.verifier, proof: item.proof))?.status == 200
+            return (try? await client.redeem(code: item.code, verifier: item.verifier, proof: item.proof))?.status
+                == 200
         }
         say("authorization_code: \(Int(authorizationCode.perSecond))/s")
         return [clientCredentials, refresh, authorizationCode]

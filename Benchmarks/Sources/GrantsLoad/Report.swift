@@ -26,8 +26,9 @@ struct Report {
             "| grant | grants/s | p50 ms | p99 ms | failed |", "|---|---|---|---|---|",
         ]
         for result in results {
-            lines.append("| \(result.name) | \(Int(result.perSecond.rounded())) | \(Self.ms(result.percentile(50))) | "
-                + "\(Self.ms(result.percentile(99))) | \(result.failed) |")
+            lines.append(
+                "| \(result.name) | \(Int(result.perSecond.rounded())) | \(Self.ms(result.percentile(50))) | "
+                    + "\(Self.ms(result.percentile(99))) | \(result.failed) |")
         }
         lines.append("")
         try lines.joined(separator: "\n").write(toFile: arguments.report, atomically: true, encoding: .utf8)

@@ -24,7 +24,8 @@ struct Seeder {
         // Codes live long enough to pre-generate a whole phase's worth before redeeming them.
         let policy = #"{"token_lifetimes":{"authorization_code":600,"access_token":600}}"#
         let service = ClientMetadata(
-            tokenEndpointAuthMethod: .clientSecretBasic, grantTypes: [.clientCredentials], scope: "api", applicationType: .web)
+            tokenEndpointAuthMethod: .clientSecretBasic, grantTypes: [.clientCredentials], scope: "api",
+            applicationType: .web)
         let app = ClientMetadata(
             redirectURIs: [Self.redirectURI], tokenEndpointAuthMethod: .noAuthentication,
             grantTypes: [.authorizationCode, .refreshToken], scope: "openid profile", applicationType: .native,
@@ -35,10 +36,12 @@ struct Seeder {
             try await connection.query(
                 "INSERT INTO tenants (tenant_id, display_name, policy) VALUES (\(tenant), 'Benchmark', \(policy)::jsonb)",
                 logger: database.logger)
-            try await insert(Self.serviceClient, metadata: service, kind: "static", type: "confidential", application: "web",
-                             mechanism: "admin", secretHash: hasher.hash(secret), on: connection)
-            try await insert(Self.nativeApp, metadata: app, kind: "dynamic", type: "public", application: "native",
-                             mechanism: "user_token", secretHash: nil, on: connection)
+            try await insert(
+                Self.serviceClient, metadata: service, kind: "static", type: "confidential", application: "web",
+                mechanism: "admin", secretHash: hasher.hash(secret), on: connection)
+            try await insert(
+                Self.nativeApp, metadata: app, kind: "dynamic", type: "public", application: "native",
+                mechanism: "user_token", secretHash: nil, on: connection)
             try await connection.query(
                 """
                 INSERT INTO users (tenant_id, user_id, username, email, password_hash)
@@ -49,7 +52,8 @@ struct Seeder {
     }
 
     private func insert(
-        _ clientID: String, metadata: ClientMetadata, kind: String, type: String, application: String, mechanism: String,
+        _ clientID: String, metadata: ClientMetadata, kind: String, type: String, application: String,
+        mechanism: String,
         secretHash: String?, on connection: PostgresConnection
     ) async throws {
         let json = String(decoding: try LatchkeyJSON.encode(metadata), as: UTF8.self)

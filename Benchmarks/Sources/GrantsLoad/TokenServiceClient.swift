@@ -22,7 +22,9 @@ struct TokenServiceClient: Sendable {
         var text: String { String(decoding: body, as: UTF8.self) }
     }
 
-    func send(_ method: HTTPMethod, _ url: String, headers: [(String, String)] = [], form: [(String, String)]? = nil) async throws -> Answer {
+    func send(_ method: HTTPMethod, _ url: String, headers: [(String, String)] = [], form: [(String, String)]? = nil)
+        async throws -> Answer
+    {
         var request = HTTPClientRequest(url: url)
         request.method = method
         for (name, value) in headers { request.headers.add(name: name, value: value) }
@@ -32,69 +34,85 @@ struct TokenServiceClient: Sendable {
         }
         let response = try await http.execute(request, timeout: .seconds(30))
         let body = try await response.body.collect(upTo: 1 << 20)
-        return Answer(status: Int(response.status.code), headers: response.headers.map { ($0.name, $0.value) },
-                      body: Data(buffer: body))
+        return Answer(
+            status: Int(response.status.code), headers: response.headers.map { ($0.name, $0.value) },
+            body: Data(buffer: body))
     }
 
     static func encode(_ pairs: [(String, String)]) -> String {
         var allowed = CharacterSet.alphanumerics
         allowed.insert(charactersIn: "-._~")
-        return pairs.map { "\($0.addingPercentEncoding(withAllowedCharacters: allowed)!)=\($1.addingPercentEncoding(withAllowedCharacters: allowed)!)" }
-            .joined(separator: "&")
+        return pairs.map {
+            "\($0.addingPercentEncoding(withAllowedCharacters: allowed)!)=\($1.addingPercentEncoding(withAllowedCharacters: allowed)!)"
+        }
+        .joined(separator: "&")
     }
 
     /// The authorize URL of a PKCE (S256) code request of the native app.
     func authorizeURL(challenge: String) -> String {
-        "\(issuer)/authorize?" + Self.encode([
-            ("response_type", "code"), ("client_id", Seeder.nativeApp), ("redirect_uri", Seeder.redirectURI),
-            ("scope", "openid profile"), ("state", SecretTokens.generate()), ("code_challenge", challenge),
-            ("code_challenge_method", "S256"),
-        ])
+        "\(issuer)/authorize?"
+            + Self.encode([
+                ("response_type", "code"), ("client_id", Seeder.nativeApp), ("redirect_uri", Seeder.redirectURI),
+                ("scope", "openid profile"), ("state", SecretTokens.generate()), ("code_challenge", challenge),
+                ("code_challenge_method", "S256"),
+            ])
     }
 
     /// Signs in through the pages once; returns the `Cookie` header carrying the SSO session.
     func signIn() async throws -> String {
         let page = try await send(.GET, authorizeURL(challenge: PKCE.s256Challenge(for: PKCE.generateVerifier())))
         guard page.status == 200, let csrf = Self.field("csrf_token", in: page.text),
-              let pending = Self.field("authorization_request", in: page.text) else {
+            let pending = Self.field("authorization_request", in: page.text)
+        else {
             throw BenchmarkError("the sign-in page did not render (\(page.status))")
         }
         var cookies = Self.cookies(page)
-        let login = try await send(.POST, "\(issuer)/login", headers: [("Cookie", Self.cookieHeader(cookies))], form: [
-            ("csrf_token", csrf), ("authorization_request", pending), ("username", Seeder.username), ("password", Seeder.password),
-        ])
-        guard login.status == 302 else { throw BenchmarkError("sign-in failed (\(login.status)): \(login.text.prefix(300))") }
+        let login = try await send(
+            .POST, "\(issuer)/login", headers: [("Cookie", Self.cookieHeader(cookies))],
+            form: [
+                ("csrf_token", csrf), ("authorization_request", pending), ("username", Seeder.username),
+                ("password", Seeder.password),
+            ])
+        guard login.status == 302 else {
+            throw BenchmarkError("sign-in failed (\(login.status)): \(login.text.prefix(300))")
+        }
         cookies.merge(Self.cookies(login)) { _, new in new }
         return Self.cookieHeader(cookies)
     }
 
     /// A fresh code for `verifier` through `/authorize` with the SSO session (no prompt).
     func code(cookie: String, verifier: String) async throws -> String {
-        let answer = try await send(.GET, authorizeURL(challenge: PKCE.s256Challenge(for: verifier)), headers: [("Cookie", cookie)])
+        let answer = try await send(
+            .GET, authorizeURL(challenge: PKCE.s256Challenge(for: verifier)), headers: [("Cookie", cookie)])
         guard answer.status == 302, let location = answer.header("Location").first,
-              let code = URLComponents(string: location)?.queryItems?.first(where: { $0.name == "code" })?.value
+            let code = URLComponents(string: location)?.queryItems?.first(where: { $0.name == "code" })?.value
         else { throw BenchmarkError("authorize did not redirect with a code (\(answer.status))") }
         return code
     }
 
     /// `authorization_code` + PKCE + DPoP.
     func redeem(code: String, verifier: String, proof: String) async throws -> Answer {
-        try await send(.POST, tokenURL, headers: [("DPoP", proof)], form: [
-            ("grant_type", "authorization_code"), ("code", code), ("redirect_uri", Seeder.redirectURI),
-            ("client_id", Seeder.nativeApp), ("code_verifier", verifier),
-        ])
+        try await send(
+            .POST, tokenURL, headers: [("DPoP", proof)],
+            form: [
+                ("grant_type", "authorization_code"), ("code", code), ("redirect_uri", Seeder.redirectURI),
+                ("client_id", Seeder.nativeApp), ("code_verifier", verifier),
+            ])
     }
 
     /// `refresh_token` with DPoP.
     func refresh(_ token: String, proof: String) async throws -> Answer {
-        try await send(.POST, tokenURL, headers: [("DPoP", proof)], form: [
-            ("grant_type", "refresh_token"), ("refresh_token", token), ("client_id", Seeder.nativeApp),
-        ])
+        try await send(
+            .POST, tokenURL, headers: [("DPoP", proof)],
+            form: [
+                ("grant_type", "refresh_token"), ("refresh_token", token), ("client_id", Seeder.nativeApp),
+            ])
     }
 
     /// `client_credentials` with `client_secret_basic`.
     func clientCredentials(authorization: String) async throws -> Answer {
-        try await send(.POST, tokenURL, headers: [("Authorization", authorization)], form: [("grant_type", "client_credentials")])
+        try await send(
+            .POST, tokenURL, headers: [("Authorization", authorization)], form: [("grant_type", "client_credentials")])
     }
 
     static func field(_ name: String, in html: String) -> String? {

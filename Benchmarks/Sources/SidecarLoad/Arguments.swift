@@ -7,7 +7,9 @@ struct Arguments {
     init(_ arguments: [String]) throws {
         var iterator = arguments.makeIterator()
         while let name = iterator.next() {
-            guard name.hasPrefix("--"), let value = iterator.next() else { throw BenchmarkError("expected --name value, got \(name)") }
+            guard name.hasPrefix("--"), let value = iterator.next() else {
+                throw BenchmarkError("expected --name value, got \(name)")
+            }
             values[String(name.dropFirst(2))] = value
         }
     }

@@ -66,7 +66,9 @@ final class UpstreamHandler: ChannelInboundHandler {
             headers.add(name: "Content-Type", value: document == nil ? "text/plain" : "application/json")
             headers.add(name: "Content-Length", value: String(body.readableBytes))
             if !keepAlive { headers.add(name: "Connection", value: "close") }
-            context.write(wrapOutboundOut(.head(HTTPResponseHead(version: .http1_1, status: .ok, headers: headers))), promise: nil)
+            context.write(
+                wrapOutboundOut(.head(HTTPResponseHead(version: .http1_1, status: .ok, headers: headers))), promise: nil
+            )
             context.write(wrapOutboundOut(.body(.byteBuffer(body))), promise: nil)
             let keepAlive = self.keepAlive
             context.writeAndFlush(wrapOutboundOut(.end(nil))).assumeIsolated().whenComplete { _ in
@@ -81,10 +83,12 @@ extension BenchUpstream {
     func token(jkt: String, audience: String) throws -> String {
         let now = Int(Date().timeIntervalSince1970)
         let claims: [String: Any] = [
-            "iss": issuer, "sub": "bench-user", "aud": audience, "exp": now + 3_600, "iat": now, "jti": UUID().uuidString,
+            "iss": issuer, "sub": "bench-user", "aud": audience, "exp": now + 3_600, "iat": now,
+            "jti": UUID().uuidString,
             "client_id": "bench-client", "scope": "bench", "cnf": ["jkt": jkt],
         ]
         let payload = try JSONSerialization.data(withJSONObject: claims, options: [.sortedKeys])
-        return try CompactJWS.sign(payload: payload, using: issuerKey, header: JWSHeaderParameters(typ: "at+jwt", kid: kid))
+        return try CompactJWS.sign(
+            payload: payload, using: issuerKey, header: JWSHeaderParameters(typ: "at+jwt", kid: kid))
     }
 }

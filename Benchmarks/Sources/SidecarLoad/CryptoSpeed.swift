@@ -22,8 +22,9 @@ enum CryptoSpeed {
         let started = ContinuousClock.now
         let limit = Duration.milliseconds(Int(seconds * 1_000))
         while ContinuousClock.now - started < limit, index < proofs.count {
-            _ = try await verifier.verify(headerValues: [proofs[index]], method: "GET", url: url, accessToken: token,
-                                          expectedJKT: signer.jkt)
+            _ = try await verifier.verify(
+                headerValues: [proofs[index]], method: "GET", url: url, accessToken: token,
+                expectedJKT: signer.jkt)
             index += 1
         }
         return Double(index) / (ContinuousClock.now - started).seconds

@@ -43,8 +43,10 @@ enum LoadGenerator {
         case open(perSecond: Double)
     }
 
-    static func run(port: Int, connections: Int, seconds: Double, mode: Mode,
-                    next: @escaping @Sendable () -> HTTPRequestHead?) async throws -> PhaseResult {
+    static func run(
+        port: Int, connections: Int, seconds: Double, mode: Mode,
+        next: @escaping @Sendable () -> HTTPRequestHead?
+    ) async throws -> PhaseResult {
         let group = MultiThreadedEventLoopGroup.singleton
         let start = NIODeadline.now() + .milliseconds(50)
         let end = start + .nanoseconds(Int64(seconds * 1e9))
@@ -56,8 +58,10 @@ enum LoadGenerator {
                     slot = nil
                 case .open(let perSecond):
                     let interval = Double(connections) / perSecond
-                    slot = (start + .nanoseconds(Int64(interval * 1e9 * Double(index) / Double(connections))),
-                            .nanoseconds(Int64(interval * 1e9)))
+                    slot = (
+                        start + .nanoseconds(Int64(interval * 1e9 * Double(index) / Double(connections))),
+                        .nanoseconds(Int64(interval * 1e9))
+                    )
                 }
                 tasks.addTask {
                     let promise = group.any().makePromise(of: PhaseResult.self)
@@ -106,8 +110,10 @@ final class ConnectionDriver: ChannelInboundHandler, @unchecked Sendable {
     private var finished = false
     private var context: ChannelHandlerContext?
 
-    init(start: NIODeadline, end: NIODeadline, slot: (first: NIODeadline, interval: TimeAmount)?,
-         next: @escaping @Sendable () -> HTTPRequestHead?, done: EventLoopPromise<PhaseResult>) {
+    init(
+        start: NIODeadline, end: NIODeadline, slot: (first: NIODeadline, interval: TimeAmount)?,
+        next: @escaping @Sendable () -> HTTPRequestHead?, done: EventLoopPromise<PhaseResult>
+    ) {
         self.start = start
         self.end = end
         self.slot = slot

@@ -15,7 +15,8 @@ struct SidecarLoad {
         // taking turns on one CPU delay each other's connections by whole scheduler slices, which
         // would show up as latency of whatever is being measured.
         if ProcessInfo.processInfo.environment["NIO_SINGLETON_GROUP_LOOP_COUNT"] == nil,
-           let allowed = CPUAffinity.allowedCPUCount(), allowed < System.coreCount {
+            let allowed = CPUAffinity.allowedCPUCount(), allowed < System.coreCount
+        {
             NIOSingletons.groupLoopCountSuggestion = allowed
         }
         let arguments = Array(CommandLine.arguments.dropFirst())
@@ -24,12 +25,18 @@ struct SidecarLoad {
             case "crypto-speed":
                 let options = try Arguments(Array(arguments.dropFirst()))
                 let seconds = try options.double("seconds", 3)
-                print(String(format: "p256_verify_per_second %.0f", CryptoSpeed.p256VerifiesPerSecond(seconds: seconds)))
-                print(String(format: "dpop_proof_checks_per_second %.0f", try await CryptoSpeed.proofChecksPerSecond(seconds: seconds)))
+                print(
+                    String(format: "p256_verify_per_second %.0f", CryptoSpeed.p256VerifiesPerSecond(seconds: seconds)))
+                print(
+                    String(
+                        format: "dpop_proof_checks_per_second %.0f",
+                        try await CryptoSpeed.proofChecksPerSecond(seconds: seconds)))
             case "load":
                 try await LoadBenchmark(options: try Arguments(Array(arguments.dropFirst()))).run()
             default:
-                print("usage: SidecarLoad crypto-speed [--seconds S] | load --sidecar-port P --upstream-port U --sidecar-pid PID [...]")
+                print(
+                    "usage: SidecarLoad crypto-speed [--seconds S] | load --sidecar-port P --upstream-port U --sidecar-pid PID [...]"
+                )
             }
         } catch {
             FileHandle.standardError.write(Data("SidecarLoad: \(error)\n".utf8))
@@ -61,50 +68,66 @@ struct LoadBenchmark {
         let signer = DPoPProofSigner(key: try SigningKey.generate(.es256))
         let token = try upstream.token(jkt: signer.jkt, audience: origin)
         let generationStart = ContinuousClock.now
-        let pool = try await RequestPool(count: proofCount, path: path, origin: origin, host: "api.example.com", token: token, signer: signer)
+        let pool = try await RequestPool(
+            count: proofCount, path: path, origin: origin, host: "api.example.com", token: token, signer: signer)
         log("generated \(proofCount) proofs in \(format((ContinuousClock.now - generationStart).seconds)) s")
         let fixed = pool.heads[0]  // the upstream ignores proofs: direct phases reuse one request of the same size
 
         log("warm-up")
-        _ = try await LoadGenerator.run(port: sidecarPort, connections: connections, seconds: 2, mode: .closed, next: pool.next)
+        _ = try await LoadGenerator.run(
+            port: sidecarPort, connections: connections, seconds: 2, mode: .closed, next: pool.next)
         log("peak through the sidecar")
-        let peak = try await LoadGenerator.run(port: sidecarPort, connections: connections, seconds: seconds, mode: .closed, next: pool.next)
+        let peak = try await LoadGenerator.run(
+            port: sidecarPort, connections: connections, seconds: seconds, mode: .closed, next: pool.next)
         // The same request bytes to a public path (DPOP_PUBLIC_PATHS=/public/*): the sidecar forwards it
         // without verifying anything, which measures what the proxying alone costs.
-        let publicRequest = RequestPool.head(path: "/public/items", host: "api.example.com", token: token,
-                                             proof: fixed.headers["DPoP"].first ?? "")
+        let publicRequest = RequestPool.head(
+            path: "/public/items", host: "api.example.com", token: token,
+            proof: fixed.headers["DPoP"].first ?? "")
         log("peak through the sidecar, public path (proxying only)")
-        let proxyOnly = try await LoadGenerator.run(port: sidecarPort, connections: connections, seconds: seconds, mode: .closed) {
+        let proxyOnly = try await LoadGenerator.run(
+            port: sidecarPort, connections: connections, seconds: seconds, mode: .closed
+        ) {
             publicRequest
         }
         if options.string("phases", "all") == "peak" {
             // Quick look while tuning (`BENCH_PHASES=peak`): no report is written.
-            print("peak through the sidecar: \(format(peak.rate, 0)) req/s, p50 \(format(peak.percentile(0.5), 0)) µs, "
-                + "p99 \(format(peak.percentile(0.99), 0)) µs, non-200 \(peak.failures); proxying only: \(format(proxyOnly.rate, 0)) req/s")
+            print(
+                "peak through the sidecar: \(format(peak.rate, 0)) req/s, p50 \(format(peak.percentile(0.5), 0)) µs, "
+                    + "p99 \(format(peak.percentile(0.99), 0)) µs, non-200 \(peak.failures); proxying only: \(format(proxyOnly.rate, 0)) req/s"
+            )
             return
         }
         log("peak of the upstream alone")
-        let directPeak = try await LoadGenerator.run(port: upstreamPort, connections: connections, seconds: seconds, mode: .closed) { fixed }
+        let directPeak = try await LoadGenerator.run(
+            port: upstreamPort, connections: connections, seconds: seconds, mode: .closed
+        ) { fixed }
         let half = peak.rate / 2
         log("half of peak (\(Int(half)) req/s) through the sidecar")
         let stealBefore = Self.stealMilliseconds()
-        let halfSidecar = try await LoadGenerator.run(port: sidecarPort, connections: connections, seconds: seconds,
-                                                      mode: .open(perSecond: half), next: pool.next)
+        let halfSidecar = try await LoadGenerator.run(
+            port: sidecarPort, connections: connections, seconds: seconds,
+            mode: .open(perSecond: half), next: pool.next)
         let stealDuringHalf = zip(Self.stealMilliseconds(), stealBefore).map { $0 - $1 }
         let timeline = options.string("timeline", "")
         if !timeline.isEmpty { try LoadGenerator.writeTimeline(halfSidecar, to: timeline) }
         log("same rate to the upstream alone")
-        let halfDirect = try await LoadGenerator.run(port: upstreamPort, connections: connections, seconds: seconds,
-                                                     mode: .open(perSecond: half)) { fixed }
+        let halfDirect = try await LoadGenerator.run(
+            port: upstreamPort, connections: connections, seconds: seconds,
+            mode: .open(perSecond: half)
+        ) { fixed }
 
         // Fill the replay cache past its bound (its entries outlive the run: iat window), then measure memory.
         var metrics = try await SimpleHTTP.get(port: sidecarPort + 1000, path: "/metrics").body
         try await Task.sleep(for: .seconds(6))  // one gauge interval
         metrics = try await SimpleHTTP.get(port: sidecarPort + 1000, path: "/metrics").body
-        if (SimpleHTTP.metric(metrics, "latchkey_dpop_replay_cache_entries") ?? 0) < Double(replayCapacity), pool.remaining > 0 {
+        if (SimpleHTTP.metric(metrics, "latchkey_dpop_replay_cache_entries") ?? 0) < Double(replayCapacity),
+            pool.remaining > 0
+        {
             log("filling the replay cache")
-            _ = try await LoadGenerator.run(port: sidecarPort, connections: connections, seconds: Double(replayCapacity) / max(peak.rate, 1),
-                                            mode: .closed, next: pool.next)
+            _ = try await LoadGenerator.run(
+                port: sidecarPort, connections: connections, seconds: Double(replayCapacity) / max(peak.rate, 1),
+                mode: .closed, next: pool.next)
             try await Task.sleep(for: .seconds(6))
             metrics = try await SimpleHTTP.get(port: sidecarPort + 1000, path: "/metrics").body
         }
@@ -113,10 +136,12 @@ struct LoadBenchmark {
         let report = Report(
             opensslVerify: try options.double("openssl-verify", 0), swiftVerify: try options.double("swift-verify", 0),
             libraryChecks: try options.double("library-checks", 0), connections: connections, seconds: seconds,
-            proofsUsed: pool.used, peak: peak, proxyOnly: proxyOnly, directPeak: directPeak, halfSidecar: halfSidecar, halfDirect: halfDirect,
+            proofsUsed: pool.used, peak: peak, proxyOnly: proxyOnly, directPeak: directPeak, halfSidecar: halfSidecar,
+            halfDirect: halfDirect,
             replayEntries: SimpleHTTP.metric(metrics, "latchkey_dpop_replay_cache_entries") ?? -1,
             replayEvictions: SimpleHTTP.metric(metrics, "latchkey_dpop_replay_cache_evictions_total") ?? -1,
-            rssKiB: memory.rss, peakRssKiB: memory.peak, stealDuringHalf: stealDuringHalf, machine: options.string("machine", ""))
+            rssKiB: memory.rss, peakRssKiB: memory.peak, stealDuringHalf: stealDuringHalf,
+            machine: options.string("machine", ""))
         let markdown = report.markdown()
         print(markdown)
         let output = options.string("report", "")

@@ -31,7 +31,9 @@ struct Report {
         let perProxied = proxyOnly.rate > 0 ? 1e6 / proxyOnly.rate : .nan
         let perOpenSSLVerify = opensslVerify > 0 ? 1e6 / opensslVerify : .nan
         func failures(_ result: PhaseResult) -> String {
-            result.failures.isEmpty ? "0" : result.failures.sorted { $0.key < $1.key }.map { "\($0.value)×\($0.key)" }.joined(separator: ", ")
+            result.failures.isEmpty
+                ? "0"
+                : result.failures.sorted { $0.key < $1.key }.map { "\($0.value)×\($0.key)" }.joined(separator: ", ")
         }
         func row(_ name: String, _ result: PhaseResult) -> String {
             "| \(name) | \(format(result.rate, 0)) | \(format(result.percentile(0.5), 0)) | \(format(result.percentile(0.99), 0)) | "

@@ -34,9 +34,11 @@ final class RequestPool: Sendable {
     }
 
     static func head(path: String, host: String, token: String, proof: String) -> HTTPRequestHead {
-        HTTPRequestHead(version: .http1_1, method: .GET, uri: path, headers: [
-            "Host": host, "Authorization": "DPoP \(token)", "DPoP": proof,
-        ])
+        HTTPRequestHead(
+            version: .http1_1, method: .GET, uri: path,
+            headers: [
+                "Host": host, "Authorization": "DPoP \(token)", "DPoP": proof,
+            ])
     }
 
     /// The next unused request, or nil when the pool is exhausted.

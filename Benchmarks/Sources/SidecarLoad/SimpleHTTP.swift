@@ -8,12 +8,18 @@ enum SimpleHTTP {
         let promise = MultiThreadedEventLoopGroup.singleton.any().makePromise(of: (Int, String).self)
         let channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .channelInitializer { channel in
-                channel.pipeline.addHTTPClientHandlers().flatMap { channel.pipeline.addHandler(Collector(promise: promise)) }
+                channel.pipeline.addHTTPClientHandlers().flatMap {
+                    channel.pipeline.addHandler(Collector(promise: promise))
+                }
             }
             .connect(host: "127.0.0.1", port: port).get()
-        channel.write(HTTPClientRequestPart.head(HTTPRequestHead(version: .http1_1, method: .GET, uri: path, headers: [
-            "Host": "127.0.0.1", "Connection": "close",
-        ])), promise: nil)
+        channel.write(
+            HTTPClientRequestPart.head(
+                HTTPRequestHead(
+                    version: .http1_1, method: .GET, uri: path,
+                    headers: [
+                        "Host": "127.0.0.1", "Connection": "close",
+                    ])), promise: nil)
         try await channel.writeAndFlush(HTTPClientRequestPart.end(nil)).get()
         let answer = try await promise.futureResult.get()
         try? await channel.close().get()
@@ -57,6 +63,8 @@ enum SimpleHTTP {
 
     /// The value of an unlabelled Prometheus sample line `name value`.
     static func metric(_ text: String, _ name: String) -> Double? {
-        text.split(separator: "\n").first { $0.hasPrefix(name + " ") }.flatMap { Double($0.split(separator: " ").last ?? "") }
+        text.split(separator: "\n").first { $0.hasPrefix(name + " ") }.flatMap {
+            Double($0.split(separator: " ").last ?? "")
+        }
     }
 }

@@ -73,7 +73,9 @@ struct AuditEventDecoder: Sendable {
             return reject(.unknownType, "unknown event type \"\(typeName.prefix(200))\"")
         }
         guard type.topic(prefix: topicPrefix) == message.topic else {
-            return reject(.wrongTopic, "\(type.rawValue) events belong on \(type.topic(prefix: topicPrefix)), not \(message.topic)")
+            return reject(
+                .wrongTopic,
+                "\(type.rawValue) events belong on \(type.topic(prefix: topicPrefix)), not \(message.topic)")
         }
         if let error = validator.firstError(in: event, as: type) {
             return reject(.schema, "fails \(type.schemaFileName): \(error.description)")
@@ -98,10 +100,11 @@ struct AuditEventDecoder: Sendable {
             return reject(.unstorable, "a string contains U+0000, which PostgreSQL jsonb cannot store")
         }
         let id = attributes["id"]?.stringValue ?? ""
-        return .success(AuditRecord(
-            message: message, tenantID: tenant, eventID: id.lowercased(), eventType: type, subject: subject,
-            userID: Self.userID(in: data), eventTime: RFC3339Timestamp.string(from: time), eventDate: time,
-            canonicalEvent: CanonicalJSON.encode(event)))
+        return .success(
+            AuditRecord(
+                message: message, tenantID: tenant, eventID: id.lowercased(), eventType: type, subject: subject,
+                userID: Self.userID(in: data), eventTime: RFC3339Timestamp.string(from: time), eventDate: time,
+                canonicalEvent: CanonicalJSON.encode(event)))
     }
 
     /// The payload member the CloudEvents `subject` repeats (`EventPayload.eventSubject`).

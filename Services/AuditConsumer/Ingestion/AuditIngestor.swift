@@ -146,9 +146,11 @@ final class AuditIngestor: Service, Sendable {
                 metrics.storeFailed()
                 guard records.count > 1 else {
                     logger.warning("audit record refused by PostgreSQL", metadata: ["error": "\(error.logDescription)"])
-                    return IsolatedOutcome(unstorable: [RejectedRecord(
-                        message: records[0].message, reason: .unstorable,
-                        detail: "refused by PostgreSQL: \(error.logDescription)")])
+                    return IsolatedOutcome(unstorable: [
+                        RejectedRecord(
+                            message: records[0].message, reason: .unstorable,
+                            detail: "refused by PostgreSQL: \(error.logDescription)")
+                    ])
                 }
                 let half = records.count / 2
                 var first = try await storeWithRetry(Array(records[..<half]))
@@ -163,9 +165,11 @@ final class AuditIngestor: Service, Sendable {
                 attempt += 1
                 // A concurrent replica stored one of these ids first: the retry will see it at once.
                 if error.isUniqueViolation { continue }
-                logger.warning("storing an audit batch failed; retrying", metadata: [
-                    "error": "\(error.logDescription)", "attempt": "\(attempt)",
-                ])
+                logger.warning(
+                    "storing an audit batch failed; retrying",
+                    metadata: [
+                        "error": "\(error.logDescription)", "attempt": "\(attempt)",
+                    ])
                 try await Task.sleep(for: Self.backoff(attempt: attempt))
             }
         }
@@ -181,9 +185,11 @@ final class AuditIngestor: Service, Sendable {
             } catch {
                 try Task.checkCancellation()
                 attempt += 1
-                logger.warning("publishing dead letters failed; retrying", metadata: [
-                    "error": "\(error.logDescription)", "attempt": "\(attempt)",
-                ])
+                logger.warning(
+                    "publishing dead letters failed; retrying",
+                    metadata: [
+                        "error": "\(error.logDescription)", "attempt": "\(attempt)",
+                    ])
                 try await Task.sleep(for: Self.backoff(attempt: attempt))
             }
         }
@@ -220,11 +226,13 @@ final class AuditIngestor: Service, Sendable {
         metrics.duplicates(outcome.store.duplicates)
         for record in rejected {
             metrics.deadLettered(record.reason)
-            logger.notice("event sent to the dead-letter topic", metadata: [
-                "reason": "\(record.reason.rawValue)", "detail": "\(record.detail.prefix(300))",
-                "topic": "\(record.message.topic)", "partition": "\(record.message.partition)",
-                "offset": "\(record.message.offset)",
-            ])
+            logger.notice(
+                "event sent to the dead-letter topic",
+                metadata: [
+                    "reason": "\(record.reason.rawValue)", "detail": "\(record.detail.prefix(300))",
+                    "topic": "\(record.message.topic)", "partition": "\(record.message.partition)",
+                    "offset": "\(record.message.offset)",
+                ])
         }
         for (tenant, length) in outcome.store.chainLengths { metrics.chainLength(tenant: tenant, length: length) }
     }

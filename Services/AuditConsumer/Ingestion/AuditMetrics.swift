@@ -25,7 +25,8 @@ final class AuditMetrics: Sendable {
     init() {
         var counters: [LatchkeyEventType: Counter] = [:]
         for type in LatchkeyEventType.allCases {
-            counters[type] = Counter(label: "latchkey_audit_events_ingested_total", dimensions: [("type", type.rawValue)])
+            counters[type] = Counter(
+                label: "latchkey_audit_events_ingested_total", dimensions: [("type", type.rawValue)])
         }
         ingestedByType = counters
     }

@@ -35,14 +35,15 @@ struct DeadLetterPublisher: Sendable {
 
     func outgoing(_ record: RejectedRecord) -> KafkaOutgoingMessage {
         let source = record.message
-        let headers = source.headers + [
-            KafkaHeader(key: "dlq-reason", value: record.reason.rawValue),
-            KafkaHeader(key: "dlq-detail", value: String(record.detail.prefix(Self.maximumDetailLength))),
-            KafkaHeader(key: "dlq-topic", value: source.topic),
-            KafkaHeader(key: "dlq-partition", value: String(source.partition)),
-            KafkaHeader(key: "dlq-offset", value: String(source.offset)),
-            KafkaHeader(key: "dlq-consumer", value: Self.consumerName),
-        ]
+        let headers =
+            source.headers + [
+                KafkaHeader(key: "dlq-reason", value: record.reason.rawValue),
+                KafkaHeader(key: "dlq-detail", value: String(record.detail.prefix(Self.maximumDetailLength))),
+                KafkaHeader(key: "dlq-topic", value: source.topic),
+                KafkaHeader(key: "dlq-partition", value: String(source.partition)),
+                KafkaHeader(key: "dlq-offset", value: String(source.offset)),
+                KafkaHeader(key: "dlq-consumer", value: Self.consumerName),
+            ]
         return KafkaOutgoingMessage(topic: topic, key: source.key, value: source.value, headers: headers)
     }
 }

@@ -118,7 +118,9 @@ struct AuditLogReader: Sendable {
     }
 
     /// Token issuance of one client per UTC day, newest day first.
-    func issuancePerDay(tenant: String, clientID: String, days: Int) async throws -> [(day: String, count: Int64, last: String)] {
+    func issuancePerDay(tenant: String, clientID: String, days: Int) async throws -> [(
+        day: String, count: Int64, last: String
+    )] {
         try await database.withTenantTransaction(tenant) { connection in
             let rows = try await connection.query(
                 """

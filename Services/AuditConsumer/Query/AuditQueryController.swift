@@ -40,7 +40,9 @@ struct AuditQueryController: Sendable {
         let limit = try parameters.integer("limit", in: 1...Self.maximumLimit, default: Self.defaultLimit)
         var order = AuditOrder.newestFirst
         if let text = try parameters.string("order") {
-            guard let parsed = AuditOrder(rawValue: text) else { throw OAuthError.invalidRequest("order must be desc or asc") }
+            guard let parsed = AuditOrder(rawValue: text) else {
+                throw OAuthError.invalidRequest("order must be desc or asc")
+            }
             order = parsed
         }
         var cursor: AuditCursor?
@@ -56,13 +58,14 @@ struct AuditQueryController: Sendable {
             cursor = parsed
         }
         let page = try await reader.page(tenant: tenant, filter: filter, order: order, cursor: cursor, limit: limit)
-        return Self.json(.object([
-            "tenant": .string(tenant),
-            "order": .string(order.rawValue),
-            "events": .array(page.events.map(\.view)),
-            "next_cursor": page.next.map { .string($0.encoded()) } ?? .null,
-            "prev_cursor": page.previous.map { .string($0.encoded()) } ?? .null,
-        ]))
+        return Self.json(
+            .object([
+                "tenant": .string(tenant),
+                "order": .string(order.rawValue),
+                "events": .array(page.events.map(\.view)),
+                "next_cursor": page.next.map { .string($0.encoded()) } ?? .null,
+                "prev_cursor": page.previous.map { .string($0.encoded()) } ?? .null,
+            ]))
     }
 
     @Sendable func clientTimeline(_ request: Request, context: Context) async throws -> Response {

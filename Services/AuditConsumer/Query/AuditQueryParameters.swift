@@ -65,7 +65,9 @@ struct AuditEventFilter: Sendable, Equatable {
     /// Exclusive upper bound on the event's `time`.
     var to: Date?
 
-    init(type: LatchkeyEventType? = nil, clientID: String? = nil, user: String? = nil, from: Date? = nil, to: Date? = nil) {
+    init(
+        type: LatchkeyEventType? = nil, clientID: String? = nil, user: String? = nil, from: Date? = nil, to: Date? = nil
+    ) {
         self.type = type
         self.clientID = clientID
         self.user = user
@@ -77,7 +79,9 @@ struct AuditEventFilter: Sendable, Equatable {
     /// `user`, `from` and `to`.
     init(_ parameters: AuditQueryParameters) throws(OAuthError) {
         if let type = try parameters.string("type") {
-            guard let known = LatchkeyEventType(rawValue: type) ?? LatchkeyEventType.allCases.first(where: { $0.topicSuffix == type })
+            guard
+                let known = LatchkeyEventType(rawValue: type)
+                    ?? LatchkeyEventType.allCases.first(where: { $0.topicSuffix == type })
             else {
                 let names = LatchkeyEventType.allCases.map(\.rawValue).joined(separator: ", ")
                 throw .invalidRequest("type must be one of \(names)")

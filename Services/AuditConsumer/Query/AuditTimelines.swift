@@ -79,12 +79,13 @@ struct AuditTimelines: Sendable {
             "account": .array(account.map(\.view)),
             "instances": .array(instances),
             "instances_truncated": .bool(clients.count > Self.instanceLimit),
-            "other_activity": .array(other.prefix(Self.listLimit).map { entry in
-                .object([
-                    "client_id": .string(entry.client), "type": .string(entry.type),
-                    "count": .number(Double(entry.count)), "last_at": .string(entry.last),
-                ])
-            }),
+            "other_activity": .array(
+                other.prefix(Self.listLimit).map { entry in
+                    .object([
+                        "client_id": .string(entry.client), "type": .string(entry.type),
+                        "count": .number(Double(entry.count)), "last_at": .string(entry.last),
+                    ])
+                }),
             "other_activity_truncated": .bool(other.count > Self.listLimit),
         ])
     }

@@ -52,8 +52,9 @@ final class ProxyChannelHandler: ChannelDuplexHandler, RemovableChannelHandler {
 
     init(route: ProxyRoute) {
         self.route = route
-        state = StateMachine(totalTimeout: .milliseconds(Int64(route.proxy.settings.timeoutMilliseconds)),
-                             idleTimeout: .milliseconds(Int64(route.proxy.settings.idleTimeoutMilliseconds)))
+        state = StateMachine(
+            totalTimeout: .milliseconds(Int64(route.proxy.settings.timeoutMilliseconds)),
+            idleTimeout: .milliseconds(Int64(route.proxy.settings.idleTimeoutMilliseconds)))
     }
 
     func handlerAdded(context: ChannelHandlerContext) {
@@ -155,7 +156,8 @@ final class ProxyChannelHandler: ChannelDuplexHandler, RemovableChannelHandler {
         started = .now()
         request = head
         let incomingID = head.headers.combined(RequestIDs.headerName)
-        requestID = incomingID.flatMap { RequestIDMiddleware<LatchkeyRequestContext>.isAcceptable($0) ? $0 : nil }
+        requestID =
+            incomingID.flatMap { RequestIDMiddleware<LatchkeyRequestContext>.isAcceptable($0) ? $0 : nil }
             ?? requestIDs.next()
         framing = .init(head.headers)
 
@@ -168,8 +170,10 @@ final class ProxyChannelHandler: ChannelDuplexHandler, RemovableChannelHandler {
         let origin = route.resolver.origin(authority: authority, headers: head.headers, peerTrusted: peerTrusted)
         view = .init(origin: origin, peerAddress: peerAddress, peerTrusted: peerTrusted)
         do {
-            if let decision = try route.gate.decideNow(method: head.method.rawValue, target: target, origin: origin,
-                                                      headers: head.headers) {
+            if let decision = try route.gate.decideNow(
+                method: head.method.rawValue, target: target, origin: origin,
+                headers: head.headers)
+            {
                 decided(decision)
             } else {
                 decideLater(method: head.method.rawValue, target: target, origin: origin, headers: head.headers)
@@ -201,9 +205,12 @@ final class ProxyChannelHandler: ChannelDuplexHandler, RemovableChannelHandler {
 
     private func decided(_ decision: RequestAuthenticator.Decision) {
         self.decision = decision
-        guard case .lease(let sendContinue, let deadline) = state.decided(now: .now()), let context, let pool else { return }
+        guard case .lease(let sendContinue, let deadline) = state.decided(now: .now()), let context, let pool else {
+            return
+        }
         if sendContinue {
-            context.writeAndFlush(wrapOutboundOut(.head(HTTPResponseHead(version: .http1_1, status: .continue))), promise: nil)
+            context.writeAndFlush(
+                wrapOutboundOut(.head(HTTPResponseHead(version: .http1_1, status: .continue))), promise: nil)
         }
         armWatchdog(at: deadline)
         pool.lease(for: self)
@@ -221,7 +228,8 @@ final class ProxyChannelHandler: ChannelDuplexHandler, RemovableChannelHandler {
         if state.closesConnectionAfterResponse { headers.add(name: "Connection", value: "close") }
         responseStatus = response.status.code
         guard let context else { return }
-        let head = HTTPResponseHead(version: .http1_1, status: .init(statusCode: response.status.code), headers: headers)
+        let head = HTTPResponseHead(
+            version: .http1_1, status: .init(statusCode: response.status.code), headers: headers)
         context.write(wrapOutboundOut(.head(head)), promise: nil)
         context.write(wrapOutboundOut(.body(.byteBuffer(body))), promise: nil)
         context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
@@ -241,7 +249,8 @@ final class ProxyChannelHandler: ChannelDuplexHandler, RemovableChannelHandler {
             abandonExchange()
             context?.close(promise: nil)
         case .answerWithError:
-            let answer = timedOut
+            let answer =
+                timedOut
                 ? OAuthError(.gatewayTimeout, "upstream_timeout", "the upstream did not answer in time")
                 : OAuthError(.badGateway, "upstream_unavailable", "the upstream could not be reached")
             if !timedOut, let error {
@@ -288,10 +297,13 @@ final class ProxyChannelHandler: ChannelDuplexHandler, RemovableChannelHandler {
         var logger = route.logger
         logger[metadataKey: "request_id"] = .string(requestID)
         let micros = (NIODeadline.now() - started).nanoseconds / 1_000
-        logger.info("request", metadata: [
-            "method": .string(request?.method.rawValue ?? ""), "path": .string(String(target?.path ?? "")),
-            "status": .stringConvertible(responseStatus), "duration_ms": .string(String(format: "%.2f", Double(micros) / 1_000)),
-        ])
+        logger.info(
+            "request",
+            metadata: [
+                "method": .string(request?.method.rawValue ?? ""), "path": .string(String(target?.path ?? "")),
+                "status": .stringConvertible(responseStatus),
+                "duration_ms": .string(String(format: "%.2f", Double(micros) / 1_000)),
+            ])
     }
 
     // MARK: Watchdog
@@ -324,7 +336,7 @@ final class ProxyChannelHandler: ChannelDuplexHandler, RemovableChannelHandler {
 extension ProxyChannelHandler: UpstreamLeaseHolder {
     func leased(_ connection: UpstreamConnection) {
         guard let request, let target, let view,
-              case .forward(let body, let end, let rearm) = state.leased(now: .now())
+            case .forward(let body, let end, let rearm) = state.leased(now: .now())
         else {
             pool?.release(connection, reusable: true)
             return
@@ -336,7 +348,8 @@ extension ProxyChannelHandler: UpstreamLeaseHolder {
             watchdog?.cancel()
             armWatchdog(at: rearm)
         }
-        connection.write(.head(route.proxy.requestHead(request, target: target, identity: identity, view: view, framing: framing)))
+        connection.write(
+            .head(route.proxy.requestHead(request, target: target, identity: identity, view: view, framing: framing)))
         for buffer in body { connection.write(.body(.byteBuffer(buffer))) }
         if end { connection.write(.end(nil)) }
         connection.flush()

@@ -101,7 +101,9 @@ final class UpstreamPool {
                 case .failure(let error):
                     self.open -= 1
                     holder.leaseFailed(error)
-                    if self.open < self.maxConnections, let waiter = self.waiters.popFirst() { self.connect(for: waiter) }
+                    if self.open < self.maxConnections, let waiter = self.waiters.popFirst() {
+                        self.connect(for: waiter)
+                    }
                 }
             }
     }
@@ -141,7 +143,8 @@ struct UpstreamEndpoint: Sendable {
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
                     if let tls {
-                        try channel.pipeline.syncOperations.addHandler(NIOSSLClientHandler(context: tls, serverHostname: serverName))
+                        try channel.pipeline.syncOperations.addHandler(
+                            NIOSSLClientHandler(context: tls, serverHostname: serverName))
                     }
                     // Outbound header validation is off: every field of an upstream request head is either an
                     // incoming one (already held to RFC 9110 by the request parser), a constant, a configured
@@ -169,11 +172,13 @@ final class UpstreamPools: Sendable {
 
     /// The pool of `eventLoop` (call on that loop; the pool never leaves it).
     func pool(for eventLoop: any EventLoop) -> UpstreamPool {
-        let endpoint = self.endpoint, maxConnections = self.maxConnections
+        let endpoint = self.endpoint
+        let maxConnections = self.maxConnections
         let bound = pools.withLockedValue { pools in
             if let pool = pools[ObjectIdentifier(eventLoop)] { return pool }
-            let pool = NIOLoopBound(UpstreamPool(eventLoop: eventLoop, endpoint: endpoint, maxConnections: maxConnections),
-                                    eventLoop: eventLoop)
+            let pool = NIOLoopBound(
+                UpstreamPool(eventLoop: eventLoop, endpoint: endpoint, maxConnections: maxConnections),
+                eventLoop: eventLoop)
             pools[ObjectIdentifier(eventLoop)] = pool
             return pool
         }

@@ -45,8 +45,10 @@ struct UpstreamProxy: Sendable {
     }
 
     /// The request head sent upstream.
-    func requestHead(_ request: HTTPRequestHead, target: RequestTarget, identity: VerifiedIdentity?, view: ClientView,
-                     framing: BodyFraming) -> HTTPRequestHead {
+    func requestHead(
+        _ request: HTTPRequestHead, target: RequestTarget, identity: VerifiedIdentity?, view: ClientView,
+        framing: BodyFraming
+    ) -> HTTPRequestHead {
         var headers = upstreamHeaders(request.headers, identity: identity, view: view)
         headers.add(name: "Host", value: hostHeader)
         switch framing {
@@ -54,7 +56,8 @@ struct UpstreamProxy: Sendable {
         case .length(let length): headers.add(name: "Content-Length", value: String(length))
         case .chunked: headers.add(name: "Transfer-Encoding", value: "chunked")
         }
-        return HTTPRequestHead(version: .http1_1, method: request.method, uri: settings.basePath + target.raw, headers: headers)
+        return HTTPRequestHead(
+            version: .http1_1, method: request.method, uri: settings.basePath + target.raw, headers: headers)
     }
 
     /// The response head sent to the client: the upstream's status and end-to-end headers.
@@ -79,7 +82,8 @@ struct UpstreamProxy: Sendable {
         for field in incoming {
             let name = Self.lowercased(field.name)
             if Self.hopByHop.contains(name) || dropped.contains(name) || Self.setByProxy.contains(name)
-                || IdentityHeaders.isInNamespace(name) {
+                || IdentityHeaders.isInNamespace(name)
+            {
                 continue
             }
             if !forwardCredentials, name == "authorization" || name == "dpop" { continue }
@@ -92,7 +96,9 @@ struct UpstreamProxy: Sendable {
         }
         if let peer = view.peerAddress { forwardedFor.append(peer) }
         if !forwardedFor.isEmpty {
-            headers.add(name: "X-Forwarded-For", value: forwardedFor.count == 1 ? forwardedFor[0] : forwardedFor.joined(separator: ", "))
+            headers.add(
+                name: "X-Forwarded-For",
+                value: forwardedFor.count == 1 ? forwardedFor[0] : forwardedFor.joined(separator: ", "))
         }
         let (scheme, authority) = Self.split(origin: view.origin)
         headers.add(name: "X-Forwarded-Proto", value: scheme)
@@ -125,7 +131,9 @@ struct UpstreamProxy: Sendable {
     static let setByProxy: Set<String> = ["host", "content-length", "expect"]
 
     /// Replaced by the sidecar's own values; kept (and extended) only from trusted proxies.
-    static let forwardingHeaders: Set<String> = ["forwarded", "x-forwarded-for", "x-forwarded-host", "x-forwarded-proto"]
+    static let forwardingHeaders: Set<String> = [
+        "forwarded", "x-forwarded-for", "x-forwarded-host", "x-forwarded-proto",
+    ]
 
     /// For names as received (any case).
     static func isHopByHop(_ name: String, dropped: Set<String>) -> Bool {

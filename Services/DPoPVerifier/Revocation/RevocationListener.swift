@@ -43,9 +43,15 @@ struct RevocationListener: Service {
         // brokers are gone, and with Kafka down the sidecar did not stop on SIGTERM at all), so the
         // consumer gets a bounded time to stop; the process then exits without it.
         let (stopped, signal) = AsyncStream<Void>.makeStream()
-        Task { await work.value; signal.finish() }
+        Task {
+            await work.value
+            signal.finish()
+        }
         let grace = shutdownGrace
-        Task { try? await Task.sleep(for: grace); signal.finish() }
+        Task {
+            try? await Task.sleep(for: grace)
+            signal.finish()
+        }
         for await _ in stopped {}
     }
 
@@ -56,7 +62,8 @@ struct RevocationListener: Service {
             } catch is CancellationError {
                 return
             } catch {
-                logger.error("revocation consumer failed; restarting", metadata: ["topic": "\(topic)", "error": "\(error)"])
+                logger.error(
+                    "revocation consumer failed; restarting", metadata: ["topic": "\(topic)", "error": "\(error)"])
             }
             do { try await Task.sleep(for: .seconds(1)) } catch { return }
         }
@@ -107,20 +114,27 @@ struct RevocationListener: Service {
         }
         do {
             let event = try CloudEvent<ClientRevoked>.decode(from: Data(message.value))
-            if revocations.insert(tenant: event.data.tenant, clientID: event.data.clientID, revokedAt: event.data.revokedAt,
-                                  tokensExpireAt: event.data.accessTokensExpireAt) {
-                logger.info("client revoked", metadata: [
-                    "tenant": "\(event.data.tenant)", "client_id": "\(event.data.clientID)", "reason": "\(event.data.reason.rawValue)",
-                ])
+            if revocations.insert(
+                tenant: event.data.tenant, clientID: event.data.clientID, revokedAt: event.data.revokedAt,
+                tokensExpireAt: event.data.accessTokensExpireAt)
+            {
+                logger.info(
+                    "client revoked",
+                    metadata: [
+                        "tenant": "\(event.data.tenant)", "client_id": "\(event.data.clientID)",
+                        "reason": "\(event.data.reason.rawValue)",
+                    ])
             }
             metrics.revocationEventsApplied.increment()
             metrics.revokedClients.set(Int64(revocations.count))
         } catch {
             // Not ours to dead-letter: every replica reads the same record, the producer's side owns it.
             metrics.revocationEventsMalformed.increment()
-            logger.error("skipping malformed ClientRevoked record", metadata: [
-                "partition": "\(message.partition)", "offset": "\(message.offset)",
-            ])
+            logger.error(
+                "skipping malformed ClientRevoked record",
+                metadata: [
+                    "partition": "\(message.partition)", "offset": "\(message.offset)",
+                ])
         }
     }
 
@@ -130,15 +144,18 @@ struct RevocationListener: Service {
             let jtis = Set((event.data.revokedJTIs ?? []) + (event.data.jti.map { [$0] } ?? []))
             let now = Date()
             for jti in jtis {
-                revocations.insertToken(tenant: event.data.tenant, jti: jti, revokedAt: event.data.revokedAt,
-                                        expiresAt: event.data.accessTokensExpireAt, now: now)
+                revocations.insertToken(
+                    tenant: event.data.tenant, jti: jti, revokedAt: event.data.revokedAt,
+                    expiresAt: event.data.accessTokensExpireAt, now: now)
             }
             metrics.revocationEventsApplied.increment()
         } catch {
             metrics.revocationEventsMalformed.increment()
-            logger.error("skipping malformed TokenRevoked record", metadata: [
-                "partition": "\(message.partition)", "offset": "\(message.offset)",
-            ])
+            logger.error(
+                "skipping malformed TokenRevoked record",
+                metadata: [
+                    "partition": "\(message.partition)", "offset": "\(message.offset)",
+                ])
         }
     }
 
@@ -149,20 +166,24 @@ struct RevocationListener: Service {
             case .userDisabled:
                 let event = try envelope.decode(as: UserDisabled.self)
                 revocations.setUser(tenant: event.data.tenant, userID: event.data.userID, disabled: true)
-                logger.info("user disabled", metadata: ["tenant": "\(event.data.tenant)", "user_id": "\(event.data.userID)"])
+                logger.info(
+                    "user disabled", metadata: ["tenant": "\(event.data.tenant)", "user_id": "\(event.data.userID)"])
             case .userEnabled:
                 let event = try envelope.decode(as: UserEnabled.self)
                 revocations.setUser(tenant: event.data.tenant, userID: event.data.userID, disabled: false)
-                logger.info("user enabled", metadata: ["tenant": "\(event.data.tenant)", "user_id": "\(event.data.userID)"])
+                logger.info(
+                    "user enabled", metadata: ["tenant": "\(event.data.tenant)", "user_id": "\(event.data.userID)"])
             default:
                 throw UnexpectedEventType()
             }
             metrics.revocationEventsApplied.increment()
         } catch {
             metrics.revocationEventsMalformed.increment()
-            logger.error("skipping malformed user status record", metadata: [
-                "partition": "\(message.partition)", "offset": "\(message.offset)",
-            ])
+            logger.error(
+                "skipping malformed user status record",
+                metadata: [
+                    "partition": "\(message.partition)", "offset": "\(message.offset)",
+                ])
         }
     }
 
@@ -178,9 +199,11 @@ struct RevocationListener: Service {
     /// Refreshes the lag gauge, and while loading also the fetch positions: they step over offsets
     /// that deliver no record (compacted away, transaction markers), which message offsets cannot show.
     private func reportLag(_ consumer: KafkaConsumer, progress: Progress) async {
-        let revocations = revocations, lagInterval = lagInterval
+        let revocations = revocations
+        let lagInterval = lagInterval
         await runPeriodically(
-            every: revocations.isLoaded ? lagInterval : .milliseconds(500), name: "revocation lag report", logger: logger
+            every: revocations.isLoaded ? lagInterval : .milliseconds(500), name: "revocation lag report",
+            logger: logger
         ) {
             if let positions = try? consumer.positions(for: progress.partitions) {
                 for (partition, position) in positions { progress.read(partition, offset: position - 1) }
@@ -209,7 +232,8 @@ struct RevocationListener: Service {
                 if found.count == topics.count { return found.flatMap { $0 } }
             }
             if !warned {
-                logger.warning("waiting for the revocation topics", metadata: ["topics": "\(topics.joined(separator: ", "))"])
+                logger.warning(
+                    "waiting for the revocation topics", metadata: ["topics": "\(topics.joined(separator: ", "))"])
                 warned = true
             }
             try await Task.sleep(for: .milliseconds(500))

@@ -39,7 +39,9 @@ final class RevokedClients: Sendable {
     /// Adds a client revoked at `revokedAt` whose tokens expire by `tokensExpireAt` (when the event says);
     /// false when it was known already (events are replayed at every start) or its tokens are all past.
     @discardableResult
-    func insert(tenant: TenantSlug, clientID: String, revokedAt: Date, tokensExpireAt: Date?, now: Date = Date()) -> Bool {
+    func insert(tenant: TenantSlug, clientID: String, revokedAt: Date, tokensExpireAt: Date?, now: Date = Date())
+        -> Bool
+    {
         let key = LatchkeyEventType.kafkaKey(tenant: tenant, clientID: clientID)
         let until = retention.keepUntil(revokedAt: revokedAt, tokensExpireAt: tokensExpireAt)
         let now = RevocationRetention.seconds(now)

@@ -27,7 +27,9 @@ struct CheckController: Sendable {
         var rawTarget = request.head.path ?? ""
         if trusted {
             if let forwarded = request.headers[Self.forwardedMethod] {
-                guard Self.isMethodToken(forwarded) else { throw OAuthError.invalidRequest("X-Forwarded-Method is not an HTTP method") }
+                guard Self.isMethodToken(forwarded) else {
+                    throw OAuthError.invalidRequest("X-Forwarded-Method is not an HTTP method")
+                }
                 method = forwarded
             }
             if let forwarded = request.headers[Self.forwardedURI] { rawTarget = forwarded }
@@ -49,7 +51,8 @@ struct CheckController: Sendable {
     static func isMethodToken(_ value: String) -> Bool {
         !value.isEmpty && value.utf8.count <= 32
             && value.utf8.allSatisfy { byte in
-                (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte) || (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte)
+                (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte)
+                    || (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte)
                     || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || "!#$%&'*+-.^_`|~".utf8.contains(byte)
             }
     }

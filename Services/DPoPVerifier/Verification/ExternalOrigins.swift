@@ -26,8 +26,9 @@ struct ExternalOrigins: Sendable {
         guard !value.contains("?"), !value.contains("#") else { throw invalid }
         let withSlash = value.hasSuffix("/") ? value : value + "/"
         guard let normalized = try? HTUNormalizer.normalize(withSlash),
-              let schemeEnd = normalized.range(of: "://"),
-              normalized[schemeEnd.upperBound...].firstIndex(of: "/") == normalized.index(before: normalized.endIndex) else {
+            let schemeEnd = normalized.range(of: "://"),
+            normalized[schemeEnd.upperBound...].firstIndex(of: "/") == normalized.index(before: normalized.endIndex)
+        else {
             throw invalid
         }
         return String(normalized.dropLast())

@@ -39,10 +39,15 @@ struct IssuerKeyFetcher: Sendable {
     var maximumBytes = 512 * 1024
 
     func fetchKeys(issuer: String) async throws -> JWKSet {
-        guard let (origin, path) = Self.split(issuer) else { throw Failure(description: "issuer is not an http(s) URL") }
-        let metadata = try await get(Metadata.self, from: (metadataOrigin ?? origin) + "/.well-known/oauth-authorization-server" + path)
+        guard let (origin, path) = Self.split(issuer) else {
+            throw Failure(description: "issuer is not an http(s) URL")
+        }
+        let metadata = try await get(
+            Metadata.self, from: (metadataOrigin ?? origin) + "/.well-known/oauth-authorization-server" + path)
         guard metadata.issuer == issuer else { throw Failure(description: "discovery document names another issuer") }
-        guard let (jwksOrigin, jwksPath) = Self.split(metadata.jwksURI) else { throw Failure(description: "jwks_uri is not an http(s) URL") }
+        guard let (jwksOrigin, jwksPath) = Self.split(metadata.jwksURI) else {
+            throw Failure(description: "jwks_uri is not an http(s) URL")
+        }
         return try await get(JWKSet.self, from: (metadataOrigin ?? jwksOrigin) + jwksPath)
     }
 
@@ -62,8 +67,9 @@ struct IssuerKeyFetcher: Sendable {
     /// `scheme://authority` and the path (without a trailing slash) of an http(s) URL.
     static func split(_ url: String) -> (origin: String, path: String)? {
         guard let components = URLComponents(string: url), let scheme = components.scheme?.lowercased(),
-              scheme == "http" || scheme == "https", let host = components.percentEncodedHost, !host.isEmpty,
-              components.query == nil, components.fragment == nil else { return nil }
+            scheme == "http" || scheme == "https", let host = components.percentEncodedHost, !host.isEmpty,
+            components.query == nil, components.fragment == nil
+        else { return nil }
         var path = components.percentEncodedPath
         while path.hasSuffix("/") { path.removeLast() }
         return ("\(scheme)://\(host)" + (components.port.map { ":\($0)" } ?? ""), path)

@@ -21,11 +21,13 @@ struct OriginResolver: Sendable {
     func origin(authority: String?, headers: some RequestHeaderFields, peerTrusted: Bool) -> String {
         if peerTrusted {
             if let forwarded = headers.combined(Self.forwarded).flatMap(Self.lastForwardedElement),
-               let host = forwarded["host"] {
+                let host = forwarded["host"]
+            {
                 return origins.select(host: host, scheme: forwarded["proto"])
             }
             if let host = headers.combined(Self.forwardedHost).flatMap(Self.lastListValue) {
-                return origins.select(host: host, scheme: headers.combined(Self.forwardedProto).flatMap(Self.lastListValue))
+                return origins.select(
+                    host: host, scheme: headers.combined(Self.forwardedProto).flatMap(Self.lastListValue))
             }
         }
         return origins.select(host: authority, scheme: nil)
@@ -33,7 +35,9 @@ struct OriginResolver: Sendable {
 
     /// The element the proxy nearest to us appended: the last comma-separated value.
     static func lastListValue(_ value: String) -> String? {
-        value.split(separator: ",").last.map { $0.trimmingCharacters(in: .whitespaces) }.flatMap { $0.isEmpty ? nil : $0 }
+        value.split(separator: ",").last.map { $0.trimmingCharacters(in: .whitespaces) }.flatMap {
+            $0.isEmpty ? nil : $0
+        }
     }
 
     /// RFC 7239: the last element's `name=value` pairs (names lower-cased, quotes removed).
@@ -44,7 +48,9 @@ struct OriginResolver: Sendable {
             let parts = pair.split(separator: "=", maxSplits: 1)
             guard parts.count == 2 else { continue }
             var value = parts[1].trimmingCharacters(in: .whitespaces)
-            if value.count >= 2, value.hasPrefix("\""), value.hasSuffix("\"") { value = String(value.dropFirst().dropLast()) }
+            if value.count >= 2, value.hasPrefix("\""), value.hasSuffix("\"") {
+                value = String(value.dropFirst().dropLast())
+            }
             pairs[parts[0].trimmingCharacters(in: .whitespaces).lowercased()] = value
         }
         return pairs

@@ -19,8 +19,10 @@ struct PublicPaths: Sendable {
         var exact: Set<String> = []
         var prefixes: [String] = []
         for value in values {
-            guard value.hasPrefix("/"), Self.isCanonical(value.hasSuffix("/*") ? String(value.dropLast()) : value) else {
-                throw ConfigurationError("DPOP_PUBLIC_PATHS: \(value) must be an absolute path like /health or /public/*")
+            guard value.hasPrefix("/"), Self.isCanonical(value.hasSuffix("/*") ? String(value.dropLast()) : value)
+            else {
+                throw ConfigurationError(
+                    "DPOP_PUBLIC_PATHS: \(value) must be an absolute path like /health or /public/*")
             }
             if value.hasSuffix("/*") { prefixes.append(String(value.dropLast())) } else { exact.insert(value) }
         }
@@ -43,11 +45,15 @@ struct PublicPaths: Sendable {
         let bytes = Array(path.utf8)
         for (index, byte) in bytes.enumerated() {
             if byte == UInt8(ascii: "\\") || byte == UInt8(ascii: ";") { return false }
-            if byte == UInt8(ascii: "%"), index + 1 < bytes.count, bytes[index + 1] | 0x20 == UInt8(ascii: "u") { return false }
+            if byte == UInt8(ascii: "%"), index + 1 < bytes.count, bytes[index + 1] | 0x20 == UInt8(ascii: "u") {
+                return false
+            }
             if byte == UInt8(ascii: "%"), index + 2 < bytes.count {
                 let escaped = (bytes[index + 1], bytes[index + 2] | 0x20)  // hex digits in either case
-                if escaped == (UInt8(ascii: "2"), UInt8(ascii: "e")) || escaped == (UInt8(ascii: "2"), UInt8(ascii: "f"))
-                    || escaped == (UInt8(ascii: "5"), UInt8(ascii: "c")) {
+                if escaped == (UInt8(ascii: "2"), UInt8(ascii: "e"))
+                    || escaped == (UInt8(ascii: "2"), UInt8(ascii: "f"))
+                    || escaped == (UInt8(ascii: "5"), UInt8(ascii: "c"))
+                {
                     return false
                 }
             }
@@ -56,6 +62,7 @@ struct PublicPaths: Sendable {
         func isDotSegment(_ segment: ArraySlice<UInt8>) -> Bool {
             segment.elementsEqual([UInt8(ascii: ".")]) || segment.elementsEqual([UInt8(ascii: "."), UInt8(ascii: ".")])
         }
-        return !segments.dropLast().contains { $0.isEmpty || isDotSegment($0) } && !(segments.last.map(isDotSegment) ?? false)
+        return !segments.dropLast().contains { $0.isEmpty || isDotSegment($0) }
+            && !(segments.last.map(isDotSegment) ?? false)
     }
 }

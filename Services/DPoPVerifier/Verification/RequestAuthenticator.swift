@@ -27,7 +27,8 @@ struct RequestAuthenticator: Sendable {
     ///   - target: the origin-form target the client requested.
     ///   - origin: the external origin the client addressed; `htu` must equal `origin + path`.
     func authenticate(method: String, target: RequestTarget, origin: String, headers: some RequestHeaderFields)
-        async throws(SidecarRejection) -> Decision {
+        async throws(SidecarRejection) -> Decision
+    {
         guard let credentials = try credentials(target: target, headers: headers) else { return .publicPath }
         let token: VerifiedAccessToken
         if let cached = tokens.validateNow(credentials.token) {
@@ -36,40 +37,49 @@ struct RequestAuthenticator: Sendable {
             do {
                 token = try await tokens.validate(credentials.token)
             } catch .keysUnavailable {
-                throw SidecarRejection(kind: .unavailable, description: AccessTokenError.keysUnavailable.description,
-                                       reason: AccessTokenError.keysUnavailable.reason, scheme: credentials.scheme)
+                throw SidecarRejection(
+                    kind: .unavailable, description: AccessTokenError.keysUnavailable.description,
+                    reason: AccessTokenError.keysUnavailable.reason, scheme: credentials.scheme)
             } catch {
-                throw SidecarRejection(kind: .invalidToken, description: error.description, reason: error.reason,
-                                       scheme: credentials.scheme)
+                throw SidecarRejection(
+                    kind: .invalidToken, description: error.description, reason: error.reason,
+                    scheme: credentials.scheme)
             }
         }
-        return try authenticate(token: token, credentials: credentials, method: method, target: target, origin: origin,
-                                headers: headers)
+        return try authenticate(
+            token: token, credentials: credentials, method: method, target: target, origin: origin,
+            headers: headers)
     }
 
     /// `authenticate` without suspending: the decision, or nil when the token is not cached and
     /// must be verified first (the caller then uses the async `authenticate`).
     func authenticateNow(method: String, target: RequestTarget, origin: String, headers: some RequestHeaderFields)
-        throws(SidecarRejection) -> Decision? {
+        throws(SidecarRejection) -> Decision?
+    {
         guard let credentials = try credentials(target: target, headers: headers) else { return .publicPath }
         guard let token = tokens.validateNow(credentials.token) else { return nil }
-        return try authenticate(token: token, credentials: credentials, method: method, target: target, origin: origin,
-                                headers: headers)
+        return try authenticate(
+            token: token, credentials: credentials, method: method, target: target, origin: origin,
+            headers: headers)
     }
 
     /// The request's credentials; nil for a public path.
-    private func credentials(target: RequestTarget, headers: some RequestHeaderFields) throws(SidecarRejection) -> AuthorizationCredentials? {
+    private func credentials(target: RequestTarget, headers: some RequestHeaderFields) throws(SidecarRejection)
+        -> AuthorizationCredentials?
+    {
         if publicPaths.contains(target.path) { return nil }
         guard revocations.isLoaded else {
-            throw SidecarRejection(kind: .unavailable, description: "the revocation list is still loading", reason: "not_ready")
+            throw SidecarRejection(
+                kind: .unavailable, description: "the revocation list is still loading", reason: "not_ready")
         }
         do {
             return try AuthorizationCredentials(headers: headers)
         } catch {
             switch error {
             case .missing:
-                throw SidecarRejection(kind: .unauthenticated, description: "a DPoP-bound access token is required",
-                                       reason: "missing_credentials")
+                throw SidecarRejection(
+                    kind: .unauthenticated, description: "a DPoP-bound access token is required",
+                    reason: "missing_credentials")
             case .malformed(let detail):
                 throw SidecarRejection(kind: .invalidRequest, description: detail, reason: "malformed_authorization")
             }
@@ -78,49 +88,59 @@ struct RequestAuthenticator: Sendable {
 
     /// Everything after the token's signature: revocation, the Bearer policy, then the DPoP proof
     /// (synchronously: the replay cache is in-process).
-    private func authenticate(token: VerifiedAccessToken, credentials: AuthorizationCredentials, method: String,
-                              target: RequestTarget, origin: String, headers: some RequestHeaderFields) throws(SidecarRejection) -> Decision {
+    private func authenticate(
+        token: VerifiedAccessToken, credentials: AuthorizationCredentials, method: String,
+        target: RequestTarget, origin: String, headers: some RequestHeaderFields
+    ) throws(SidecarRejection) -> Decision {
         let scheme = credentials.scheme
         if revocations.contains(tenant: token.tenant, clientID: token.clientID) {
-            throw SidecarRejection(kind: .invalidToken, description: "the client has been revoked", reason: "client_revoked",
-                                   scheme: scheme)
+            throw SidecarRejection(
+                kind: .invalidToken, description: "the client has been revoked", reason: "client_revoked",
+                scheme: scheme)
         }
         if revocations.containsToken(tenant: token.tenant, jti: token.jti) {
-            throw SidecarRejection(kind: .invalidToken, description: "the token has been revoked", reason: "token_revoked",
-                                   scheme: scheme)
+            throw SidecarRejection(
+                kind: .invalidToken, description: "the token has been revoked", reason: "token_revoked",
+                scheme: scheme)
         }
         if revocations.isUserDisabled(tenant: token.tenant, subject: token.subject) {
-            throw SidecarRejection(kind: .invalidToken, description: "the user has been disabled", reason: "user_disabled",
-                                   scheme: scheme)
+            throw SidecarRejection(
+                kind: .invalidToken, description: "the user has been disabled", reason: "user_disabled",
+                scheme: scheme)
         }
 
         switch scheme {
         case .bearer:
             guard allowBearer else {
-                throw SidecarRejection(kind: .invalidToken, description: "Bearer tokens are not accepted here; use DPoP",
-                                       reason: "bearer_not_allowed", scheme: .bearer)
+                throw SidecarRejection(
+                    kind: .invalidToken, description: "Bearer tokens are not accepted here; use DPoP",
+                    reason: "bearer_not_allowed", scheme: .bearer)
             }
             // RFC 9449 §7.2: a DPoP-bound token must never be accepted as a Bearer token (downgrade).
             guard token.jkt == nil else {
-                throw SidecarRejection(kind: .invalidToken, description: "a DPoP-bound token was presented as a Bearer token",
-                                       reason: "bearer_downgrade", scheme: .bearer)
+                throw SidecarRejection(
+                    kind: .invalidToken, description: "a DPoP-bound token was presented as a Bearer token",
+                    reason: "bearer_downgrade", scheme: .bearer)
             }
             return .allowed(VerifiedIdentity(token: token))
         case .dpop:
             guard let jkt = token.jkt else {
-                throw SidecarRejection(kind: .invalidToken, description: "the access token is not DPoP-bound (no cnf.jkt)",
-                                       reason: "token_not_dpop_bound")
+                throw SidecarRejection(
+                    kind: .invalidToken, description: "the access token is not DPoP-bound (no cnf.jkt)",
+                    reason: "token_not_dpop_bound")
             }
             do {
-                _ = try proofs.verifySynchronously(headerValues: headers.values(.dpop), method: method,
-                                                   url: origin + target.path, accessToken: credentials.token, expectedJKT: jkt)
+                _ = try proofs.verifySynchronously(
+                    headerValues: headers.values(.dpop), method: method,
+                    url: origin + target.path, accessToken: credentials.token, expectedJKT: jkt)
             } catch {
                 switch error {
                 case .useNonce(let detail):
                     throw SidecarRejection(kind: .useNonce, description: detail, reason: "use_dpop_nonce")
                 case .invalidProof(let detail):
-                    throw SidecarRejection(kind: .invalidProof, description: detail,
-                                           reason: detail == Self.replayReason ? "dpop_replay" : "invalid_dpop_proof")
+                    throw SidecarRejection(
+                        kind: .invalidProof, description: detail,
+                        reason: detail == Self.replayReason ? "dpop_replay" : "invalid_dpop_proof")
                 }
             }
             return .allowed(VerifiedIdentity(token: token))

@@ -13,23 +13,30 @@ struct RequestGate: Sendable {
     let nonces: (any DPoPNonceSource)?
     let metrics: SidecarMetrics
 
-    func decide(method: String, target: RequestTarget, origin: String, headers: some RequestHeaderFields) async throws(OAuthError)
-        -> RequestAuthenticator.Decision {
+    func decide(method: String, target: RequestTarget, origin: String, headers: some RequestHeaderFields)
+        async throws(OAuthError)
+        -> RequestAuthenticator.Decision
+    {
         let start = ContinuousClock.now
         defer { metrics.verificationDuration.record(ContinuousClock.now - start) }
         do {
-            return try await authenticator.authenticate(method: method, target: target, origin: origin, headers: headers)
+            return try await authenticator.authenticate(
+                method: method, target: target, origin: origin, headers: headers)
         } catch {
             throw rejected(error)
         }
     }
 
     /// `decide` without suspending; nil when the token must be verified first (then call `decide`).
-    func decideNow(method: String, target: RequestTarget, origin: String, headers: some RequestHeaderFields) throws(OAuthError)
-        -> RequestAuthenticator.Decision? {
+    func decideNow(method: String, target: RequestTarget, origin: String, headers: some RequestHeaderFields)
+        throws(OAuthError)
+        -> RequestAuthenticator.Decision?
+    {
         let start = ContinuousClock.now
         do {
-            guard let decision = try authenticator.authenticateNow(method: method, target: target, origin: origin, headers: headers)
+            guard
+                let decision = try authenticator.authenticateNow(
+                    method: method, target: target, origin: origin, headers: headers)
             else { return nil }
             metrics.verificationDuration.record(ContinuousClock.now - start)
             return decision

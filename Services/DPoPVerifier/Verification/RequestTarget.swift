@@ -11,7 +11,8 @@ struct RequestTarget: Sendable, Equatable {
 
     init?(_ raw: String) {
         guard raw.utf8.first == UInt8(ascii: "/"), raw.utf8.count <= Self.maximumLength,
-              raw.utf8.allSatisfy(Self.isAllowed) else { return nil }
+            raw.utf8.allSatisfy(Self.isAllowed)
+        else { return nil }
         self.raw = raw
     }
 
@@ -39,7 +40,8 @@ struct RequestTarget: Sendable, Equatable {
     /// RFC 3986 unreserved, sub-delims, ":", "@", "/", "?" and "%" (fragments are never sent).
     private static func isAllowed(_ byte: UInt8) -> Bool {
         switch byte {
-        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"):
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+            UInt8(ascii: "0")...UInt8(ascii: "9"):
             return true
         default:
             return "-._~!$&'()*+,;=:@/?%".utf8.contains(byte)

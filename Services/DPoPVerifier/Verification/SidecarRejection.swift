@@ -70,14 +70,17 @@ struct Challenges: Sendable {
             let error = rejection.errorCode.map { (code: $0, description: Self.sanitize(rejection.description)) }
             headers.append(HTTPField(name: .wwwAuthenticate, value: dpop(rejection.scheme == .dpop ? error : nil)))
             if allowBearer {
-                headers.append(HTTPField(name: .wwwAuthenticate, value: bearer(rejection.scheme == .bearer ? error : nil)))
+                headers.append(
+                    HTTPField(name: .wwwAuthenticate, value: bearer(rejection.scheme == .bearer ? error : nil)))
             }
         }
         if rejection.kind == .useNonce, let nonce {
             headers[Self.dpopNonce] = nonce
         }
         // A bare 401 still gets a JSON body; the project's code for it is invalid_token.
-        return OAuthError(rejection.status, rejection.errorCode ?? "invalid_token", Self.sanitize(rejection.description), headers: headers)
+        return OAuthError(
+            rejection.status, rejection.errorCode ?? "invalid_token", Self.sanitize(rejection.description),
+            headers: headers)
     }
 
     private func dpop(_ error: (code: String, description: String)?) -> String {

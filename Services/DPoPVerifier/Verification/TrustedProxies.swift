@@ -1,11 +1,12 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 import LatchkeyCore
 import LatchkeyServer
 import NIOCore
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 
 /// Addresses (single IPs or CIDR blocks) whose `Forwarded` / `X-Forwarded-*` headers are believed.
 /// Everyone else's are ignored and removed before forwarding.

@@ -48,21 +48,30 @@ final class DemoHTTP: @unchecked Sendable {
         try await send("GET", url, headers: headers)
     }
 
-    func postForm(_ url: String, _ form: [(String, String)], headers: [(String, String)] = []) async throws -> DemoResponse {
-        try await send("POST", url, headers: headers + [("Content-Type", "application/x-www-form-urlencoded")], body: Self.form(form))
+    func postForm(_ url: String, _ form: [(String, String)], headers: [(String, String)] = []) async throws
+        -> DemoResponse
+    {
+        try await send(
+            "POST", url, headers: headers + [("Content-Type", "application/x-www-form-urlencoded")],
+            body: Self.form(form))
     }
 
     func postJSON(_ url: String, _ json: String, headers: [(String, String)] = []) async throws -> DemoResponse {
         try await send("POST", url, headers: headers + [("Content-Type", "application/json")], body: json)
     }
 
-    func send(_ method: String, _ url: String, headers: [(String, String)] = [], body: String? = nil) async throws -> DemoResponse {
+    func send(_ method: String, _ url: String, headers: [(String, String)] = [], body: String? = nil) async throws
+        -> DemoResponse
+    {
         var request = HTTPClientRequest(url: url)
         request.method = HTTPMethod(rawValue: method)
         for (name, value) in headers { request.headers.add(name: name, value: value) }
         let host = URLComponents(string: url)?.host ?? ""
         let jar = lock.withLock { cookies[host] ?? [:] }
-        if !jar.isEmpty { request.headers.add(name: "Cookie", value: jar.map { "\($0.key)=\($0.value)" }.sorted().joined(separator: "; ")) }
+        if !jar.isEmpty {
+            request.headers.add(
+                name: "Cookie", value: jar.map { "\($0.key)=\($0.value)" }.sorted().joined(separator: "; "))
+        }
         if let body { request.body = .bytes(ByteBuffer(string: body)) }
         let response = try await client.execute(request, timeout: .seconds(30))
         let text = String(buffer: try await response.body.collect(upTo: 4 * 1024 * 1024))
@@ -80,13 +89,15 @@ final class DemoHTTP: @unchecked Sendable {
     static func form(_ pairs: [(String, String)]) -> String {
         var allowed = CharacterSet.alphanumerics
         allowed.insert(charactersIn: "-._~")
-        return pairs.map { "\($0.0)=\($0.1.addingPercentEncoding(withAllowedCharacters: allowed) ?? "")" }.joined(separator: "&")
+        return pairs.map { "\($0.0)=\($0.1.addingPercentEncoding(withAllowedCharacters: allowed) ?? "")" }.joined(
+            separator: "&")
     }
 
     /// A URL with long query values (codes, tokens) shortened for display.
     static func redacted(_ url: String) -> String {
         guard let mark = url.firstIndex(of: "?"), let items = URLComponents(string: url)?.queryItems else { return url }
-        return String(url[..<mark]) + "?" + items.map { "\($0.name)=\(truncated($0.value ?? ""))" }.joined(separator: "&")
+        return String(url[..<mark]) + "?"
+            + items.map { "\($0.name)=\(truncated($0.value ?? ""))" }.joined(separator: "&")
     }
 
     /// The first characters of a credential, for printing.

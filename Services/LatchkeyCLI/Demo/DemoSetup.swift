@@ -40,38 +40,50 @@ struct DemoSeeder {
 
     func seed() async throws -> DemoCredentials {
         let admin = "/admin/tenants/\(endpoints.tenant)"
-        let policy = #"{"registration_mechanisms":["user_token","initial_access_token"],"allowed_scopes":["openid","profile","offline_access","orders:read","orders:write"],"branding":{"name":"Latchkey Demo"},"self_signup":true}"#
-        try expect(try await http.postJSON(
-            "\(endpoints.gateway)/admin/tenants", #"{"tenant_id":"\#(endpoints.tenant)","display_name":"Latchkey Demo","policy":\#(policy)}"#,
-            headers: bearer(bootstrapKey)), 201, "create the demo tenant")
-        let adminClient = try expect(try await http.postJSON(
-            "\(endpoints.gateway)\(admin)/clients",
-            #"{"client_name":"Demo administrator","grant_types":["client_credentials"],"response_types":[],"application_type":"web","token_endpoint_auth_method":"client_secret_basic","scope":"admin"}"#,
-            headers: bearer(bootstrapKey)), 201, "create the admin client")
-        guard let adminID = adminClient.json["client_id"] as? String, let adminSecret = adminClient.json["client_secret"] as? String else {
+        let policy =
+            #"{"registration_mechanisms":["user_token","initial_access_token"],"allowed_scopes":["openid","profile","offline_access","orders:read","orders:write"],"branding":{"name":"Latchkey Demo"},"self_signup":true}"#
+        try expect(
+            try await http.postJSON(
+                "\(endpoints.gateway)/admin/tenants",
+                #"{"tenant_id":"\#(endpoints.tenant)","display_name":"Latchkey Demo","policy":\#(policy)}"#,
+                headers: bearer(bootstrapKey)), 201, "create the demo tenant")
+        let adminClient = try expect(
+            try await http.postJSON(
+                "\(endpoints.gateway)\(admin)/clients",
+                #"{"client_name":"Demo administrator","grant_types":["client_credentials"],"response_types":[],"application_type":"web","token_endpoint_auth_method":"client_secret_basic","scope":"admin"}"#,
+                headers: bearer(bootstrapKey)), 201, "create the admin client")
+        guard let adminID = adminClient.json["client_id"] as? String,
+            let adminSecret = adminClient.json["client_secret"] as? String
+        else {
             throw DemoFailure("the admin client came back without credentials")
         }
         let token = try await DemoSeeder.adminToken(http, endpoints, clientID: adminID, secret: adminSecret)
         // The tenant's own app: signing in to it for a DCR token shows no consent page.
-        let dcr = try expect(try await http.postJSON(
-            "\(endpoints.gateway)\(admin)/clients",
-            #"{"client_name":"Demo mobile app (registration)","redirect_uris":["\#(Self.dcrRedirectURI)"],"token_endpoint_auth_method":"none","grant_types":["authorization_code"],"scope":"dcr","first_party":true}"#,
-            headers: bearer(token)), 201, "create the static DCR client")
-        try expect(try await http.postJSON(
-            "\(endpoints.gateway)\(admin)/templates",
-            #"{"software_id":"demo-mobile","metadata":{"client_name":"Demo mobile","redirect_uris":["\#(Self.dcrRedirectURI)"],"token_endpoint_auth_method":"none","grant_types":["authorization_code","refresh_token"],"scope":"\#(Self.instanceScope)","dpop_bound_access_tokens":true},"overridable_fields":["client_name"]}"#,
-            headers: bearer(token)), 201, "create the demo-mobile template")
+        let dcr = try expect(
+            try await http.postJSON(
+                "\(endpoints.gateway)\(admin)/clients",
+                #"{"client_name":"Demo mobile app (registration)","redirect_uris":["\#(Self.dcrRedirectURI)"],"token_endpoint_auth_method":"none","grant_types":["authorization_code"],"scope":"dcr","first_party":true}"#,
+                headers: bearer(token)), 201, "create the static DCR client")
+        try expect(
+            try await http.postJSON(
+                "\(endpoints.gateway)\(admin)/templates",
+                #"{"software_id":"demo-mobile","metadata":{"client_name":"Demo mobile","redirect_uris":["\#(Self.dcrRedirectURI)"],"token_endpoint_auth_method":"none","grant_types":["authorization_code","refresh_token"],"scope":"\#(Self.instanceScope)","dpop_bound_access_tokens":true},"overridable_fields":["client_name"]}"#,
+                headers: bearer(token)), 201, "create the demo-mobile template")
         let password = "demo-" + UUID().uuidString.lowercased().prefix(13)
-        try expect(try await http.postJSON(
-            "\(endpoints.gateway)\(admin)/users", #"{"username":"demo","email":"demo@example.com","password":"\#(password)"}"#,
-            headers: bearer(token)), 201, "create the demo user")
+        try expect(
+            try await http.postJSON(
+                "\(endpoints.gateway)\(admin)/users",
+                #"{"username":"demo","email":"demo@example.com","password":"\#(password)"}"#,
+                headers: bearer(token)), 201, "create the demo user")
         return DemoCredentials(
             adminClientID: adminID, adminClientSecret: adminSecret, dcrClientID: dcr.json["client_id"] as? String ?? "",
             templateID: "demo-mobile", username: "demo", password: password)
     }
 
     /// A client-credentials token with scope `admin`.
-    static func adminToken(_ http: DemoHTTP, _ endpoints: DemoEndpoints, clientID: String, secret: String) async throws -> String {
+    static func adminToken(_ http: DemoHTTP, _ endpoints: DemoEndpoints, clientID: String, secret: String) async throws
+        -> String
+    {
         let basic = Data("\(clientID):\(secret)".utf8).base64EncodedString()
         let response = try await http.postForm(
             endpoints.tokenEndpoint, [("grant_type", "client_credentials"), ("scope", "admin")],

@@ -12,12 +12,14 @@ extension AdminController {
         let rotation = SigningKeyRotation(keys: try signingKeys(), database: database)
         let now = Date()
         let keys = try await rotation.list(tenant: tenant.id).map { SigningKeyView(key: $0, now: now) }
-        return SigningKeyListView(tenantID: tenant.id, signingAlgorithm: tenant.policy.signingAlgorithm.rawValue, keys: keys)
+        return SigningKeyListView(
+            tenantID: tenant.id, signingAlgorithm: tenant.policy.signingAlgorithm.rawValue, keys: keys)
     }
 
     /// `POST /admin/tenants/{tenant}/keys/rotate`: stages the next key (published at once, signing after
     /// the token service's publish delay); 409 while another key is staged.
-    @Sendable func rotateKey(_ request: Request, context: Context) async throws -> EditedResponse<SigningKeyStagedView> {
+    @Sendable func rotateKey(_ request: Request, context: Context) async throws -> EditedResponse<SigningKeyStagedView>
+    {
         let (tenant, actor) = try authorized(context)
         guard let envelope = settings.keyEnvelope else {
             throw OAuthError(
@@ -37,17 +39,21 @@ extension AdminController {
             }
         }
         if rotated.policyVersion != nil { tenants.invalidate(tenant.slug) }
-        context.logger.info("signing key staged", metadata: [
-            "tenant": .string(tenant.id), "kid": .string(rotated.key.kid), "actor": .string(actor.id),
-        ])
+        context.logger.info(
+            "signing key staged",
+            metadata: [
+                "tenant": .string(tenant.id), "kid": .string(rotated.key.kid), "actor": .string(actor.id),
+            ])
         let staged = SigningKeyView(key: rotated.key, now: Date())
         return EditedResponse(
-            status: .created, response: SigningKeyStagedView(key: staged, tenantID: tenant.id, policyVersion: rotated.policyVersion))
+            status: .created,
+            response: SigningKeyStagedView(key: staged, tenantID: tenant.id, policyVersion: rotated.policyVersion))
     }
 
     /// Public key facts only: the envelope is never used to open a private key here.
     private func signingKeys() throws -> TenantSigningKeys {
-        TenantSigningKeys(envelope: try settings.keyEnvelope ?? KeyEnvelope(configuration: KeyMaterial.generateConfigurationValue()))
+        TenantSigningKeys(
+            envelope: try settings.keyEnvelope ?? KeyEnvelope(configuration: KeyMaterial.generateConfigurationValue()))
     }
 
     /// The algorithm of the required JSON body: `{}` for the policy's, or `{"algorithm": "RS256"}`. Nothing

@@ -26,14 +26,18 @@ struct AdminController: Sendable {
 
     private var revocation: ClientRevocation { ClientRevocation(database: database, outbox: outbox) }
     private var upstreamSecrets: UpstreamProviderSecrets {
-        UpstreamProviderSecrets(envelope: settings.keyEnvelope, references: settings.upstreamSecretReferences, outbound: settings.outbound)
+        UpstreamProviderSecrets(
+            envelope: settings.keyEnvelope, references: settings.upstreamSecretReferences, outbound: settings.outbound)
     }
 
     func addRoutes(to router: Router<Context>) {
         // The bootstrap key creates the first tenant and its first client; the handlers refuse it otherwise.
         let bootstrap = BootstrapKey(key: settings.adminBootstrapKey)
         router.group("admin")
-            .add(middleware: AdminAuthMiddleware(verifier: verifier, tenant: CreateTenantRequest.tenant, alternative: bootstrap.principal))
+            .add(
+                middleware: AdminAuthMiddleware(
+                    verifier: verifier, tenant: CreateTenantRequest.tenant, alternative: bootstrap.principal)
+            )
             .post("tenants", use: createTenant)
         tenantGroup(router, alternative: bootstrap.principal)
             .post("clients", use: createClient)
@@ -76,7 +80,8 @@ struct AdminController: Sendable {
         if bootstrap { try await refuseSpentBootstrap() }
         let requestedPolicy = json.members["policy"].flatMap { $0.isNull ? nil : $0 }
         let prepared = try upstreamSecrets.prepare(
-            try requestedPolicy.map { try Self.parsePolicy(Data(CanonicalJSON.encode($0))) } ?? TenantPolicy(), tenant: slug.rawValue)
+            try requestedPolicy.map { try Self.parsePolicy(Data(CanonicalJSON.encode($0))) } ?? TenantPolicy(),
+            tenant: slug.rawValue)
         let policy = prepared.policy
         let displayName = try Self.bounded(body.displayName ?? slug.rawValue, field: "display_name", maximum: 200)
         let logger = database.logger
@@ -85,12 +90,18 @@ struct AdminController: Sendable {
                 // Checked again under the lock: two bootstrap requests at once create one tenant.
                 try await AdminStore.lockBootstrap(on: connection, logger: logger)
                 try await refuseSpentBootstrap()
-                if try await systemDatabase.withTransaction({ try await AdminStore.anyTenantExists(on: $0, logger: logger) }) {
-                    throw OAuthError(.forbidden, "access_denied", "the bootstrap key only creates the first tenant; use an admin token")
+                if try await systemDatabase.withTransaction({
+                    try await AdminStore.anyTenantExists(on: $0, logger: logger)
+                }) {
+                    throw OAuthError(
+                        .forbidden, "access_denied",
+                        "the bootstrap key only creates the first tenant; use an admin token")
                 }
             }
-            guard try await AdminStore.createTenant(
-                slug.rawValue, displayName: displayName, policy: policy, actor: actor.id, on: connection, logger: logger)
+            guard
+                try await AdminStore.createTenant(
+                    slug.rawValue, displayName: displayName, policy: policy, actor: actor.id, on: connection,
+                    logger: logger)
             else { return false }
             try await upstreamSecrets.store(prepared, tenant: slug.rawValue, on: connection, logger: logger)
             return true
@@ -99,26 +110,34 @@ struct AdminController: Sendable {
         context.logger.info("tenant created", metadata: ["tenant": .string(slug.rawValue), "actor": .string(actor.id)])
         return EditedResponse(
             status: .created,
-            response: TenantView(tenantID: slug.rawValue, displayName: displayName, status: "active", policyVersion: 1, policy: policy))
+            response: TenantView(
+                tenantID: slug.rawValue, displayName: displayName, status: "active", policyVersion: 1, policy: policy))
     }
 
     @Sendable func readTenant(_ request: Request, context: Context) async throws -> TenantView {
         let tenant = try context.requireTenant()
         return TenantView(
-            tenantID: tenant.id, displayName: tenant.displayName, status: tenant.status, policyVersion: tenant.policyVersion,
+            tenantID: tenant.id, displayName: tenant.displayName, status: tenant.status,
+            policyVersion: tenant.policyVersion,
             policy: tenant.policy)
     }
 
     @Sendable func updatePolicy(_ request: Request, context: Context) async throws -> TenantPolicyView {
         let (tenant, actor) = try authorized(context)
         let slug = tenant.slug.rawValue
-        let prepared = try upstreamSecrets.prepare(try Self.parsePolicy(Data(try await AdminBody.read(request).bytes)), tenant: slug)
+        let prepared = try upstreamSecrets.prepare(
+            try Self.parsePolicy(Data(try await AdminBody.read(request).bytes)), tenant: slug)
         let policy = prepared.policy
         let logger = database.logger
-        guard let version = try await database.withTenantTransaction(slug, { connection in
-            try await upstreamSecrets.store(prepared, tenant: slug, on: connection, logger: logger)
-            return try await AdminStore.updatePolicy(slug, policy: policy, actor: actor.id, on: connection, logger: logger)
-        }) else { throw OAuthError.notFound("unknown tenant") }
+        guard
+            let version = try await database.withTenantTransaction(
+                slug,
+                { connection in
+                    try await upstreamSecrets.store(prepared, tenant: slug, on: connection, logger: logger)
+                    return try await AdminStore.updatePolicy(
+                        slug, policy: policy, actor: actor.id, on: connection, logger: logger)
+                })
+        else { throw OAuthError.notFound("unknown tenant") }
         tenants.invalidate(tenant.slug)
         return TenantPolicyView(tenantID: slug, policyVersion: version, policy: policy)
     }
@@ -127,9 +146,12 @@ struct AdminController: Sendable {
     /// needs an admin token, and a leaked bootstrap key is worth nothing.
     private func refuseSpentBootstrap() async throws {
         let logger = database.logger
-        if try await systemDatabase.withTransaction({ try await AdminStore.anyAdminClientExists(on: $0, logger: logger) }) {
+        if try await systemDatabase.withTransaction({
+            try await AdminStore.anyAdminClientExists(on: $0, logger: logger)
+        }) {
             throw OAuthError(
-                .forbidden, "access_denied", "the bootstrap key is spent: an administrator client exists; use an admin token")
+                .forbidden, "access_denied",
+                "the bootstrap key is spent: an administrator client exists; use an admin token")
         }
     }
 
@@ -145,7 +167,8 @@ struct AdminController: Sendable {
         let body = try await AdminBody.read(request)
         let requested = try AdminBody.decode(ClientMetadata.self, from: body)
         // The tenant's own app: its signed-in users are not asked to consent.
-        let firstParty = try AdminBody.checked { () throws(JSONRequestBody.Problem) in try body.bool("first_party") } ?? false
+        let firstParty =
+            try AdminBody.checked { () throws(JSONRequestBody.Problem) in try body.bool("first_party") } ?? false
         var policy = tenant.policy
         // An administrator may grant any scope (also the reserved `dcr` and `admin`) and grant type;
         // every other registration rule still applies.
@@ -156,7 +179,9 @@ struct AdminController: Sendable {
         if let scope = requested.scope {
             let tokens = scope.split(separator: " ")
             guard !tokens.isEmpty, scope.utf8.count <= ClientMetadataValidator.maximumScopeLength,
-                  scope.unicodeScalars.allSatisfy({ $0 == " " || (0x21...0x7E).contains($0.value) && $0 != "\"" && $0 != "\\" })
+                scope.unicodeScalars.allSatisfy({
+                    $0 == " " || (0x21...0x7E).contains($0.value) && $0 != "\"" && $0 != "\\"
+                })
             else { throw RegistrationError.invalidMetadata("scope must be printable ASCII tokens (RFC 6749 §3.3)") }
             metadata.scope = tokens.joined(separator: " ")
         }
@@ -165,8 +190,10 @@ struct AdminController: Sendable {
         let method = metadata.tokenEndpointAuthMethod ?? .clientSecretBasic
         let secret = method.usesClientSecret ? SecretTokens.generate(prefix: "lk_cs_") : nil
         let record = ClientRecord(
-            clientID: clientID, tenant: slug, clientType: method.clientType, applicationType: metadata.applicationType ?? .web,
-            authenticatedUser: nil, templateID: nil, metadata: metadata, secretExpiresAt: nil, createdAt: now, updatedAt: now,
+            clientID: clientID, tenant: slug, clientType: method.clientType,
+            applicationType: metadata.applicationType ?? .web,
+            authenticatedUser: nil, templateID: nil, metadata: metadata, secretExpiresAt: nil, createdAt: now,
+            updatedAt: now,
             registrationMechanism: .admin)
         let logger = database.logger
         try await database.withTenantTransaction(slug.rawValue) { connection in
@@ -174,19 +201,23 @@ struct AdminController: Sendable {
                 try await AdminStore.lockBootstrap(on: connection, logger: logger)
                 try await refuseSpentBootstrap()
                 if try await AdminStore.staticClientCount(slug.rawValue, on: connection, logger: logger) > 0 {
-                    throw OAuthError(.forbidden, "access_denied", "the bootstrap key only creates a tenant's first client; use an admin token")
+                    throw OAuthError(
+                        .forbidden, "access_denied",
+                        "the bootstrap key only creates a tenant's first client; use an admin token")
                 }
             }
             try await ClientRepository.insert(
                 record, secretHash: secret.map(settings.secretHasher.hash), registrationTokenHash: nil, kind: "static",
                 firstParty: firstParty, on: connection, logger: logger)
             try await outbox.append(
-                CloudEvent(source: EventSource.registrationGateway, data: ClientRegistered(record: record, actor: actor)),
+                CloudEvent(
+                    source: EventSource.registrationGateway, data: ClientRegistered(record: record, actor: actor)),
                 on: connection, logger: database.logger)
         }
         // A static client has no registration access token: it is not managed through RFC 7592.
         let registration = RegistrationResponse(record: record, clientSecret: secret, registrationAccessToken: nil)
-        return EditedResponse(status: .created, response: AdminClientView(registration: registration, firstParty: firstParty))
+        return EditedResponse(
+            status: .created, response: AdminClientView(registration: registration, firstParty: firstParty))
     }
 
     /// `GET …/clients?user=&status=&software_id=&created_from=&created_to=&limit=&cursor=`: newest first,
@@ -200,20 +231,28 @@ struct AdminController: Sendable {
             filters.userID = parsed
         }
         if let status = query["status"].map(String.init) {
-            guard let parsed = ClientStatus(rawValue: status) else { throw OAuthError.invalidRequest("unknown status \(status)") }
+            guard let parsed = ClientStatus(rawValue: status) else {
+                throw OAuthError.invalidRequest("unknown status \(status)")
+            }
             filters.status = parsed
         }
-        filters.softwareID = try query["software_id"].map { try Self.bounded(String($0), field: "software_id", maximum: 128) }
+        filters.softwareID = try query["software_id"].map {
+            try Self.bounded(String($0), field: "software_id", maximum: 128)
+        }
         filters.createdFrom = try query["created_from"].map { try Self.timestamp(String($0), field: "created_from") }
         filters.createdBefore = try query["created_to"].map { try Self.timestamp(String($0), field: "created_to") }
         let cursor = try query["cursor"].map { try ClientSearch.Cursor(encoded: String($0)) }
-        let limit = try query["limit"].map { raw -> Int in
-            guard let value = Int(raw), (1...500).contains(value) else { throw OAuthError.invalidRequest("limit must be 1–500") }
-            return value
-        } ?? 100
+        let limit =
+            try query["limit"].map { raw -> Int in
+                guard let value = Int(raw), (1...500).contains(value) else {
+                    throw OAuthError.invalidRequest("limit must be 1–500")
+                }
+                return value
+            } ?? 100
         let logger = database.logger
         let page = try await database.withTenantTransaction(tenant.id) { connection in
-            try await ClientSearch.search(tenant: tenant.id, filters, after: cursor, limit: limit, on: connection, logger: logger)
+            try await ClientSearch.search(
+                tenant: tenant.id, filters, after: cursor, limit: limit, on: connection, logger: logger)
         }
         return ClientListView(clients: page.clients, nextCursor: page.next?.encoded)
     }
@@ -222,14 +261,19 @@ struct AdminController: Sendable {
         let tenant = try context.requireTenant()
         let clientID = try context.parameters.require("client_id")
         let logger = database.logger
-        guard let stored = try await database.withTenantTransaction(tenant.id, {
-            try await ClientRepository.find(clientID, tenant: tenant.id, on: $0, logger: logger)
-        }) else { throw OAuthError.notFound("unknown client") }
+        guard
+            let stored = try await database.withTenantTransaction(
+                tenant.id,
+                {
+                    try await ClientRepository.find(clientID, tenant: tenant.id, on: $0, logger: logger)
+                })
+        else { throw OAuthError.notFound("unknown client") }
         let registration = RegistrationResponse(
             record: stored.record, clientSecret: nil, registrationAccessToken: nil,
             registrationClientURI: settings.registrationClientURI(tenant: tenant.id, clientID: clientID))
         return AdminClientView(
-            registration: registration, status: stored.record.status, authenticatedUser: stored.record.authenticatedUser,
+            registration: registration, status: stored.record.status,
+            authenticatedUser: stored.record.authenticatedUser,
             firstParty: stored.firstParty)
     }
 
@@ -252,7 +296,9 @@ struct AdminController: Sendable {
         let user = try Self.userID(context)
         let detail = try await Self.requiredReason(request)
         let outcome = try await revocation.revokeAll(of: user, tenant: tenant.slug, actor: actor, detail: detail)
-        context.logger.info("user's clients revoked", metadata: ["count": .stringConvertible(outcome.clients.count), "actor": .string(actor.id)])
+        context.logger.info(
+            "user's clients revoked",
+            metadata: ["count": .stringConvertible(outcome.clients.count), "actor": .string(actor.id)])
         return UserClientsRevokedView(
             authenticatedUser: user.uuidString.lowercased(), revoked: outcome.clients, reason: detail,
             sessionsEnded: outcome.ended.sessions, refreshTokensRevoked: outcome.ended.refreshTokens,
@@ -278,24 +324,35 @@ struct AdminController: Sendable {
         let users = UserRevocation(outbox: outbox)
         let logger = database.logger
         let now = Date()
-        let ended = try await database.withTenantTransaction(tenant.slug.rawValue) { connection -> UserRevocation.Outcome in
-            guard try await users.setDisabled(disabled, user: user, tenant: tenant.slug, on: connection, logger: logger) else {
-                throw OAuthError(.conflict, "invalid_request", disabled ? "the user is already disabled" : "the user is not disabled")
+        let ended = try await database.withTenantTransaction(tenant.slug.rawValue) {
+            connection -> UserRevocation.Outcome in
+            guard try await users.setDisabled(disabled, user: user, tenant: tenant.slug, on: connection, logger: logger)
+            else {
+                throw OAuthError(
+                    .conflict, "invalid_request", disabled ? "the user is already disabled" : "the user is not disabled"
+                )
             }
             guard disabled else {
                 let event = UserEnabled(tenant: tenant.slug, userID: user, reason: reason, actor: actor, enabledAt: now)
-                try await outbox.append(CloudEvent(source: EventSource.registrationGateway, data: event), on: connection, logger: database.logger)
+                try await outbox.append(
+                    CloudEvent(source: EventSource.registrationGateway, data: event), on: connection,
+                    logger: database.logger)
                 return UserRevocation.Outcome()
             }
             let ended = try await users.endSessionsAndTokens(
                 of: user, tenant: tenant.slug, actor: actor, detail: reason, at: now, on: connection, logger: logger)
             let event = UserDisabled(tenant: tenant.slug, userID: user, reason: reason, actor: actor, disabledAt: now)
-            try await outbox.append(CloudEvent(source: EventSource.registrationGateway, data: event), on: connection, logger: database.logger)
+            try await outbox.append(
+                CloudEvent(source: EventSource.registrationGateway, data: event), on: connection,
+                logger: database.logger)
             return ended
         }
-        context.logger.info(disabled ? "user disabled" : "user enabled", metadata: ["user_id": .string(user.uuidString.lowercased()), "actor": .string(actor.id)])
+        context.logger.info(
+            disabled ? "user disabled" : "user enabled",
+            metadata: ["user_id": .string(user.uuidString.lowercased()), "actor": .string(actor.id)])
         return UserStatusView(
-            userID: user.uuidString.lowercased(), disabled: disabled, reason: reason, changedAt: now, ended: disabled ? ended : nil)
+            userID: user.uuidString.lowercased(), disabled: disabled, reason: reason, changedAt: now,
+            ended: disabled ? ended : nil)
     }
 
     // MARK: Users
@@ -306,12 +363,17 @@ struct AdminController: Sendable {
         let body = try await AdminBody.read(CreateUserRequest.self, from: request)
         let username = try Self.bounded(body.username, field: "username", maximum: 64)
         let email = try body.email.map { try Self.bounded($0, field: "email", maximum: 254) }
-        guard body.password.count >= 12, body.password.utf8.count <= 1024, body.password.lowercased() != username.lowercased() else {
+        guard body.password.count >= 12, body.password.utf8.count <= 1024,
+            body.password.lowercased() != username.lowercased()
+        else {
             throw OAuthError.invalidRequest("password must have 12–1024 characters and differ from the username")
         }
         let hash: String
-        let hasher = settings.passwordHasher, password = body.password
-        do { hash = try await settings.hashingLimiter.run { try hasher.hash(password) } } catch let busy as PasswordHashingLimiter.Busy {
+        let hasher = settings.passwordHasher
+        let password = body.password
+        do { hash = try await settings.hashingLimiter.run { try hasher.hash(password) } } catch let busy
+            as PasswordHashingLimiter.Busy
+        {
             throw OAuthError(
                 .serviceUnavailable, "temporarily_unavailable", "password hashing is saturated; retry shortly",
                 headers: [.retryAfter: String(busy.retryAfterSeconds)])
@@ -321,24 +383,33 @@ struct AdminController: Sendable {
         let id = UUID()
         let logger = database.logger
         try await database.withTenantTransaction(tenant.slug.rawValue) { connection in
-            guard try await AdminStore.createUser(
-                tenant.slug.rawValue, id: id, username: username, email: email, emailVerified: email != nil && body.emailVerified == true,
-                passwordHash: hash, on: connection, logger: logger)
+            guard
+                try await AdminStore.createUser(
+                    tenant.slug.rawValue, id: id, username: username, email: email,
+                    emailVerified: email != nil && body.emailVerified == true,
+                    passwordHash: hash, on: connection, logger: logger)
             else { throw OAuthError(.conflict, "invalid_request", "the username is taken") }
-            let event = UserRegistered(tenant: tenant.slug, userID: id, username: username, method: .admin, actor: actor)
-            try await outbox.append(CloudEvent(source: EventSource.registrationGateway, data: event), on: connection, logger: database.logger)
+            let event = UserRegistered(
+                tenant: tenant.slug, userID: id, username: username, method: .admin, actor: actor)
+            try await outbox.append(
+                CloudEvent(source: EventSource.registrationGateway, data: event), on: connection,
+                logger: database.logger)
         }
-        return EditedResponse(status: .created, response: UserCreatedView(userID: id.uuidString.lowercased(), username: username))
+        return EditedResponse(
+            status: .created, response: UserCreatedView(userID: id.uuidString.lowercased(), username: username))
     }
 
     // MARK: Templates and initial access tokens
 
     /// Creates or replaces a template; a replaced template's active instances follow it in the same transaction.
-    @Sendable func putTemplate(_ request: Request, context: Context) async throws -> EditedResponse<TemplateStoredView> {
+    @Sendable func putTemplate(_ request: Request, context: Context) async throws -> EditedResponse<TemplateStoredView>
+    {
         let (tenant, actor) = try authorized(context)
         let body = try await AdminBody.read(TemplateRequest.self, from: request)
         let pathID = context.parameters.get("software_id")
-        guard let softwareID = pathID ?? body.softwareID else { throw OAuthError.invalidRequest("software_id is required") }
+        guard let softwareID = pathID ?? body.softwareID else {
+            throw OAuthError.invalidRequest("software_id is required")
+        }
         if let pathID, let sent = body.softwareID, sent != pathID {
             throw OAuthError.invalidRequest("software_id in the body differs from the path")
         }
@@ -346,39 +417,51 @@ struct AdminController: Sendable {
         var metadata = body.metadata
         metadata.softwareID = softwareID
         let template = ClientTemplate(
-            id: softwareID, tenant: tenant.slug, metadata: try ClientMetadataValidator(policy: tenant.policy).validate(metadata),
+            id: softwareID, tenant: tenant.slug,
+            metadata: try ClientMetadataValidator(policy: tenant.policy).validate(metadata),
             overridableFields: body.overridableFields ?? [], version: 1)
         guard template.unknownOverridableFields.isEmpty else {
-            throw OAuthError.invalidRequest("unknown overridable fields: \(template.unknownOverridableFields.joined(separator: ", "))")
+            throw OAuthError.invalidRequest(
+                "unknown overridable fields: \(template.unknownOverridableFields.joined(separator: ", "))")
         }
         let propagation = TemplatePropagation(outbox: outbox)
         let logger = database.logger
-        let (version, updated) = try await database.withTenantTransaction(tenant.slug.rawValue) { connection -> (Int, Int) in
+        let (version, updated) = try await database.withTenantTransaction(tenant.slug.rawValue) {
+            connection -> (Int, Int) in
             var stored = template
             stored.version = try await AdminStore.upsertTemplate(template, on: connection, logger: logger)
-            let updated = try await propagation.propagate(stored, policy: tenant.policy, actor: actor, on: connection, logger: logger)
+            let updated = try await propagation.propagate(
+                stored, policy: tenant.policy, actor: actor, on: connection, logger: logger)
             return (stored.version, updated)
         }
         let view = TemplateView(
-            softwareID: softwareID, version: version, metadata: template.metadata, overridableFields: template.overridableFields)
-        return EditedResponse(status: pathID == nil ? .created : .ok, response: TemplateStoredView(template: view, instancesUpdated: updated))
+            softwareID: softwareID, version: version, metadata: template.metadata,
+            overridableFields: template.overridableFields)
+        return EditedResponse(
+            status: pathID == nil ? .created : .ok,
+            response: TemplateStoredView(template: view, instancesUpdated: updated))
     }
 
     @Sendable func listTemplates(_ request: Request, context: Context) async throws -> TemplateListView {
         let tenant = try context.requireTenant()
         let logger = database.logger
-        return TemplateListView(templates: try await database.withTenantTransaction(tenant.id) {
-            try await AdminStore.templates(tenant.id, on: $0, logger: logger)
-        })
+        return TemplateListView(
+            templates: try await database.withTenantTransaction(tenant.id) {
+                try await AdminStore.templates(tenant.id, on: $0, logger: logger)
+            })
     }
 
-    @Sendable func createInitialAccessToken(_ request: Request, context: Context) async throws -> EditedResponse<InitialAccessTokenView> {
+    @Sendable func createInitialAccessToken(_ request: Request, context: Context) async throws -> EditedResponse<
+        InitialAccessTokenView
+    > {
         let (tenant, actor) = try authorized(context)
         let body = try await AdminBody.read(InitialAccessTokenRequest.self, from: request)
         let uses = body.uses ?? 1
         let lifetime = body.expiresIn ?? 86_400
         guard (1...100_000).contains(uses) else { throw OAuthError.invalidRequest("uses must be 1–100000") }
-        guard (60...31_536_000).contains(lifetime) else { throw OAuthError.invalidRequest("expires_in must be 60–31536000 seconds") }
+        guard (60...31_536_000).contains(lifetime) else {
+            throw OAuthError.invalidRequest("expires_in must be 60–31536000 seconds")
+        }
         let description = try body.description.map { try Self.bounded($0, field: "description", maximum: 200) }
         let token = SecretTokens.generate(prefix: "lk_iat_")
         let id = UUID()
@@ -392,16 +475,23 @@ struct AdminController: Sendable {
         return EditedResponse(
             status: .created,
             response: InitialAccessTokenView(
-                tokenID: id.uuidString.lowercased(), initialAccessToken: token, remainingUses: uses, expiresAt: expiresAt))
+                tokenID: id.uuidString.lowercased(), initialAccessToken: token, remainingUses: uses,
+                expiresAt: expiresAt))
     }
 
     @Sendable func revokeInitialAccessToken(_ request: Request, context: Context) async throws -> Response {
         let tenant = try context.requireTenant()
-        guard let id = UUID(uuidString: try context.parameters.require("token_id")) else { throw OAuthError.notFound("unknown token") }
+        guard let id = UUID(uuidString: try context.parameters.require("token_id")) else {
+            throw OAuthError.notFound("unknown token")
+        }
         let logger = database.logger
-        guard try await database.withTenantTransaction(tenant.id, {
-            try await AdminStore.revokeInitialAccessToken(tenant.id, id: id, on: $0, logger: logger)
-        }) else { throw OAuthError.notFound("unknown token") }
+        guard
+            try await database.withTenantTransaction(
+                tenant.id,
+                {
+                    try await AdminStore.revokeInitialAccessToken(tenant.id, id: id, on: $0, logger: logger)
+                })
+        else { throw OAuthError.notFound("unknown token") }
         return Response(status: .noContent, headers: [.cacheControl: "no-store"])
     }
 
@@ -419,7 +509,9 @@ struct AdminController: Sendable {
     }
 
     private static func userID(_ context: Context) throws -> UUID {
-        guard let user = UUID(uuidString: try context.parameters.require("user_id")) else { throw OAuthError.notFound("unknown user") }
+        guard let user = UUID(uuidString: try context.parameters.require("user_id")) else {
+            throw OAuthError.notFound("unknown user")
+        }
         return user
     }
 
@@ -431,12 +523,16 @@ struct AdminController: Sendable {
     }
 
     private static func timestamp(_ value: String, field: String) throws -> Date {
-        guard let date = RFC3339Timestamp.date(from: value) else { throw OAuthError.invalidRequest("\(field) must be an RFC 3339 timestamp") }
+        guard let date = RFC3339Timestamp.date(from: value) else {
+            throw OAuthError.invalidRequest("\(field) must be an RFC 3339 timestamp")
+        }
         return date
     }
 
     static func bounded(_ value: String, field: String, maximum: Int) throws -> String {
-        guard !value.isEmpty, value.count <= maximum, !value.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
+        guard !value.isEmpty, value.count <= maximum,
+            !value.unicodeScalars.contains(where: { $0.properties.generalCategory == .control })
+        else {
             throw OAuthError.invalidRequest("\(field) must be 1–\(maximum) printable characters")
         }
         return value

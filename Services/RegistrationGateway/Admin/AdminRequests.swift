@@ -16,7 +16,8 @@ struct CreateTenantRequest: Decodable, Sendable {
     static func parse(_ body: JSONRequestBody) throws -> (CreateTenantRequest, TenantSlug) {
         let request = try AdminBody.decode(CreateTenantRequest.self, from: body)
         guard let slug = TenantSlug(rawValue: request.tenantID) else {
-            throw OAuthError.invalidRequest("tenant_id must be 1–63 characters of a-z, 0-9 and '-', starting with a letter or digit")
+            throw OAuthError.invalidRequest(
+                "tenant_id must be 1–63 characters of a-z, 0-9 and '-', starting with a letter or digit")
         }
         return (request, slug)
     }

@@ -16,8 +16,11 @@ struct TenantView: ResponseEncodable, Sendable {
     var policy: TenantPolicy
 
     enum CodingKeys: String, CodingKey {
-        case tenantID = "tenant_id", displayName = "display_name", status
-        case policyVersion = "policy_version", policy
+        case tenantID = "tenant_id"
+        case displayName = "display_name"
+        case status
+        case policyVersion = "policy_version"
+        case policy
     }
 }
 
@@ -28,7 +31,9 @@ struct TenantPolicyView: ResponseEncodable, Sendable {
     var policy: TenantPolicy
 
     enum CodingKeys: String, CodingKey {
-        case tenantID = "tenant_id", policyVersion = "policy_version", policy
+        case tenantID = "tenant_id"
+        case policyVersion = "policy_version"
+        case policy
     }
 }
 
@@ -42,7 +47,9 @@ struct AdminClientView: ResponseEncodable, Sendable {
     var firstParty: Bool
 
     enum CodingKeys: String, CodingKey {
-        case status, authenticatedUser = "authenticated_user", firstParty = "first_party"
+        case status
+        case authenticatedUser = "authenticated_user"
+        case firstParty = "first_party"
     }
 
     func encode(to encoder: any Encoder) throws {
@@ -60,7 +67,8 @@ struct ClientListView: ResponseEncodable, Sendable {
     var nextCursor: String?
 
     enum CodingKeys: String, CodingKey {
-        case clients, nextCursor = "next_cursor"
+        case clients
+        case nextCursor = "next_cursor"
     }
 }
 
@@ -72,7 +80,10 @@ struct ClientRevokedView: ResponseEncodable, Sendable {
     var reason: String
 
     enum CodingKeys: String, CodingKey {
-        case clientID = "client_id", status, revokedAt = "revoked_at", reason
+        case clientID = "client_id"
+        case status
+        case revokedAt = "revoked_at"
+        case reason
     }
 }
 
@@ -86,8 +97,11 @@ struct UserClientsRevokedView: ResponseEncodable, Sendable {
     var accessTokensRevoked: Int
 
     enum CodingKeys: String, CodingKey {
-        case authenticatedUser = "authenticated_user", revoked, reason, sessionsEnded = "sessions_ended"
-        case refreshTokensRevoked = "refresh_tokens_revoked", accessTokensRevoked = "access_tokens_revoked"
+        case authenticatedUser = "authenticated_user"
+        case revoked, reason
+        case sessionsEnded = "sessions_ended"
+        case refreshTokensRevoked = "refresh_tokens_revoked"
+        case accessTokensRevoked = "access_tokens_revoked"
     }
 }
 
@@ -101,8 +115,12 @@ struct UserStatusView: ResponseEncodable, Sendable {
     var ended: UserRevocation.Outcome?
 
     enum CodingKeys: String, CodingKey {
-        case userID = "user_id", status, reason, disabledAt = "disabled_at", enabledAt = "enabled_at"
-        case sessionsEnded = "sessions_ended", refreshTokensRevoked = "refresh_tokens_revoked"
+        case userID = "user_id"
+        case status, reason
+        case disabledAt = "disabled_at"
+        case enabledAt = "enabled_at"
+        case sessionsEnded = "sessions_ended"
+        case refreshTokensRevoked = "refresh_tokens_revoked"
         case accessTokensRevoked = "access_tokens_revoked"
     }
 
@@ -126,7 +144,8 @@ struct UserCreatedView: ResponseEncodable, Sendable {
     var username: String
 
     enum CodingKeys: String, CodingKey {
-        case userID = "user_id", username
+        case userID = "user_id"
+        case username
     }
 }
 
@@ -138,7 +157,9 @@ struct TemplateView: Encodable, Sendable {
     var overridableFields: [String]
 
     enum CodingKeys: String, CodingKey {
-        case softwareID = "software_id", version, metadata, overridableFields = "overridable_fields"
+        case softwareID = "software_id"
+        case version, metadata
+        case overridableFields = "overridable_fields"
     }
 }
 
@@ -171,8 +192,10 @@ struct InitialAccessTokenView: ResponseEncodable, Sendable {
     var expiresAt: Date
 
     enum CodingKeys: String, CodingKey {
-        case tokenID = "token_id", initialAccessToken = "initial_access_token"
-        case remainingUses = "remaining_uses", expiresAt = "expires_at"
+        case tokenID = "token_id"
+        case initialAccessToken = "initial_access_token"
+        case remainingUses = "remaining_uses"
+        case expiresAt = "expires_at"
     }
 }
 
@@ -182,8 +205,12 @@ struct SigningKeyView: Encodable, Sendable {
     var now: Date
 
     enum CodingKeys: String, CodingKey {
-        case kid, alg, status, createdAt = "created_at", activatedAt = "activated_at", retiredAt = "retired_at"
-        case retireAfter = "retire_after", stagedBy = "staged_by"
+        case kid, alg, status
+        case createdAt = "created_at"
+        case activatedAt = "activated_at"
+        case retiredAt = "retired_at"
+        case retireAfter = "retire_after"
+        case stagedBy = "staged_by"
     }
 
     func encode(to encoder: any Encoder) throws {
@@ -206,7 +233,9 @@ struct SigningKeyListView: ResponseEncodable, Sendable {
     var keys: [SigningKeyView]
 
     enum CodingKeys: String, CodingKey {
-        case tenantID = "tenant_id", signingAlgorithm = "signing_algorithm", keys
+        case tenantID = "tenant_id"
+        case signingAlgorithm = "signing_algorithm"
+        case keys
     }
 }
 
@@ -217,7 +246,8 @@ struct SigningKeyStagedView: ResponseEncodable, Sendable {
     var policyVersion: Int?
 
     enum CodingKeys: String, CodingKey {
-        case tenantID = "tenant_id", policyVersion = "policy_version"
+        case tenantID = "tenant_id"
+        case policyVersion = "policy_version"
     }
 
     func encode(to encoder: any Encoder) throws {

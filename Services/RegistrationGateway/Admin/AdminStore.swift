@@ -36,7 +36,8 @@ enum AdminStore {
 
     /// Inserts the tenant and version 1 of its policy; false when the id is taken.
     static func createTenant(
-        _ tenant: String, displayName: String, policy: TenantPolicy, actor: String, on connection: PostgresConnection, logger: Logger
+        _ tenant: String, displayName: String, policy: TenantPolicy, actor: String, on connection: PostgresConnection,
+        logger: Logger
     ) async throws -> Bool {
         let json = String(decoding: try LatchkeyJSON.encode(policy), as: UTF8.self)
         let rows = try await connection.query(
@@ -63,7 +64,9 @@ enum AdminStore {
     }
 
     /// Number of static clients of the tenant (the bootstrap key may only create the first).
-    static func staticClientCount(_ tenant: String, on connection: PostgresConnection, logger: Logger) async throws -> Int {
+    static func staticClientCount(_ tenant: String, on connection: PostgresConnection, logger: Logger) async throws
+        -> Int
+    {
         let rows = try await connection.query(
             "SELECT count(*)::int FROM clients WHERE tenant_id = \(tenant) AND client_kind = 'static'", logger: logger)
         for try await count in rows.decode(Int.self) { return count }
@@ -89,7 +92,9 @@ enum AdminStore {
     }
 
     /// Every template of the tenant.
-    static func templates(_ tenant: String, on connection: PostgresConnection, logger: Logger) async throws -> [TemplateView] {
+    static func templates(_ tenant: String, on connection: PostgresConnection, logger: Logger) async throws
+        -> [TemplateView]
+    {
         let rows = try await connection.query(
             """
             SELECT software_id, metadata::text, overridable_fields, version FROM client_templates
@@ -97,9 +102,11 @@ enum AdminStore {
             """, logger: logger)
         var templates: [TemplateView] = []
         for try await (id, metadata, fields, version) in rows.decode((String, String, [String], Int).self) {
-            templates.append(TemplateView(
-                softwareID: id, version: version, metadata: try LatchkeyJSON.decode(ClientMetadata.self, from: Data(metadata.utf8)),
-                overridableFields: fields))
+            templates.append(
+                TemplateView(
+                    softwareID: id, version: version,
+                    metadata: try LatchkeyJSON.decode(ClientMetadata.self, from: Data(metadata.utf8)),
+                    overridableFields: fields))
         }
         return templates
     }

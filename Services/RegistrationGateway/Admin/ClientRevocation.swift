@@ -18,7 +18,10 @@ struct ClientRevocation: Sendable {
     func revoke(_ clientID: String, tenant: TenantSlug, actor: EventActor, detail: String?) async throws -> Date {
         let now = Date()
         try await database.withTenantTransaction(tenant.rawValue) { connection in
-            guard let stored = try await ClientRepository.find(clientID, tenant: tenant.rawValue, forUpdate: true, on: connection, logger: database.logger) else {
+            guard
+                let stored = try await ClientRepository.find(
+                    clientID, tenant: tenant.rawValue, forUpdate: true, on: connection, logger: database.logger)
+            else {
                 throw OAuthError.notFound("unknown client")
             }
             guard stored.record.status == .active else {
@@ -52,13 +55,15 @@ struct ClientRevocation: Sendable {
             var ids: [String] = []
             for try await id in rows.decode(String.self) { ids.append(id) }
             for id in ids {
-                guard let stored = try await ClientRepository.find(
-                    id, tenant: tenant.rawValue, on: connection, logger: database.logger)
+                guard
+                    let stored = try await ClientRepository.find(
+                        id, tenant: tenant.rawValue, on: connection, logger: database.logger)
                 else { continue }
                 try await revoke(stored.record, actor: actor, detail: detail, at: now, on: connection)
             }
             let ended = try await users.endSessionsAndTokens(
-                of: user, tenant: tenant, actor: actor, detail: detail, at: now, on: connection, logger: database.logger)
+                of: user, tenant: tenant, actor: actor, detail: detail, at: now, on: connection, logger: database.logger
+            )
             return UserOutcome(clients: ids, ended: ended)
         }
     }
@@ -68,13 +73,15 @@ struct ClientRevocation: Sendable {
     ) async throws {
         let reason = ClientRevoked.Reason.admin
         try await ClientRepository.revoke(
-            record.clientID, tenant: record.tenant.rawValue, status: reason.resultingStatus, reason: detail ?? reason.rawValue,
+            record.clientID, tenant: record.tenant.rawValue, status: reason.resultingStatus,
+            reason: detail ?? reason.rawValue,
             at: now, on: connection, logger: database.logger)
         let expiry = try await ClientRepository.accessTokensExpireAt(
             record, revokedAt: now, on: connection, logger: database.logger)
         let event = ClientRevoked(
             tenant: record.tenant, clientID: record.clientID, reason: reason, reasonDetail: detail,
             authenticatedUser: record.authenticatedUser, actor: actor, revokedAt: now, accessTokensExpireAt: expiry)
-        try await outbox.append(CloudEvent(source: EventSource.registrationGateway, data: event), on: connection, logger: database.logger)
+        try await outbox.append(
+            CloudEvent(source: EventSource.registrationGateway, data: event), on: connection, logger: database.logger)
     }
 }

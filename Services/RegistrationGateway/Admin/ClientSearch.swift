@@ -46,9 +46,9 @@ enum ClientSearch {
         /// Parses a cursor this search produced; anything else is `invalid_request`.
         init(encoded: String) throws {
             guard encoded.utf8.count <= 512, let bytes = Base64URL.decodeBytes(Array(encoded.utf8)),
-                  let text = String(validating: bytes, as: UTF8.self),
-                  let bar = text.firstIndex(of: "|"), let micros = Int64(text[..<bar]),
-                  case let id = String(text[text.index(after: bar)...]), !id.isEmpty, id.utf8.count <= 256
+                let text = String(validating: bytes, as: UTF8.self),
+                let bar = text.firstIndex(of: "|"), let micros = Int64(text[..<bar]),
+                case let id = String(text[text.index(after: bar)...]), !id.isEmpty, id.utf8.count <= 256
             else { throw OAuthError.invalidRequest("cursor is malformed") }
             createdAtMicroseconds = micros
             clientID = id
@@ -85,15 +85,20 @@ enum ClientSearch {
                                                      \(cursor?.clientID)::text))
             ORDER BY c.created_at DESC, c.client_id DESC LIMIT \(limit + 1)
             """, logger: logger)
-        typealias Row = (String, String, String, String, String, UUID?, String?, String?, String, String?, Date, Date?, Date?, String?, Int64)
+        typealias Row = (
+            String, String, String, String, String, UUID?, String?, String?, String, String?, Date, Date?, Date?,
+            String?, Int64
+        )
         var clients: [Summary] = []
         var last: Cursor?
         for try await row in rows.decode(Row.self) {
             guard clients.count < limit else { return (clients, last) }
-            clients.append(Summary(
-                clientID: row.0, status: row.1, clientKind: row.2, clientType: row.3, applicationType: row.4,
-                authenticatedUser: row.5, username: row.6, softwareID: row.7, registrationMechanism: row.8, clientName: row.9,
-                createdAt: row.10, lastUsedAt: row.11, revokedAt: row.12, revocationReason: row.13))
+            clients.append(
+                Summary(
+                    clientID: row.0, status: row.1, clientKind: row.2, clientType: row.3, applicationType: row.4,
+                    authenticatedUser: row.5, username: row.6, softwareID: row.7, registrationMechanism: row.8,
+                    clientName: row.9,
+                    createdAt: row.10, lastUsedAt: row.11, revokedAt: row.12, revocationReason: row.13))
             last = Cursor(createdAtMicroseconds: row.14, clientID: row.0)
         }
         return (clients, nil)
@@ -102,11 +107,20 @@ enum ClientSearch {
 
 extension ClientSearch.Summary: Encodable {
     enum CodingKeys: String, CodingKey {
-        case clientID = "client_id", status, clientKind = "client_kind", clientType = "client_type"
-        case applicationType = "application_type", registrationMechanism = "registration_mechanism"
-        case createdAt = "created_at", authenticatedUser = "authenticated_user", username
-        case softwareID = "software_id", clientName = "client_name", lastUsedAt = "last_used_at"
-        case revokedAt = "revoked_at", revocationReason = "revocation_reason"
+        case clientID = "client_id"
+        case status
+        case clientKind = "client_kind"
+        case clientType = "client_type"
+        case applicationType = "application_type"
+        case registrationMechanism = "registration_mechanism"
+        case createdAt = "created_at"
+        case authenticatedUser = "authenticated_user"
+        case username
+        case softwareID = "software_id"
+        case clientName = "client_name"
+        case lastUsedAt = "last_used_at"
+        case revokedAt = "revoked_at"
+        case revocationReason = "revocation_reason"
     }
 
     /// The admin API's JSON shape: user ids in lower case, absent members left out.

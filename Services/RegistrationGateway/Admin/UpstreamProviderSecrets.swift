@@ -35,7 +35,8 @@ struct UpstreamProviderSecrets: Sendable {
             }
             if let reference = provider.clientSecretRef, !references.allows(reference) {
                 throw OAuthError.invalidRequest(
-                    "\(path).client_secret_ref: references to the environment or files are reserved to operators; give the secret as client_secret")
+                    "\(path).client_secret_ref: references to the environment or files are reserved to operators; give the secret as client_secret"
+                )
             }
             if let secret = provider.clientSecret {
                 guard let envelope else {
@@ -44,8 +45,10 @@ struct UpstreamProviderSecrets: Sendable {
                         "storing upstream client secrets needs KEY_ENCRYPTION_KEY on the registration gateway")
                 }
                 let context = UpstreamIdentityProvider.sealedSecretContext(tenant: tenant, provider: provider.id)
-                do { sealed.append((provider.id, try envelope.seal(Data(secret.utf8), associatedData: context))) } catch {
-                    throw OAuthError(.serviceUnavailable, "temporarily_unavailable", "the client secret could not be sealed")
+                do { sealed.append((provider.id, try envelope.seal(Data(secret.utf8), associatedData: context))) } catch
+                {
+                    throw OAuthError(
+                        .serviceUnavailable, "temporarily_unavailable", "the client secret could not be sealed")
                 }
                 provider.clientSecret = nil
             }
@@ -67,7 +70,8 @@ struct UpstreamProviderSecrets: Sendable {
         }
         let ids = prepared.policy.upstreamIdentityProviders.map(\.id)
         try await connection.query(
-            "DELETE FROM upstream_client_secrets WHERE tenant_id = \(tenant) AND provider_id <> ALL(\(ids))", logger: logger)
+            "DELETE FROM upstream_client_secrets WHERE tenant_id = \(tenant) AND provider_id <> ALL(\(ids))",
+            logger: logger)
         var stored: Set<String> = []
         let rows = try await connection.query(
             "SELECT provider_id FROM upstream_client_secrets WHERE tenant_id = \(tenant)", logger: logger)

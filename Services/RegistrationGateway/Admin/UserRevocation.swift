@@ -20,7 +20,8 @@ struct UserRevocation: Sendable {
     }
 
     func endSessionsAndTokens(
-        of user: UUID, tenant: TenantSlug, actor: EventActor, detail: String?, at now: Date, on connection: PostgresConnection, logger: Logger
+        of user: UUID, tenant: TenantSlug, actor: EventActor, detail: String?, at now: Date,
+        on connection: PostgresConnection, logger: Logger
     ) async throws -> Outcome {
         var outcome = Outcome()
         let sessions = try await connection.query(
@@ -30,7 +31,12 @@ struct UserRevocation: Sendable {
             """, logger: logger)
         for try await _ in sessions.decode(Int.self) { outcome.sessions += 1 }
 
-        struct PerClient { var refresh = 0; var access = 0; var live: [String] = []; var lastExpiry: Date? }
+        struct PerClient {
+            var refresh = 0
+            var access = 0
+            var live: [String] = []
+            var lastExpiry: Date?
+        }
         var clients: [String: PerClient] = [:]
         let refresh = try await connection.query(
             """
@@ -59,8 +65,10 @@ struct UserRevocation: Sendable {
             let event = TokenRevoked(
                 tenant: tenant, clientID: clientID, userID: user, tokenType: ended.refresh > 0 ? .refresh : .access,
                 revokedCount: ended.refresh + ended.access, revokedJTIs: ended.live.isEmpty ? nil : ended.live.sorted(),
-                accessTokensExpireAt: ended.lastExpiry, reason: .admin, reasonDetail: detail, actor: actor, revokedAt: now)
-            try await outbox.append(CloudEvent(source: EventSource.registrationGateway, data: event), on: connection, logger: logger)
+                accessTokensExpireAt: ended.lastExpiry, reason: .admin, reasonDetail: detail, actor: actor,
+                revokedAt: now)
+            try await outbox.append(
+                CloudEvent(source: EventSource.registrationGateway, data: event), on: connection, logger: logger)
         }
         return outcome
     }
@@ -71,7 +79,8 @@ struct UserRevocation: Sendable {
         _ disabled: Bool, user: UUID, tenant: TenantSlug, on connection: PostgresConnection, logger: Logger
     ) async throws -> Bool {
         let rows = try await connection.query(
-            "SELECT status FROM users WHERE tenant_id = \(tenant.rawValue) AND user_id = \(user) FOR UPDATE", logger: logger)
+            "SELECT status FROM users WHERE tenant_id = \(tenant.rawValue) AND user_id = \(user) FOR UPDATE",
+            logger: logger)
         var current: String?
         for try await status in rows.decode(String.self) { current = status }
         guard let current else { throw OAuthError.notFound("unknown user") }
@@ -79,7 +88,8 @@ struct UserRevocation: Sendable {
         // Enabling only undoes a disable: a user locked for another reason stays locked.
         guard current != target, disabled || current == "disabled" else { return false }
         try await connection.query(
-            "UPDATE users SET status = \(target), updated_at = now() WHERE tenant_id = \(tenant.rawValue) AND user_id = \(user)", logger: logger)
+            "UPDATE users SET status = \(target), updated_at = now() WHERE tenant_id = \(tenant.rawValue) AND user_id = \(user)",
+            logger: logger)
         return true
     }
 }

@@ -25,8 +25,11 @@ struct AdminPageController: Sendable {
     init(settings: GatewaySettings, database: Database, outbox: OutboxWriter) throws {
         self.database = database
         clientAddresses = settings.clientAddresses
-        sessions = AdminSessions(database: database, hasher: settings.secretHasher, platformTenant: settings.platformTenant)
-        signIn = AdminSignIn(database: database, hasher: settings.secretHasher, platformTenant: settings.platformTenant, sessions: sessions)
+        sessions = AdminSessions(
+            database: database, hasher: settings.secretHasher, platformTenant: settings.platformTenant)
+        signIn = AdminSignIn(
+            database: database, hasher: settings.secretHasher, platformTenant: settings.platformTenant,
+            sessions: sessions)
         revocation = ClientRevocation(database: database, outbox: outbox)
         renderer = try AdminPageRenderer()
         csrf = CSRFGuard(key: settings.secretHasher.deriveKey("latchkey/registration-gateway/admin-csrf/v1"))
@@ -64,19 +67,25 @@ struct AdminPageController: Sendable {
         let returnQuery = filters.query
         var values = signedInValues(session, tenant: tenant)
         values["filters"] = [
-            "user": filters.user, "template": filters.template, "createdFrom": filters.createdFrom, "createdTo": filters.createdTo,
+            "user": filters.user, "template": filters.template, "createdFrom": filters.createdFrom,
+            "createdTo": filters.createdTo,
         ]
         values["statuses"] = ([""] + AdminPageFilters.statuses).map { status -> [String: Any] in
-            ["value": status, "label": status.isEmpty ? "Any" : status.capitalized, "selected": status == filters.status]
+            [
+                "value": status, "label": status.isEmpty ? "Any" : status.capitalized,
+                "selected": status == filters.status,
+            ]
         }
         values["returnQuery"] = returnQuery
         values["clients"] = page.clients.enumerated().map { index, client in
             var row: [String: Any] = [
                 "row": index + 1, "clientID": client.clientID, "clientIDPath": AdminPageFilters.encode(client.clientID),
-                "clientName": client.clientName ?? "—", "user": client.username ?? client.authenticatedUser?.uuidString.lowercased() ?? "—",
+                "clientName": client.clientName ?? "—",
+                "user": client.username ?? client.authenticatedUser?.uuidString.lowercased() ?? "—",
                 "template": client.softwareID ?? "—", "status": client.status,
                 "created": Self.display(client.createdAt), "lastUsed": client.lastUsedAt.map(Self.display) ?? "never",
-                "active": client.status == ClientStatus.active.rawValue, "csrfToken": csrfToken, "returnQuery": returnQuery, "base": base,
+                "active": client.status == ClientStatus.active.rawValue, "csrfToken": csrfToken,
+                "returnQuery": returnQuery, "base": base,
             ]
             if let reason = client.revocationReason { row["revocationReason"] = reason }
             return row
@@ -87,8 +96,11 @@ struct AdminPageController: Sendable {
         // "Revoke all" when the search names one user who still has active instances.
         let users = Set(page.clients.compactMap(\.authenticatedUser))
         if !filters.user.isEmpty, users.count == 1, let user = users.first,
-           page.clients.contains(where: { $0.status == ClientStatus.active.rawValue }) {
-            values["revokeAll"] = ["userID": user.uuidString.lowercased(), "userLabel": page.clients.first?.username ?? filters.user]
+            page.clients.contains(where: { $0.status == ClientStatus.active.rawValue })
+        {
+            values["revokeAll"] = [
+                "userID": user.uuidString.lowercased(), "userLabel": page.clients.first?.username ?? filters.user,
+            ]
         }
         if let flash { values["flash"] = flash }
         return renderer.page("instances", title: "Instances", tenant: tenant, values: values)
@@ -101,19 +113,25 @@ struct AdminPageController: Sendable {
             let clientID = try context.parameters.require("client_id")
             let reason = try Self.reason(form)
             try await revocation.revoke(clientID, tenant: tenant, actor: session.actor, detail: reason)
-            context.logger.info("client revoked", metadata: ["client_id": .string(clientID), "actor": .string(session.clientID)])
+            context.logger.info(
+                "client revoked", metadata: ["client_id": .string(clientID), "actor": .string(session.clientID)])
             return "Instance \(clientID) revoked."
         }
     }
 
     func revokeUser(_ request: Request, _ context: Context) async throws -> Response {
         try await sessionPost(request, context) { tenant, session, form in
-            guard let user = UUID(uuidString: try context.parameters.require("user_id")) else { throw OAuthError.notFound("unknown user") }
+            guard let user = UUID(uuidString: try context.parameters.require("user_id")) else {
+                throw OAuthError.notFound("unknown user")
+            }
             let reason = try Self.reason(form)
             let outcome = try await revocation.revokeAll(of: user, tenant: tenant, actor: session.actor, detail: reason)
             let revoked = outcome.clients
-            context.logger.info("user's clients revoked", metadata: ["count": .stringConvertible(revoked.count), "actor": .string(session.clientID)])
-            let instances = revoked.count == 1 ? "1 instance of the user revoked" : "\(revoked.count) instances of the user revoked"
+            context.logger.info(
+                "user's clients revoked",
+                metadata: ["count": .stringConvertible(revoked.count), "actor": .string(session.clientID)])
+            let instances =
+                revoked.count == 1 ? "1 instance of the user revoked" : "\(revoked.count) instances of the user revoked"
             return instances + "; their sessions and tokens ended."
         }
     }
@@ -121,7 +139,8 @@ struct AdminPageController: Sendable {
     /// Every signed-in form post: form encoding, session and CSRF token are checked before `handle` runs;
     /// its outcome (or its 4xx error) becomes the flash message of the page the 303 leads back to.
     private func sessionPost(
-        _ request: Request, _ context: Context, handle: (TenantSlug, AdminSession, FormParameters) async throws -> String
+        _ request: Request, _ context: Context,
+        handle: (TenantSlug, AdminSession, FormParameters) async throws -> String
     ) async throws -> Response {
         let tenant = try context.requireTenant()
         let form: FormParameters
@@ -131,9 +150,13 @@ struct AdminPageController: Sendable {
         guard let session = try await sessions.current(sessionCookie(request), tenant: tenant.id) else {
             return AdminPagePaths.seeOther(AdminPagePaths.signIn(tenant.id))
         }
-        guard csrf.isValid(cookie: session.id, token: form["csrf_token"], tenant: tenant.id) else { return forbidden(tenant.id) }
+        guard csrf.isValid(cookie: session.id, token: form["csrf_token"], tenant: tenant.id) else {
+            return forbidden(tenant.id)
+        }
         let message: String
-        do { message = try await handle(tenant.slug, session, form) } catch let error as OAuthError where error.status.code < 500 {
+        do { message = try await handle(tenant.slug, session, form) } catch let error as OAuthError
+            where error.status.code < 500
+        {
             message = "Not done: \(error.errorDescription)."
         }
         try await sessions.setFlash(message, for: session)
@@ -164,16 +187,21 @@ struct AdminPageController: Sendable {
         do { form = try await FormParameters.read(from: request) } catch let error as OAuthError {
             return renderer.error(error.errorDescription, tenant: tenant, status: error.status)
         }
-        guard csrf.isValid(cookie: request.cookies[Self.csrfCookieName]?.value, token: form["csrf_token"], tenant: tenant) else {
+        guard
+            csrf.isValid(cookie: request.cookies[Self.csrfCookieName]?.value, token: form["csrf_token"], tenant: tenant)
+        else {
             return forbidden(tenant)
         }
-        let clientID = form["client_id"] ?? "", secret = form["client_secret"] ?? ""
+        let clientID = form["client_id"] ?? ""
+        let secret = form["client_secret"] ?? ""
         let failure = "Invalid client ID or secret, or the client may not administer this tenant."
         guard !clientID.isEmpty, !secret.isEmpty, clientID.utf8.count <= 256, secret.utf8.count <= 1024 else {
-            return signInForm(request, tenant: tenant, clientID: String(clientID.prefix(256)), error: failure, status: .badRequest)
+            return signInForm(
+                request, tenant: tenant, clientID: String(clientID.prefix(256)), error: failure, status: .badRequest)
         }
         let outcome = try await signIn.signIn(
-            clientID: clientID, secret: secret, tenant: tenant, source: clientAddresses.clientAddress(request, context: context),
+            clientID: clientID, secret: secret, tenant: tenant,
+            source: clientAddresses.clientAddress(request, context: context),
             replacing: sessionCookie(request))
         switch outcome {
         case .signedIn(let sessionID):
@@ -185,7 +213,8 @@ struct AdminPageController: Sendable {
             return signInForm(request, tenant: tenant, clientID: clientID, error: failure, status: .unauthorized)
         case .throttled(let retryAfter):
             return renderer.error(
-                "Too many failed sign-in attempts. Please wait before trying again.", tenant: tenant, status: .tooManyRequests,
+                "Too many failed sign-in attempts. Please wait before trying again.", tenant: tenant,
+                status: .tooManyRequests,
                 retryAfter: retryAfter)
         }
     }
@@ -197,7 +226,9 @@ struct AdminPageController: Sendable {
             return renderer.error(error.errorDescription, tenant: tenant, status: error.status)
         }
         if let session = try await sessions.current(sessionCookie(request), tenant: tenant) {
-            guard csrf.isValid(cookie: session.id, token: form["csrf_token"], tenant: tenant) else { return forbidden(tenant) }
+            guard csrf.isValid(cookie: session.id, token: form["csrf_token"], tenant: tenant) else {
+                return forbidden(tenant)
+            }
             try await sessions.end(session)
         }
         var response = AdminPagePaths.seeOther(AdminPagePaths.signIn(tenant))
@@ -208,7 +239,8 @@ struct AdminPageController: Sendable {
     // MARK: Helpers
 
     private func signInForm(
-        _ request: Request, tenant: String, clientID: String = "", error: String? = nil, status: HTTPResponse.Status = .ok
+        _ request: Request, tenant: String, clientID: String = "", error: String? = nil,
+        status: HTTPResponse.Status = .ok
     ) -> Response {
         let (cookie, isNew) = csrf.cookieValue(from: request.cookies[Self.csrfCookieName]?.value)
         var values: [String: Any] = ["csrfToken": csrf.token(for: cookie, tenant: tenant), "clientID": clientID]

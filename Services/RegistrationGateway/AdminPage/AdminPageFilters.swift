@@ -15,7 +15,9 @@ struct AdminPageFilters: Sendable {
     /// Parses a query string; repeated or unknown-format values are `invalid_request`.
     init(query: String?) throws {
         let query = query ?? ""
-        guard query.utf8.count <= Self.maximumQueryLength else { throw OAuthError.invalidRequest("the search is too long") }
+        guard query.utf8.count <= Self.maximumQueryLength else {
+            throw OAuthError.invalidRequest("the search is too long")
+        }
         let form = try FormParameters.parse(query)
         user = try Self.text(form["user"], field: "user")
         if let uuid = UUID(uuidString: user) { search.userID = uuid } else if !user.isEmpty { search.username = user }
@@ -36,7 +38,10 @@ struct AdminPageFilters: Sendable {
 
     /// The filters (without the cursor) as a query string, for links and for returning after a form post.
     var query: String {
-        let pairs = [("user", user), ("status", status), ("template", template), ("created_from", createdFrom), ("created_to", createdTo)]
+        let pairs = [
+            ("user", user), ("status", status), ("template", template), ("created_from", createdFrom),
+            ("created_to", createdTo),
+        ]
         return pairs.filter { !$0.1.isEmpty }.map { "\($0.0)=\(Self.encode($0.1))" }.joined(separator: "&")
     }
 
@@ -47,12 +52,14 @@ struct AdminPageFilters: Sendable {
     }
 
     static func encode(_ value: String) -> String {
-        value.addingPercentEncoding(withAllowedCharacters: .alphanumerics.union(CharacterSet(charactersIn: "-._~"))) ?? ""
+        value.addingPercentEncoding(withAllowedCharacters: .alphanumerics.union(CharacterSet(charactersIn: "-._~")))
+            ?? ""
     }
 
     private static func text(_ value: String?, field: String) throws -> String {
         let value = value?.trimmingCharacters(in: .whitespaces) ?? ""
-        guard value.count <= 128, !value.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
+        guard value.count <= 128, !value.unicodeScalars.contains(where: { $0.properties.generalCategory == .control })
+        else {
             throw OAuthError.invalidRequest("\(field) must be at most 128 printable characters")
         }
         return value

@@ -44,7 +44,9 @@ struct AdminPageRenderer: Sendable {
             headers[HTTPField.Name("Retry-After")!] = String(retryAfter)
             values["retryAfter"] = String(retryAfter)
         }
-        let title = status == .forbidden ? "Request refused" : status == .tooManyRequests ? "Too many attempts" : "Something is wrong"
+        let title =
+            status == .forbidden
+            ? "Request refused" : status == .tooManyRequests ? "Too many attempts" : "Something is wrong"
         return page("error", title: title, tenant: tenant, values: values, status: status, headers: headers)
     }
 }

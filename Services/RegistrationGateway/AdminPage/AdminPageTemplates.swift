@@ -4,20 +4,21 @@ import LatchkeyServer
 /// The mustache templates of the admin page. Every variable is written with `{{…}}` (HTML-escaped:
 /// client names, usernames, reasons and filters are user-supplied) except the constant style sheet.
 enum AdminPageTemplates {
-    static let header = HTMLPageTemplates.documentStart(title: "{{title}} · Latchkey admin · {{tenant}}") + """
-        <header class="bar">
-        <p class="brand">Latchkey admin · <span class="tenant">{{tenant}}</span></p>
-        {{#signedIn}}
-        <form method="post" action="{{base}}/sign-out" class="sign-out">
-        <input type="hidden" name="csrf_token" value="{{csrfToken}}">
-        <span>Signed in as {{actor}}</span>
-        <button type="submit">Sign out</button>
-        </form>
-        {{/signedIn}}
-        </header>
-        <main id="main">
+    static let header =
+        HTMLPageTemplates.documentStart(title: "{{title}} · Latchkey admin · {{tenant}}") + """
+            <header class="bar">
+            <p class="brand">Latchkey admin · <span class="tenant">{{tenant}}</span></p>
+            {{#signedIn}}
+            <form method="post" action="{{base}}/sign-out" class="sign-out">
+            <input type="hidden" name="csrf_token" value="{{csrfToken}}">
+            <span>Signed in as {{actor}}</span>
+            <button type="submit">Sign out</button>
+            </form>
+            {{/signedIn}}
+            </header>
+            <main id="main">
 
-        """ + HTMLPageTemplates.headingAndError
+            """ + HTMLPageTemplates.headingAndError
 
     static let signIn = """
         {{> header}}
@@ -108,10 +109,11 @@ enum AdminPageTemplates {
         {{> footer}}
         """
 
-    static let error = "{{> header}}\n" + HTMLPageTemplates.errorMessage + """
-        <p><a href="{{backURL}}">Back to the admin page</a></p>
-        {{> footer}}
-        """
+    static let error =
+        "{{> header}}\n" + HTMLPageTemplates.errorMessage + """
+            <p><a href="{{backURL}}">Back to the admin page</a></p>
+            {{> footer}}
+            """
 
     /// The style sheet (constant, allowed by its hash in the CSP).
     static let css = """

@@ -58,7 +58,8 @@ struct AdminSessions: Sendable {
 
     /// Starts a session in `tenant` for an admin client, ending the one the browser held there; the new id.
     func start(
-        clientID: String, clientTenant: String, tenant: String, replacing old: String?, on connection: PostgresConnection
+        clientID: String, clientTenant: String, tenant: String, replacing old: String?,
+        on connection: PostgresConnection
     ) async throws -> String {
         if let old, CSRFGuard.isWellFormed(old) {
             try await end(old, on: connection)

@@ -25,7 +25,9 @@ struct AdminSignIn: Sendable {
         clientID: String, secret: String, tenant: String, source: String, replacing oldSession: String?
     ) async throws -> Outcome {
         let candidate = try await adminClient(clientID, tenant: tenant)
-        let subjects: [(LoginThrottle.Kind, String)] = [(.account, String(clientID.lowercased().prefix(256))), (.source, source)]
+        let subjects: [(LoginThrottle.Kind, String)] = [
+            (.account, String(clientID.lowercased().prefix(256))), (.source, source),
+        ]
         let logger = database.logger
         return try await database.withTenantTransaction(tenant) { connection in
             if let retryAfter = try await throttle.retryAfter(subjects, on: connection, logger: logger) {
@@ -58,15 +60,19 @@ struct AdminSignIn: Sendable {
         var tenants = [tenant]
         if let platform = platformTenant?.rawValue, platform != tenant { tenants.append(platform) }
         for home in tenants {
-            guard let stored = try await database.withTenantTransaction(home, {
-                try await ClientRepository.find(clientID, tenant: home, on: $0, logger: database.logger)
-            }) else { continue }
+            guard
+                let stored = try await database.withTenantTransaction(
+                    home,
+                    {
+                        try await ClientRepository.find(clientID, tenant: home, on: $0, logger: database.logger)
+                    })
+            else { continue }
             let record = stored.record
             let method = record.metadata.tokenEndpointAuthMethod ?? .clientSecretBasic
             guard record.status == .active, record.clientType == .confidential, method.usesClientSecret,
-                  record.secretExpiresAt.map({ $0 > Date() }) ?? true,
-                  TenantPolicy.scopeTokens(record.metadata.scope ?? "").contains(AdminTokenVerifier.requiredScope),
-                  let hash = stored.clientSecretHash
+                record.secretExpiresAt.map({ $0 > Date() }) ?? true,
+                TenantPolicy.scopeTokens(record.metadata.scope ?? "").contains(AdminTokenVerifier.requiredScope),
+                let hash = stored.clientSecretHash
             else { return nil }
             return Candidate(clientID: record.clientID, tenant: home, secretHash: hash)
         }

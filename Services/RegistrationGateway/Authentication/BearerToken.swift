@@ -29,7 +29,9 @@ enum BearerToken {
         let parts = value.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: true)
         let scheme = parts.first?.lowercased()
         guard parts.count == 2, scheme == "bearer" || (acceptingDPoP && scheme == "dpop") else {
-            throw invalidToken(acceptingDPoP ? "Authorization must use the Bearer or DPoP scheme" : "Authorization must use the Bearer scheme")
+            throw invalidToken(
+                acceptingDPoP
+                    ? "Authorization must use the Bearer or DPoP scheme" : "Authorization must use the Bearer scheme")
         }
         let token = parts[1].trimmingCharacters(in: .whitespaces)
         // RFC 6750 b64token characters only: rules out header injection and unicode look-alikes.
@@ -56,10 +58,11 @@ enum BearerToken {
 
     private static func isB64TokenByte(_ byte: UInt8) -> Bool {
         switch byte {
-        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"):
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+            UInt8(ascii: "0")...UInt8(ascii: "9"):
             return true
         case UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"), UInt8(ascii: "+"),
-             UInt8(ascii: "/"), UInt8(ascii: "="):
+            UInt8(ascii: "/"), UInt8(ascii: "="):
             return true
         default:
             return false

@@ -54,12 +54,16 @@ struct UserTokenVerifier: Sendable {
             }
             do throws(DPoPError) {
                 _ = try await proofs.verify(
-                    headerValues: request.headers[values: Self.dpopHeader], method: request.method.rawValue, url: endpoint,
+                    headerValues: request.headers[values: Self.dpopHeader], method: request.method.rawValue,
+                    url: endpoint,
                     accessToken: credential.token, expectedJKT: jkt)
             } catch {
                 throw OAuthError(
                     .unauthorized, error.errorCode, error.reason,
-                    headers: [.wwwAuthenticate: "DPoP error=\"\(error.errorCode)\", algs=\"\(JWSAlgorithm.allCases.map(\.rawValue).joined(separator: " "))\""])
+                    headers: [
+                        .wwwAuthenticate:
+                            "DPoP error=\"\(error.errorCode)\", algs=\"\(JWSAlgorithm.allCases.map(\.rawValue).joined(separator: " "))\""
+                    ])
             }
         } else if credential.isDPoP {
             throw BearerToken.invalidToken("the token is not DPoP-bound")

@@ -39,7 +39,8 @@ struct GatewaySettings: Sendable {
 
     init(
         publicURL: String, tokenServicePublicURL: String, secretHasher: KeyedHasher,
-        adminBootstrapKey: String? = nil, signingKeyCacheTTL: Duration = .seconds(60), platformTenant: TenantSlug? = nil,
+        adminBootstrapKey: String? = nil, signingKeyCacheTTL: Duration = .seconds(60),
+        platformTenant: TenantSlug? = nil,
         clientExpiryInterval: Duration = .seconds(300)
     ) throws {
         self.publicURL = try SettingsReader.baseURL(publicURL, name: "REGISTRATION_GATEWAY_PUBLIC_URL")
@@ -58,7 +59,8 @@ struct GatewaySettings: Sendable {
     /// `PASSWORD_SCRYPT_LOG_N`, `PASSWORD_HASH_CONCURRENCY`, `PASSWORD_HASH_WAIT_MS` and `DPOP_REPLAY_STORE`.
     init(reader: ConfigReader) throws {
         let env = SettingsReader(reader)
-        let publicURL = try env.required("registration.gateway.public.url", example: "e.g. https://register.example.com")
+        let publicURL = try env.required(
+            "registration.gateway.public.url", example: "e.g. https://register.example.com")
         let tokenURL = try env.required(
             "token.service.public.url", example: "the issuer base, e.g. https://login.example.com")
         let hasher = try env.requiredSecret(
@@ -82,7 +84,9 @@ struct GatewaySettings: Sendable {
         passwordHasher = hashing.hasher
         hashingLimiter = hashing.limiter
         clientAddresses = try ClientAddressResolver(reader: reader)
-        keyEnvelope = try env.secret("key.encryption.key", expected: "32 bytes, base64") { try KeyEnvelope(configuration: $0) }
+        keyEnvelope = try env.secret("key.encryption.key", expected: "32 bytes, base64") {
+            try KeyEnvelope(configuration: $0)
+        }
     }
 
     /// The RFC 7591 registration endpoint of `tenant`: the audience of DCR tokens.

@@ -82,10 +82,12 @@ struct ClientExpiryService: Service {
             for (tenant, clientID, user) in candidates {
                 guard let slug = TenantSlug(rawValue: tenant) else { continue }
                 try await ClientRepository.revoke(
-                    clientID, tenant: tenant, status: reason.resultingStatus, reason: reason.rawValue, at: now, on: connection,
+                    clientID, tenant: tenant, status: reason.resultingStatus, reason: reason.rawValue, at: now,
+                    on: connection,
                     logger: logger)
                 let event = ClientRevoked(
-                    tenant: slug, clientID: clientID, reason: reason, authenticatedUser: user, actor: Self.actor, revokedAt: now)
+                    tenant: slug, clientID: clientID, reason: reason, authenticatedUser: user, actor: Self.actor,
+                    revokedAt: now)
                 try await outbox.append(
                     CloudEvent(source: EventSource.registrationGateway, data: event), on: connection, logger: logger)
             }

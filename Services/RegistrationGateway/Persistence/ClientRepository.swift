@@ -78,18 +78,23 @@ enum ClientRepository {
             """
         query.sql += lock
         let rows = try await connection.query(query, logger: logger)
-        typealias Row = (String, String, String, String, UUID?, String?, String, String, Date?, Date, Date, Date?, String?, String?, String, Bool)
+        typealias Row = (
+            String, String, String, String, UUID?, String?, String, String, Date?, Date, Date, Date?, String?, String?,
+            String, Bool
+        )
         for try await row in rows.decode(Row.self) {
             let metadata = try LatchkeyJSON.decode(ClientMetadata.self, from: Data(row.7.utf8))
             guard let slug = TenantSlug(rawValue: tenant), let status = ClientStatus(rawValue: row.1),
-                  let clientType = ClientType(rawValue: row.2), let applicationType = ApplicationType(rawValue: row.3),
-                  let mechanism = RegistrationMechanism(rawValue: row.6)
+                let clientType = ClientType(rawValue: row.2), let applicationType = ApplicationType(rawValue: row.3),
+                let mechanism = RegistrationMechanism(rawValue: row.6)
             else { throw StoredClientCorrupt(clientID: clientID) }
             let record = ClientRecord(
                 clientID: row.0, tenant: slug, status: status, clientType: clientType, applicationType: applicationType,
                 authenticatedUser: row.4, templateID: row.5, metadata: metadata, secretExpiresAt: row.8,
                 createdAt: row.9, updatedAt: row.10, lastUsedAt: row.11, registrationMechanism: mechanism)
-            return StoredClient(record: record, registrationTokenHash: row.12, clientSecretHash: row.13, kind: row.14, firstParty: row.15)
+            return StoredClient(
+                record: record, registrationTokenHash: row.12, clientSecretHash: row.13, kind: row.14,
+                firstParty: row.15)
         }
         return nil
     }
@@ -136,7 +141,8 @@ enum ClientRepository {
     static func accessTokensExpireAt(
         _ client: ClientRecord, revokedAt time: Date, on connection: PostgresConnection, logger: Logger
     ) async throws -> Date {
-        let tenant = client.tenant.rawValue, clientID = client.clientID
+        let tenant = client.tenant.rawValue
+        let clientID = client.clientID
         let mayHoldDCRTokens = TenantPolicy.scopeTokens(client.metadata.scope ?? "").contains("dcr")
         let rows = try await connection.query(
             """

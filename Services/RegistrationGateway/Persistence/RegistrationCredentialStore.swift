@@ -36,7 +36,8 @@ enum RegistrationCredentialStore {
         for try await (metadata, fields, version) in rows.decode((String, [String], Int).self) {
             guard let slug = TenantSlug(rawValue: tenant) else { return nil }
             return ClientTemplate(
-                id: softwareID, tenant: slug, metadata: try LatchkeyJSON.decode(ClientMetadata.self, from: Data(metadata.utf8)),
+                id: softwareID, tenant: slug,
+                metadata: try LatchkeyJSON.decode(ClientMetadata.self, from: Data(metadata.utf8)),
                 overridableFields: fields, version: version)
         }
         return nil

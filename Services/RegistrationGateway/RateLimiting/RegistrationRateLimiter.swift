@@ -62,8 +62,9 @@ struct RegistrationRateLimiter: Sendable {
 
     /// Throws 429 `too_many_requests` with `Retry-After` when the request is over a limit.
     func enforce(tenant: ResolvedTenant, source: String, open: Bool) async throws {
-        guard let seconds = try await retryAfter(
-            tenant: tenant.id, source: source, open: open, limit: tenant.policy.rateLimits.registration)
+        guard
+            let seconds = try await retryAfter(
+                tenant: tenant.id, source: source, open: open, limit: tenant.policy.rateLimits.registration)
         else { return }
         throw OAuthError(
             .tooManyRequests, "too_many_requests",

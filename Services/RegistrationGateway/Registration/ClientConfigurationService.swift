@@ -1,5 +1,5 @@
-import HTTPTypes
 import Foundation
+import HTTPTypes
 import LatchkeyCore
 import LatchkeyPersistence
 import LatchkeyServer
@@ -12,7 +12,6 @@ struct ClientConfigurationService: Sendable {
     let database: Database
     let outbox: OutboxWriter
     let statements: SoftwareStatementVerifier
-
 
     /// Never sent by anyone: 256 random bits drawn when the process starts.
     private static let decoyToken = SecretTokens.generate()
@@ -40,7 +39,8 @@ struct ClientConfigurationService: Sendable {
 
     func read(_ clientID: String, token: String?, tenant: ResolvedTenant) async throws -> RegistrationResponse {
         try await database.withTenantTransaction(tenant.id) { connection in
-            let stored = try await authorize(clientID, token: token, tenant: tenant.id, forUpdate: false, on: connection)
+            let stored = try await authorize(
+                clientID, token: token, tenant: tenant.id, forUpdate: false, on: connection)
             return response(for: stored.record, tenant: tenant.id, registrationToken: nil)
         }
     }
@@ -70,19 +70,22 @@ struct ClientConfigurationService: Sendable {
                 // No share lock here (this transaction already holds the client row, which a template
                 // update locks after its template row); such an update waits for this one and then
                 // rebuilds the instance from the overrides stored here.
-                guard let template = try await RegistrationCredentialStore.template(
-                    softwareID: templateID, tenant: tenant.id, on: connection, logger: database.logger)
+                guard
+                    let template = try await RegistrationCredentialStore.template(
+                        softwareID: templateID, tenant: tenant.id, on: connection, logger: database.logger)
                 else {
                     throw RegistrationError.invalidMetadata("the client's template no longer exists")
                 }
                 requested = try template.validatedInstanceMetadata(for: request)
-                link = TemplateLink(overrides: ClientTemplate.instanceOverrides(from: request), version: template.version)
+                link = TemplateLink(
+                    overrides: ClientTemplate.instanceOverrides(from: request), version: template.version)
             }
             let metadata = try ClientMetadataValidator(policy: policy).validate(requested)
             let oldMethod = stored.record.metadata.tokenEndpointAuthMethod ?? .clientSecretBasic
             let newMethod = metadata.tokenEndpointAuthMethod ?? .clientSecretBasic
             guard oldMethod.usesClientSecret == newMethod.usesClientSecret else {
-                throw RegistrationError.invalidMetadata("token_endpoint_auth_method cannot switch between secret and non-secret methods")
+                throw RegistrationError.invalidMetadata(
+                    "token_endpoint_auth_method cannot switch between secret and non-secret methods")
             }
             var record = stored.record
             let changed = ClientUpdated.changedFields(from: record.metadata, to: metadata)
@@ -92,13 +95,16 @@ struct ClientConfigurationService: Sendable {
             record.updatedAt = Date()
             let newToken = policy.rotateRegistrationAccessToken ? SecretTokens.generate(prefix: "lk_rat_") : nil
             try await ClientRepository.updateMetadata(
-                record, registrationTokenHash: newToken.map(hasher.hash), template: link, on: connection, logger: database.logger)
+                record, registrationTokenHash: newToken.map(hasher.hash), template: link, on: connection,
+                logger: database.logger)
             let actor: EventActor = record.authenticatedUser.map(EventActor.user) ?? .client(clientID)
             let event = ClientUpdated(
-                tenant: tenant.slug, clientID: clientID, changedFields: changed, registrationTokenRotated: newToken != nil,
+                tenant: tenant.slug, clientID: clientID, changedFields: changed,
+                registrationTokenRotated: newToken != nil,
                 authenticatedUser: record.authenticatedUser, templateID: record.templateID, actor: actor)
             try await outbox.append(
-                CloudEvent(source: EventSource.registrationGateway, data: event), on: connection, logger: database.logger)
+                CloudEvent(source: EventSource.registrationGateway, data: event), on: connection,
+                logger: database.logger)
             var updated = response(for: record, tenant: tenant.id, registrationToken: newToken)
             updated.softwareStatement = request.softwareStatement
             return updated
@@ -112,7 +118,8 @@ struct ClientConfigurationService: Sendable {
             let now = Date()
             let reason = ClientRevoked.Reason.deregistered
             try await ClientRepository.revoke(
-                clientID, tenant: tenant.id, status: reason.resultingStatus, reason: reason.rawValue, at: now, on: connection,
+                clientID, tenant: tenant.id, status: reason.resultingStatus, reason: reason.rawValue, at: now,
+                on: connection,
                 logger: database.logger)
             let user = stored.record.authenticatedUser
             let expiry = try await ClientRepository.accessTokensExpireAt(
@@ -121,11 +128,13 @@ struct ClientConfigurationService: Sendable {
                 tenant: tenant.slug, clientID: clientID, reason: reason, authenticatedUser: user,
                 actor: user.map(EventActor.user) ?? .client(clientID), revokedAt: now, accessTokensExpireAt: expiry)
             try await outbox.append(
-                CloudEvent(source: EventSource.registrationGateway, data: event), on: connection, logger: database.logger)
+                CloudEvent(source: EventSource.registrationGateway, data: event), on: connection,
+                logger: database.logger)
         }
     }
 
-    private func response(for record: ClientRecord, tenant: String, registrationToken: String?) -> RegistrationResponse {
+    private func response(for record: ClientRecord, tenant: String, registrationToken: String?) -> RegistrationResponse
+    {
         RegistrationResponse(
             record: record, clientSecret: nil, registrationAccessToken: registrationToken,
             registrationClientURI: settings.registrationClientURI(tenant: tenant, clientID: record.clientID))

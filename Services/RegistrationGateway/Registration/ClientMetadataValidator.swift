@@ -66,7 +66,8 @@ struct ClientMetadataValidator: Sendable {
         }
         for grant in grants {
             if let response = grant.correspondingResponseType, !responses.contains(response) {
-                throw RegistrationError.invalidMetadata("grant type \(grant.rawValue) needs response type \(response.rawValue)")
+                throw RegistrationError.invalidMetadata(
+                    "grant type \(grant.rawValue) needs response type \(response.rawValue)")
             }
         }
         if grants.contains(.refreshToken) && !grants.contains(.authorizationCode) {
@@ -98,7 +99,9 @@ struct ClientMetadataValidator: Sendable {
             guard let members = key.objectValue else {
                 throw RegistrationError.invalidMetadata("jwks must be a JWK Set with 1 to \(Self.maximumJWKSKeys) keys")
             }
-            guard members["kty"]?.stringValue != nil else { throw RegistrationError.invalidMetadata("every jwks key needs kty") }
+            guard members["kty"]?.stringValue != nil else {
+                throw RegistrationError.invalidMetadata("every jwks key needs kty")
+            }
             guard !JWK.privateMemberKeys.contains(where: { members[$0] != nil }) else {
                 throw RegistrationError.invalidMetadata("jwks must hold public keys only")
             }
@@ -112,19 +115,26 @@ struct ClientMetadataValidator: Sendable {
         }
         try RedirectURIValidator.validate(redirects, field: "redirect_uris", applicationType: applicationType)
         if let logout = metadata.postLogoutRedirectURIs {
-            try RedirectURIValidator.validate(logout, field: "post_logout_redirect_uris", applicationType: applicationType)
+            try RedirectURIValidator.validate(
+                logout, field: "post_logout_redirect_uris", applicationType: applicationType)
         }
     }
 
     private func validateStrings(_ metadata: ClientMetadata) throws {
         if let name = metadata.clientName {
             try bounded(name, field: "client_name", maximum: Self.maximumNameLength)
-            guard !name.unicodeScalars.contains(where: { $0.properties.generalCategory == .control || $0.properties.generalCategory == .format }) else {
+            guard
+                !name.unicodeScalars.contains(where: {
+                    $0.properties.generalCategory == .control || $0.properties.generalCategory == .format
+                })
+            else {
                 throw RegistrationError.invalidMetadata("client_name must not contain control or formatting characters")
             }
         }
-        for (value, field) in [(metadata.clientURI, "client_uri"), (metadata.logoURI, "logo_uri"),
-                               (metadata.tosURI, "tos_uri"), (metadata.policyURI, "policy_uri")] {
+        for (value, field) in [
+            (metadata.clientURI, "client_uri"), (metadata.logoURI, "logo_uri"),
+            (metadata.tosURI, "tos_uri"), (metadata.policyURI, "policy_uri"),
+        ] {
             if let value { try validateWebURI(value, field: field) }
         }
         if let contacts = metadata.contacts {
@@ -143,7 +153,11 @@ struct ClientMetadataValidator: Sendable {
     private func validateScope(_ metadata: inout ClientMetadata) throws {
         if let scope = metadata.scope {
             try bounded(scope, field: "scope", maximum: Self.maximumScopeLength, allowEmpty: true)
-            guard scope.unicodeScalars.allSatisfy({ $0 == " " || (0x21...0x7E).contains($0.value) && $0 != "\"" && $0 != "\\" }) else {
+            guard
+                scope.unicodeScalars.allSatisfy({
+                    $0 == " " || (0x21...0x7E).contains($0.value) && $0 != "\"" && $0 != "\\"
+                })
+            else {
                 throw RegistrationError.invalidMetadata("scope tokens must be printable ASCII (RFC 6749 §3.3)")
             }
             switch policy.decideScopes(requested: scope) {
@@ -153,19 +167,20 @@ struct ClientMetadataValidator: Sendable {
                 metadata.scope = scopes.joined(separator: " ")
             }
         } else {
-            metadata.scope = policy.allowedScopes.filter { !TenantPolicy.reservedScopes.contains($0) }.joined(separator: " ")
+            metadata.scope = policy.allowedScopes.filter { !TenantPolicy.reservedScopes.contains($0) }.joined(
+                separator: " ")
         }
     }
 
     private func validateWebURI(_ value: String, field: String) throws {
         try bounded(value, field: field, maximum: Self.maximumURILength)
         guard value.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F }), let components = URLComponents(string: value),
-              components.scheme?.lowercased() == "https", components.host?.isEmpty == false
+            components.scheme?.lowercased() == "https", components.host?.isEmpty == false
         else { throw RegistrationError.invalidMetadata("\(field) must be an absolute https URI") }
     }
 
     private func bounded(_ value: String, field: String, maximum: Int, allowEmpty: Bool = false) throws {
-        guard (allowEmpty || !value.isEmpty), value.count <= maximum, value.utf8.count <= maximum * 4 else {
+        guard allowEmpty || !value.isEmpty, value.count <= maximum, value.utf8.count <= maximum * 4 else {
             throw RegistrationError.invalidMetadata("\(field) must have \(allowEmpty ? 0 : 1) to \(maximum) characters")
         }
     }

@@ -14,10 +14,14 @@ extension RedirectURIValidator {
         init(_ uri: String) throws(Problem) {
             let bytes = Array(uri.utf8)
             guard bytes.allSatisfy(Self.isURICharacter) else {
-                throw Problem(reason: #"characters outside RFC 3986 (such as ", <, >, \, ^, `, {, | or }) must be percent-encoded"#)
+                throw Problem(
+                    reason:
+                        #"characters outside RFC 3986 (such as ", <, >, \, ^, `, {, | or }) must be percent-encoded"#)
             }
             try Self.checkPercentEncoding(bytes)
-            guard let colon = bytes.firstIndex(of: UInt8(ascii: ":")) else { throw Problem(reason: "not an absolute URI") }
+            guard let colon = bytes.firstIndex(of: UInt8(ascii: ":")) else {
+                throw Problem(reason: "not an absolute URI")
+            }
             scheme = String(decoding: bytes[..<colon], as: UTF8.self).lowercased()
             let end = bytes.firstIndex(of: UInt8(ascii: "?")) ?? bytes.endIndex
             var rest = bytes[(colon + 1)..<end]
@@ -36,7 +40,8 @@ extension RedirectURIValidator {
             for segment in rest.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false) {
                 let decoded = Self.decodingDots(segment)
                 guard decoded != [UInt8(ascii: ".")], decoded != [UInt8(ascii: "."), UInt8(ascii: ".")] else {
-                    throw Problem(reason: "a redirect URI must not contain dot segments (. or .., also percent-encoded)")
+                    throw Problem(
+                        reason: "a redirect URI must not contain dot segments (. or .., also percent-encoded)")
                 }
             }
         }
@@ -44,7 +49,8 @@ extension RedirectURIValidator {
         /// unreserved, reserved (gen-delims and sub-delims) and `%`.
         private static func isURICharacter(_ byte: UInt8) -> Bool {
             switch byte {
-            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"):
+            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+                UInt8(ascii: "0")...UInt8(ascii: "9"):
                 return true
             default:
                 return Array("-._~:/?#[]@!$&'()*+,;=%".utf8).contains(byte)
@@ -53,7 +59,8 @@ extension RedirectURIValidator {
 
         private static func isHexDigit(_ byte: UInt8) -> Bool {
             switch byte {
-            case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "a")...UInt8(ascii: "f"), UInt8(ascii: "A")...UInt8(ascii: "F"):
+            case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "a")...UInt8(ascii: "f"),
+                UInt8(ascii: "A")...UInt8(ascii: "F"):
                 return true
             default:
                 return false
@@ -79,11 +86,14 @@ extension RedirectURIValidator {
         private static func checkPort(of authority: ArraySlice<UInt8>) throws(Problem) {
             var hostAndPort = authority
             if let at = authority.lastIndex(of: UInt8(ascii: "@")) { hostAndPort = authority[(at + 1)...] }
-            if let bracket = hostAndPort.lastIndex(of: UInt8(ascii: "]")) { hostAndPort = hostAndPort[(bracket + 1)...] }
+            if let bracket = hostAndPort.lastIndex(of: UInt8(ascii: "]")) {
+                hostAndPort = hostAndPort[(bracket + 1)...]
+            }
             guard let colon = hostAndPort.firstIndex(of: UInt8(ascii: ":")) else { return }
             let digits = hostAndPort[(colon + 1)...]
-            guard (1...5).contains(digits.count), digits.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }),
-                  let port = Int(String(decoding: digits, as: UTF8.self)), (1...65535).contains(port)
+            guard (1...5).contains(digits.count),
+                digits.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }),
+                let port = Int(String(decoding: digits, as: UTF8.self)), (1...65535).contains(port)
             else { throw Problem(reason: "a port must be a number from 1 to 65535") }
         }
 
@@ -93,7 +103,8 @@ extension RedirectURIValidator {
             var index = segment.startIndex
             while index < segment.endIndex {
                 if segment[index] == UInt8(ascii: "%"), index + 2 < segment.endIndex,
-                   segment[index + 1] == UInt8(ascii: "2"), segment[index + 2] | 0x20 == UInt8(ascii: "e") {
+                    segment[index + 1] == UInt8(ascii: "2"), segment[index + 2] | 0x20 == UInt8(ascii: "e")
+                {
                     result.append(UInt8(ascii: "."))
                     index += 3
                 } else {

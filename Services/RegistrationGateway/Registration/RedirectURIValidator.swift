@@ -34,7 +34,7 @@ enum RedirectURIValidator {
         let syntax: Syntax
         do { syntax = try Syntax(uri) } catch { throw refuse(error.reason) }
         guard let components = URLComponents(string: uri), let scheme = components.scheme?.lowercased(),
-              isValidScheme(scheme), scheme == syntax.scheme
+            isValidScheme(scheme), scheme == syntax.scheme
         else { throw refuse("not an absolute URI") }
         guard components.user == nil, components.password == nil, !syntax.hasUserInfo else {
             throw refuse("a redirect URI must not contain user information")
@@ -56,8 +56,10 @@ enum RedirectURIValidator {
                 }
             default:
                 // RFC 8252 §7.1: private-use schemes are reverse domain names, e.g. com.example.app.
-                guard scheme.contains("."), !scheme.hasPrefix("."), !scheme.hasSuffix("."), !scheme.contains("..") else {
-                    throw refuse("private-use URI schemes must be reverse domain names such as com.example.app (RFC 8252 §7.1)")
+                guard scheme.contains("."), !scheme.hasPrefix("."), !scheme.hasSuffix("."), !scheme.contains("..")
+                else {
+                    throw refuse(
+                        "private-use URI schemes must be reverse domain names such as com.example.app (RFC 8252 §7.1)")
                 }
             }
         }
@@ -65,9 +67,12 @@ enum RedirectURIValidator {
 
     /// RFC 3986 §3.1: `ALPHA *( ALPHA / DIGIT / "+" / "-" / "." )`.
     static func isValidScheme(_ scheme: String) -> Bool {
-        guard let first = scheme.utf8.first, (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(first) else { return false }
+        guard let first = scheme.utf8.first, (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(first) else {
+            return false
+        }
         return scheme.utf8.allSatisfy { byte in
-            (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte) || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte)
+            (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte)
+                || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte)
                 || byte == UInt8(ascii: "+") || byte == UInt8(ascii: "-") || byte == UInt8(ascii: ".")
         }
     }

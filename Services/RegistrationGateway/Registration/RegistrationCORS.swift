@@ -30,7 +30,9 @@ struct RegistrationCORS: Sendable {
 
     /// Answers a preflight for a route that serves `methods`: 204 with the CORS headers for an allowed
     /// origin and method, 403 for anything else that claims to be a preflight, a plain 204 + `Allow` otherwise.
-    static func preflight(_ request: Request, context: LatchkeyRequestContext, methods: [HTTPRequest.Method]) throws -> Response {
+    static func preflight(_ request: Request, context: LatchkeyRequestContext, methods: [HTTPRequest.Method]) throws
+        -> Response
+    {
         let tenant = try context.requireTenant()
         let methodList = (methods + [.options]).map(\.rawValue).joined(separator: ", ")
         var headers: HTTPFields = [.vary: "Origin"]
@@ -39,12 +41,14 @@ struct RegistrationCORS: Sendable {
             return Response(status: .noContent, headers: headers)
         }
         guard let allowed = allowedOrigin(of: request, tenant: tenant) else {
-            throw OAuthError(.forbidden, "access_denied", "this origin may not call the registration endpoint",
-                             headers: headers)
+            throw OAuthError(
+                .forbidden, "access_denied", "this origin may not call the registration endpoint",
+                headers: headers)
         }
         guard let asked = request.headers[requestMethod], methods.contains(where: { $0.rawValue == asked }) else {
-            throw OAuthError(.forbidden, "access_denied", "Access-Control-Request-Method is missing or not allowed here",
-                             headers: headers)
+            throw OAuthError(
+                .forbidden, "access_denied", "Access-Control-Request-Method is missing or not allowed here",
+                headers: headers)
         }
         headers[allowOrigin] = allowed
         headers[allowMethods] = methodList
@@ -59,7 +63,9 @@ struct RegistrationCORS: Sendable {
 struct RegistrationCORSMiddleware: RouterMiddleware {
     typealias Context = LatchkeyRequestContext
 
-    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws
+        -> Response
+    {
         guard request.method != .options, let tenant = context.tenant else { return try await next(request, context) }
         var response = try await ErrorMiddleware<Context>().handle(request, context: context, next: next)
         response.headers[.vary] = "Origin"

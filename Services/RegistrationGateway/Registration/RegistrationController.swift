@@ -33,7 +33,8 @@ struct RegistrationController: Sendable {
             open: request.headers[.authorization] == nil)
         let caller = try await registration.authenticate(request, tenant: tenant)
         let body = try await RegistrationRequestBody.read(request)
-        return EditedResponse(status: .created, response: try await registration.register(body.metadata, caller: caller, tenant: tenant))
+        return EditedResponse(
+            status: .created, response: try await registration.register(body.metadata, caller: caller, tenant: tenant))
     }
 
     @Sendable func read(_ request: Request, context: Context) async throws -> RegistrationResponse {

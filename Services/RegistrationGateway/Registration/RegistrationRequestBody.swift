@@ -21,10 +21,13 @@ struct RegistrationRequestBody: Sendable {
         do throws(JSONRequestBody.Problem) {
             let body = try JSONRequestBody(bytes)
             // Trust that skips the consent page is an administrator's decision, never a registrant's claim.
-            guard body.members["first_party"] == nil else { throw .invalidMember("first_party is set by an administrator only") }
+            guard body.members["first_party"] == nil else {
+                throw .invalidMember("first_party is set by an administrator only")
+            }
             return RegistrationRequestBody(
                 metadata: try body.decode(ClientMetadata.self),
-                credentials: ClientCredentials(clientID: try body.string("client_id"), clientSecret: try body.string("client_secret")))
+                credentials: ClientCredentials(
+                    clientID: try body.string("client_id"), clientSecret: try body.string("client_secret")))
         } catch {
             throw RegistrationError.invalidMetadata(error.description)
         }
@@ -39,7 +42,8 @@ struct RegistrationRequestBody: Sendable {
     /// 415 unless the request declares `application/json`.
     static func requireJSON(_ request: Request) throws {
         guard let contentType = request.headers[.contentType],
-              contentType.split(separator: ";").first?.trimmingCharacters(in: .whitespaces).lowercased() == "application/json"
+            contentType.split(separator: ";").first?.trimmingCharacters(in: .whitespaces).lowercased()
+                == "application/json"
         else {
             throw OAuthError(.unsupportedMediaType, "invalid_request", "the request body must be application/json")
         }

@@ -17,9 +17,12 @@ struct RegistrationResponse: ResponseEncodable, Sendable {
     var softwareStatement: String?
 
     enum CodingKeys: String, CodingKey {
-        case clientID = "client_id", clientIDIssuedAt = "client_id_issued_at"
-        case clientSecret = "client_secret", clientSecretExpiresAt = "client_secret_expires_at"
-        case registrationAccessToken = "registration_access_token", registrationClientURI = "registration_client_uri"
+        case clientID = "client_id"
+        case clientIDIssuedAt = "client_id_issued_at"
+        case clientSecret = "client_secret"
+        case clientSecretExpiresAt = "client_secret_expires_at"
+        case registrationAccessToken = "registration_access_token"
+        case registrationClientURI = "registration_client_uri"
         case softwareStatement = "software_statement"
     }
 

@@ -1,6 +1,6 @@
+import Foundation
 import HTTPTypes
 import Hummingbird
-import Foundation
 import LatchkeyCore
 import LatchkeyPersistence
 import LatchkeyServer
@@ -15,7 +15,6 @@ struct RegistrationService: Sendable {
     let userTokens: UserTokenVerifier
     let outbox: OutboxWriter
     let statements: SoftwareStatementVerifier
-
 
     /// Who is registering, as far as can be told before the transaction.
     enum Caller: Sendable {
@@ -47,7 +46,9 @@ struct RegistrationService: Sendable {
         return .initialAccessToken(credential.token)
     }
 
-    func register(_ request: ClientMetadata, caller: Caller, tenant: ResolvedTenant) async throws -> RegistrationResponse {
+    func register(_ request: ClientMetadata, caller: Caller, tenant: ResolvedTenant) async throws
+        -> RegistrationResponse
+    {
         let policy = tenant.policy
         // Verified before the transaction: fetching an issuer's keys must not hold a connection.
         let request = try await statements.applying(to: request, policy: policy)
@@ -63,8 +64,9 @@ struct RegistrationService: Sendable {
                 mechanism = .userToken
                 user = id
             case .initialAccessToken(let token):
-                guard try await RegistrationCredentialStore.consumeInitialAccessToken(
-                    hash: hasher.hash(token), tenant: tenant.id, on: connection, logger: database.logger) != nil
+                guard
+                    try await RegistrationCredentialStore.consumeInitialAccessToken(
+                        hash: hasher.hash(token), tenant: tenant.id, on: connection, logger: database.logger) != nil
                 else { throw BearerToken.invalidToken("initial access token is unknown, expired, revoked or used up") }
                 mechanism = .initialAccessToken
             case .open:
@@ -73,27 +75,31 @@ struct RegistrationService: Sendable {
             var template: ClientTemplate?
             var requested = request
             if let softwareID = request.softwareID,
-               let found = try await RegistrationCredentialStore.template(
-                   softwareID: softwareID, tenant: tenant.id, share: true, on: connection, logger: database.logger) {
+                let found = try await RegistrationCredentialStore.template(
+                    softwareID: softwareID, tenant: tenant.id, share: true, on: connection, logger: database.logger)
+            {
                 template = found
                 requested = try found.validatedInstanceMetadata(for: request)
             }
             let metadata = try ClientMetadataValidator(policy: policy).validate(requested)
             if let user {
-                guard let active = try await ClientRepository.lockUserAndCountActiveClients(
-                    user, tenant: tenant.id, on: connection, logger: database.logger)
+                guard
+                    let active = try await ClientRepository.lockUserAndCountActiveClients(
+                        user, tenant: tenant.id, on: connection, logger: database.logger)
                 else {
                     throw BearerToken.invalidToken("token subject is not an active user of this tenant")
                 }
                 if policy.maxClientsPerUser > 0 && active >= policy.maxClientsPerUser {
                     throw OAuthError(
                         .forbidden, "access_denied",
-                        "this user already has \(active) active clients (max_clients_per_user is \(policy.maxClientsPerUser))")
+                        "this user already has \(active) active clients (max_clients_per_user is \(policy.maxClientsPerUser))"
+                    )
                 }
             }
             let method = metadata.tokenEndpointAuthMethod ?? .clientSecretBasic
             let secret = method.usesClientSecret ? SecretTokens.generate(prefix: "lk_cs_") : nil
-            let secretExpiry = secret != nil && policy.clientSecretLifetime > 0
+            let secretExpiry =
+                secret != nil && policy.clientSecretLifetime > 0
                 ? now.addingTimeInterval(TimeInterval(policy.clientSecretLifetime)) : nil
             let record = ClientRecord(
                 clientID: clientID, tenant: tenant.slug, clientType: method.clientType,
@@ -102,11 +108,14 @@ struct RegistrationService: Sendable {
                 registrationMechanism: mechanism)
             try await ClientRepository.insert(
                 record, secretHash: secret.map(hasher.hash), registrationTokenHash: hasher.hash(registrationToken),
-                template: template.map { TemplateLink(overrides: ClientTemplate.instanceOverrides(from: request), version: $0.version) },
+                template: template.map {
+                    TemplateLink(overrides: ClientTemplate.instanceOverrides(from: request), version: $0.version)
+                },
                 on: connection, logger: database.logger)
             let actor: EventActor = user.map(EventActor.user) ?? .client(clientID)
             try await outbox.append(
-                CloudEvent(source: EventSource.registrationGateway, data: ClientRegistered(record: record, actor: actor)),
+                CloudEvent(
+                    source: EventSource.registrationGateway, data: ClientRegistered(record: record, actor: actor)),
                 on: connection, logger: database.logger)
             return RegistrationResponse(
                 record: record, clientSecret: secret, registrationAccessToken: registrationToken,

@@ -51,10 +51,13 @@ struct SoftwareStatementVerifier: Sendable {
         }
         guard !claims.iss.isEmpty, let trusted = policy.trustedIssuer(claims.iss) else {
             throw OAuthError(
-                .badRequest, "unapproved_software_statement", "the software statement's issuer is not trusted by this tenant")
+                .badRequest, "unapproved_software_statement",
+                "the software statement's issuer is not trusted by this tenant")
         }
         let candidates = try await keys.keys(for: trusted, kid: jws.header.kid).filter(algorithm.matches)
-        guard !candidates.isEmpty else { throw Self.invalid("no key of the issuer matches the statement's kid and alg") }
+        guard !candidates.isEmpty else {
+            throw Self.invalid("no key of the issuer matches the statement's kid and alg")
+        }
         guard candidates.contains(where: { (try? jws.verify(using: $0, allowedAlgorithms: [algorithm])) != nil }) else {
             throw Self.invalid("the signature does not verify with the issuer's keys")
         }
@@ -73,7 +76,9 @@ struct SoftwareStatementVerifier: Sendable {
     private func checkTimes(_ claims: RegisteredClaims) throws {
         let now = Int64(clock.now().timeIntervalSince1970.rounded(.down))
         // Written so that extreme claim values cannot overflow (`now` and the skew are small).
-        if let exp = claims.exp, exp <= now - Self.clockSkewSeconds { throw Self.invalid("the software statement has expired") }
+        if let exp = claims.exp, exp <= now - Self.clockSkewSeconds {
+            throw Self.invalid("the software statement has expired")
+        }
         if let nbf = claims.nbf, nbf > now, nbf - Self.clockSkewSeconds > now {
             throw Self.invalid("the software statement is not valid yet")
         }

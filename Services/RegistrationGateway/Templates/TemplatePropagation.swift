@@ -38,7 +38,8 @@ struct TemplatePropagation: Sendable {
 
     /// Rewrites the instances of `template` (already stored at `template.version`); returns how many changed.
     func propagate(
-        _ template: ClientTemplate, policy: TenantPolicy, actor: EventActor, on connection: PostgresConnection, logger: Logger
+        _ template: ClientTemplate, policy: TenantPolicy, actor: EventActor, on connection: PostgresConnection,
+        logger: Logger
     ) async throws -> Int {
         let validator = ClientMetadataValidator(policy: policy)
         let tenant = template.tenant.rawValue
@@ -56,14 +57,16 @@ struct TemplatePropagation: Sendable {
                 if fields.isEmpty && rewrite.overrides == instance.overrides { continue }
                 rewrites.append(rewrite)
                 guard !fields.isEmpty else { continue }
-                events.append(ClientUpdated(
-                    tenant: template.tenant, clientID: instance.clientID, changedFields: fields,
-                    authenticatedUser: instance.authenticatedUser, templateID: template.id,
-                    templateVersion: template.version, actor: actor))
+                events.append(
+                    ClientUpdated(
+                        tenant: template.tenant, clientID: instance.clientID, changedFields: fields,
+                        authenticatedUser: instance.authenticatedUser, templateID: template.id,
+                        templateVersion: template.version, actor: actor))
             }
             try await store(rewrites, tenant: tenant, version: template.version, on: connection, logger: logger)
             for event in events {
-                try await outbox.append(CloudEvent(source: EventSource.registrationGateway, data: event), on: connection, logger: logger)
+                try await outbox.append(
+                    CloudEvent(source: EventSource.registrationGateway, data: event), on: connection, logger: logger)
             }
             changed += events.count
             if batch.count < Self.batchSize { break }
@@ -79,7 +82,9 @@ struct TemplatePropagation: Sendable {
     }
 
     /// The instance's metadata under `template`, validated; refusals name the instance.
-    private func rebuild(_ instance: Instance, from template: ClientTemplate, validator: ClientMetadataValidator) throws -> Rewrite {
+    private func rebuild(_ instance: Instance, from template: ClientTemplate, validator: ClientMetadataValidator) throws
+        -> Rewrite
+    {
         // Rows without stored overrides keep every member the template lets them set.
         let overrides = template.allowedOverrides(instance.overrides ?? instance.metadata)
         let metadata: ClientMetadata
@@ -91,7 +96,8 @@ struct TemplatePropagation: Sendable {
         let wasSecret = (instance.metadata.tokenEndpointAuthMethod ?? .clientSecretBasic).usesClientSecret
         let isSecret = (metadata.tokenEndpointAuthMethod ?? .clientSecretBasic).usesClientSecret
         guard wasSecret == isSecret else {
-            throw Self.refusal(instance.clientID, "token_endpoint_auth_method cannot switch between secret and non-secret methods")
+            throw Self.refusal(
+                instance.clientID, "token_endpoint_auth_method cannot switch between secret and non-secret methods")
         }
         return Rewrite(clientID: instance.clientID, metadata: metadata, overrides: overrides)
     }
@@ -115,10 +121,12 @@ struct TemplatePropagation: Sendable {
             """, logger: logger)
         var batch: [Instance] = []
         for try await (clientID, metadata, overrides, user) in rows.decode((String, String, String?, UUID?).self) {
-            batch.append(Instance(
-                clientID: clientID, metadata: try LatchkeyJSON.decode(ClientMetadata.self, from: Data(metadata.utf8)),
-                overrides: try overrides.map { try LatchkeyJSON.decode(ClientMetadata.self, from: Data($0.utf8)) },
-                authenticatedUser: user))
+            batch.append(
+                Instance(
+                    clientID: clientID,
+                    metadata: try LatchkeyJSON.decode(ClientMetadata.self, from: Data(metadata.utf8)),
+                    overrides: try overrides.map { try LatchkeyJSON.decode(ClientMetadata.self, from: Data($0.utf8)) },
+                    authenticatedUser: user))
         }
         return batch
     }
@@ -128,7 +136,9 @@ struct TemplatePropagation: Sendable {
         _ rewrites: [Rewrite], tenant: String, version: Int, on connection: PostgresConnection, logger: Logger
     ) async throws {
         guard !rewrites.isEmpty else { return }
-        func json(_ metadata: ClientMetadata) throws -> String { String(decoding: try LatchkeyJSON.encode(metadata), as: UTF8.self) }
+        func json(_ metadata: ClientMetadata) throws -> String {
+            String(decoding: try LatchkeyJSON.encode(metadata), as: UTF8.self)
+        }
         let ids = rewrites.map(\.clientID)
         let metadata = try rewrites.map { try json($0.metadata) }
         let overrides = try rewrites.map { try json($0.overrides) }

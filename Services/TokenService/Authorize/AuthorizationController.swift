@@ -80,10 +80,12 @@ struct AuthorizationController: Sendable {
                             target, error: "consent_required", description: "the user must approve this application")
                     }
                     return try await renderConsent(
-                        pending, client: verified, userID: session.userID, request: request, tenant: tenant, on: connection)
+                        pending, client: verified, userID: session.userID, request: request, tenant: tenant,
+                        on: connection)
                 }
                 if AuthorizationRequestValidator.isPromptNone(form) {
-                    throw AuthorizeFailure.redirect(target, error: "login_required", description: "the user must sign in")
+                    throw AuthorizeFailure.redirect(
+                        target, error: "login_required", description: "the user must sign in")
                 }
                 return try renderForm(.signIn, pending: pending, request: request, tenant: tenant)
             }
@@ -147,7 +149,9 @@ struct AuthorizationController: Sendable {
     }
 
     private func signUpClosed(_ tenant: ResolvedTenant) -> Response {
-        pages.error("New accounts cannot be created here. Ask your administrator for an account.", tenant: tenant, status: .forbidden)
+        pages.error(
+            "New accounts cannot be created here. Ask your administrator for an account.", tenant: tenant,
+            status: .forbidden)
     }
 
     /// A form page with a fresh sealed request and a CSRF token (setting the CSRF cookie when missing).
@@ -169,7 +173,8 @@ struct AuthorizationController: Sendable {
             "providers": tenant.policy.upstreamIdentityProviders.map { provider in
                 [
                     "displayName": provider.displayName,
-                    "url": "\(base)/auth/\(AuthorizationResponseTarget.encode(provider.id))?authorization_request=\(sealed)",
+                    "url":
+                        "\(base)/auth/\(AuthorizationResponseTarget.encode(provider.id))?authorization_request=\(sealed)",
                 ]
             },
         ]
@@ -178,7 +183,8 @@ struct AuthorizationController: Sendable {
             page.template, title: page.title, tenant: tenant, values: all, status: status,
             formTarget: pending.redirectURI)
         if isNew {
-            response.setCookie(cookie(CSRFGuard.cookieName, csrfCookie, tenant: tenant.id, maxAge: nil, sameSite: .strict))
+            response.setCookie(
+                cookie(CSRFGuard.cookieName, csrfCookie, tenant: tenant.id, maxAge: nil, sameSite: .strict))
         }
         return response
     }
@@ -193,17 +199,22 @@ struct AuthorizationController: Sendable {
         do { form = try await FormParameters.read(from: request) } catch let error as OAuthError {
             return pages.error(error.errorDescription, tenant: tenant, status: error.status)
         }
-        guard csrf.isValid(cookie: request.cookies[CSRFGuard.cookieName]?.value, token: form["csrf_token"], tenant: tenant.id)
+        guard
+            csrf.isValid(
+                cookie: request.cookies[CSRFGuard.cookieName]?.value, token: form["csrf_token"], tenant: tenant.id)
         else {
             return pages.error(
                 "This form was not sent from this sign-in page, or it has expired. Go back and try again.",
                 tenant: tenant, status: .forbidden)
         }
-        guard let pending = sealer.open(form["authorization_request"], tenant: tenant.id) else { return expired(tenant) }
+        guard let pending = sealer.open(form["authorization_request"], tenant: tenant.id) else {
+            return expired(tenant)
+        }
         return try await handle(tenant, form, pending)
     }
 
-    static let expiredMessage = "This sign-in request has expired or is invalid. Return to the application and start again."
+    static let expiredMessage =
+        "This sign-in request has expired or is invalid. Return to the application and start again."
 
     private func expired(_ tenant: ResolvedTenant) -> Response {
         pages.error(Self.expiredMessage, tenant: tenant)
@@ -219,7 +230,8 @@ struct AuthorizationController: Sendable {
             let password = form["password"] ?? ""
             let reshow: [String: Any] = ["username": String(username.prefix(128)), "error": Self.genericFailure]
             guard !username.isEmpty, !password.isEmpty, username.utf8.count <= 128, password.utf8.count <= 1024 else {
-                return try renderForm(.signIn, pending: pending, request: request, tenant: tenant, values: reshow, status: .badRequest)
+                return try renderForm(
+                    .signIn, pending: pending, request: request, tenant: tenant, values: reshow, status: .badRequest)
             }
             let account = username.lowercased()
             let source = settings.clientAddresses.clientAddress(request, context: context)
@@ -229,7 +241,11 @@ struct AuthorizationController: Sendable {
 
             // Counters and the stored hash in one short transaction; scrypt runs after it, so a slow hash
             // never holds a pooled connection.
-            enum Gate: Sendable { case refused(Int), inactiveClient, proceed(known: Bool, stored: UserAccounts.StoredPassword?) }
+            enum Gate: Sendable {
+                case refused(Int)
+                case inactiveClient
+                case proceed(known: Bool, stored: UserAccounts.StoredPassword?)
+            }
             let gate: Gate = try await database.withTenantTransaction(tenant.id) { connection in
                 if let wait = try await throttle.count(
                     SignInThrottle.signInBuckets(limits, source: source), on: connection, logger: logger)
@@ -238,8 +254,10 @@ struct AuthorizationController: Sendable {
                 }
                 let state = try await throttle.state(account: account, source: source, on: connection, logger: logger)
                 if let wait = state.retryAfter { return .refused(wait) }
-                if !state.known, limits.loginPerUserPerMinute > 0, let wait = try await throttle.count(
-                    [.init(key: "account:\(account)", limit: limits.loginPerUserPerMinute)], on: connection, logger: logger)
+                if !state.known, limits.loginPerUserPerMinute > 0,
+                    let wait = try await throttle.count(
+                        [.init(key: "account:\(account)", limit: limits.loginPerUserPerMinute)], on: connection,
+                        logger: logger)
                 {
                     return .refused(wait)
                 }
@@ -247,29 +265,35 @@ struct AuthorizationController: Sendable {
                     return .inactiveClient
                 }
                 return .proceed(
-                    known: state.known, stored: try await accounts.find(username: username, on: connection, logger: logger))
+                    known: state.known,
+                    stored: try await accounts.find(username: username, on: connection, logger: logger))
             }
             let known: Bool
             let stored: UserAccounts.StoredPassword?
             switch gate {
             case .refused(let wait): return tooManyAttempts(tenant, retryAfter: wait)
-            case .inactiveClient: return pages.error("The application that sent you here is no longer active.", tenant: tenant)
+            case .inactiveClient:
+                return pages.error("The application that sent you here is no longer active.", tenant: tenant)
             case .proceed(let isKnown, let row):
                 known = isKnown
                 stored = row
             }
 
             let verified: UUID?
-            do { verified = try await accounts.verify(password, against: stored, limiter: settings.hashingLimiter) } catch let busy
+            do {
+                verified = try await accounts.verify(password, against: stored, limiter: settings.hashingLimiter)
+            } catch let busy
                 as PasswordHashingLimiter.Busy
             {
                 return self.busy(tenant, busy)
             }
             guard let userID = verified, let oldHash = stored?.hash else {
                 try await database.withTenantTransaction(tenant.id) { connection in
-                    try await throttle.recordFailure(account: account, source: source, known: known, on: connection, logger: logger)
+                    try await throttle.recordFailure(
+                        account: account, source: source, known: known, on: connection, logger: logger)
                 }
-                return try renderForm(.signIn, pending: pending, request: request, tenant: tenant, values: reshow, status: .unauthorized)
+                return try renderForm(
+                    .signIn, pending: pending, request: request, tenant: tenant, values: reshow, status: .unauthorized)
             }
             // A hash made with weaker parameters than configured is replaced now that the password is at hand;
             // when hashing is saturated the upgrade waits for a later sign-in.
@@ -315,14 +339,17 @@ struct AuthorizationController: Sendable {
             func reshow(_ problem: String) throws -> Response {
                 try renderForm(
                     .signUp, pending: pending, request: request, tenant: tenant,
-                    values: ["username": String(username.prefix(64)), "email": String(email.prefix(254)), "error": problem],
+                    values: [
+                        "username": String(username.prefix(64)), "email": String(email.prefix(254)), "error": problem,
+                    ],
                     status: .badRequest)
             }
             let source = settings.clientAddresses.clientAddress(request, context: context)
             let logger = database.logger
             let wait = try await database.withTenantTransaction(tenant.id) { connection in
                 try await throttle.count(
-                    SignInThrottle.signUpBuckets(tenant.policy.rateLimits, source: source), on: connection, logger: logger)
+                    SignInThrottle.signUpBuckets(tenant.policy.rateLimits, source: source), on: connection,
+                    logger: logger)
             }
             if let wait {
                 return pages.error(
@@ -348,10 +375,12 @@ struct AuthorizationController: Sendable {
                         return pages.error("The application that sent you here is no longer active.", tenant: tenant)
                     }
                     let userID = try await accounts.register(
-                        username: username, email: email, passwordHash: hash, tenant: tenant, clientID: pending.clientID,
+                        username: username, email: email, passwordHash: hash, tenant: tenant,
+                        clientID: pending.clientID,
                         on: connection, logger: logger)
                     return try await complete(
-                        pending, userID: userID, tenant: tenant, oldSession: oldSession, on: connection, request: request)
+                        pending, userID: userID, tenant: tenant, oldSession: oldSession, on: connection,
+                        request: request)
                 }
             } catch UserAccounts.SignUpProblem.usernameTaken {
                 return try reshow("That username is not available. Choose another one.")
@@ -369,7 +398,8 @@ struct AuthorizationController: Sendable {
         var asked = pending
         asked.consentUser = userID
         var username: String?
-        let rows = try await connection.query("SELECT username FROM users WHERE user_id = \(userID)", logger: database.logger)
+        let rows = try await connection.query(
+            "SELECT username FROM users WHERE user_id = \(userID)", logger: database.logger)
         for try await name in rows.decode(String.self) { username = name }
         var values: [String: Any] = [
             "clientName": client.metadata.clientName ?? client.clientID,
@@ -407,15 +437,18 @@ struct AuthorizationController: Sendable {
                 case "allow":
                     try await Consents.remember(
                         userID: session.userID, clientID: client.clientID, scope: pending.scope,
-                        rememberFor: tenant.policy.consent.rememberFor, tenant: tenant.id, on: connection, logger: logger)
+                        rememberFor: tenant.policy.consent.rememberFor, tenant: tenant.id, on: connection,
+                        logger: logger)
                     let code = try await codes.issue(
                         pending, userID: session.userID, authTime: session.authTime, tenant: tenant,
                         on: connection, logger: logger)
                     return Self.redirect(target.url([("code", code)]))
                 case "deny":
-                    return Self.redirect(target.url([
-                        ("error", "access_denied"), ("error_description", "the user denied access to this application"),
-                    ]))
+                    return Self.redirect(
+                        target.url([
+                            ("error", "access_denied"),
+                            ("error_description", "the user denied access to this application"),
+                        ]))
                 default:
                     return pages.error("Choose Allow or Deny.", tenant: tenant)
                 }
@@ -439,7 +472,8 @@ struct AuthorizationController: Sendable {
         }
         let lifetime = tenant.policy.tokenLifetimes.ssoSession
         let session = try await sessions.start(
-            userID: userID, tenant: tenant.id, replacing: oldSession, lifetime: lifetime, on: connection, logger: logger)
+            userID: userID, tenant: tenant.id, replacing: oldSession, lifetime: lifetime, on: connection, logger: logger
+        )
         var response: Response
         let decision = try await Consents.decide(
             pending, client: client, userID: userID, policy: tenant.policy.consent, on: connection, logger: logger)
@@ -462,7 +496,9 @@ struct AuthorizationController: Sendable {
         Response(status: .found, headers: [.location: location, .cacheControl: "no-store", .pragma: "no-cache"])
     }
 
-    private func cookie(_ name: String, _ value: String, tenant: String, maxAge: Int?, sameSite: Cookie.SameSite) -> Cookie {
+    private func cookie(_ name: String, _ value: String, tenant: String, maxAge: Int?, sameSite: Cookie.SameSite)
+        -> Cookie
+    {
         Cookie(
             name: name, value: value, maxAge: maxAge, path: "/t/\(tenant)",
             secure: settings.publicURL.lowercased().hasPrefix("https://"), httpOnly: true, sameSite: sameSite)

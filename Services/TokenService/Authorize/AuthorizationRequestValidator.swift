@@ -48,7 +48,9 @@ struct AuthorizationRequestValidator: Sendable {
         if let state = form["state"], state.utf8.count > Limits.state {
             throw fail("invalid_request", "state is longer than \(Limits.state) bytes")
         }
-        guard let responseType = form["response_type"] else { throw fail("invalid_request", "response_type is required") }
+        guard let responseType = form["response_type"] else {
+            throw fail("invalid_request", "response_type is required")
+        }
         guard responseType == "code" else {
             throw fail("unsupported_response_type", "only response_type=code is supported")
         }
@@ -70,7 +72,8 @@ struct AuthorizationRequestValidator: Sendable {
         return AuthorizationRequest(
             clientID: client.clientID, redirectURI: target.redirectURI, scope: scope, state: target.state,
             nonce: form["nonce"], codeChallenge: challenge, codeChallengeMethod: method, dpopJKT: form["dpop_jkt"],
-            forceLogin: prompt.contains("login"), forceConsent: prompt.contains("consent") ? true : nil, expiresAt: Date().addingTimeInterval(Self.pendingLifetime))
+            forceLogin: prompt.contains("login"), forceConsent: prompt.contains("consent") ? true : nil,
+            expiresAt: Date().addingTimeInterval(Self.pendingLifetime))
     }
 
     /// The requested scope must be a subset of the client's registered scope; absent means all of it.
@@ -126,7 +129,9 @@ struct AuthorizationRequestValidator: Sendable {
 
     /// OIDC Core §3.1.2.1: `none` stands alone; `login` forces a sign-in; `consent` forces the consent
     /// page; `select_account` is accepted (there is no account chooser to skip).
-    private func checkPrompt(_ prompt: String?, fail: (String, String) -> AuthorizeFailure) throws(AuthorizeFailure) -> Set<String> {
+    private func checkPrompt(_ prompt: String?, fail: (String, String) -> AuthorizeFailure) throws(AuthorizeFailure)
+        -> Set<String>
+    {
         guard let prompt else { return [] }
         let values = Set(prompt.split(separator: " ").map(String.init))
         guard !values.isEmpty, values.isSubset(of: ["none", "login", "consent", "select_account"]) else {

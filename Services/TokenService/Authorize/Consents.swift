@@ -29,7 +29,8 @@ enum Consents {
                 return .silent
             }
         }
-        let remembered = try await rememberedScopes(userID: userID, clientID: client.clientID, on: connection, logger: logger)
+        let remembered = try await rememberedScopes(
+            userID: userID, clientID: client.clientID, on: connection, logger: logger)
         guard let remembered else { return .ask }
         return Set(TenantPolicy.scopeTokens(pending.scope)).isSubset(of: remembered) ? .silent : .ask
     }
@@ -55,7 +56,8 @@ enum Consents {
         on connection: PostgresConnection, logger: Logger
     ) async throws {
         guard rememberFor > 0 else { return }
-        let previous = try await rememberedScopes(userID: userID, clientID: clientID, on: connection, logger: logger) ?? []
+        let previous =
+            try await rememberedScopes(userID: userID, clientID: clientID, on: connection, logger: logger) ?? []
         let scopes = previous.union(TenantPolicy.scopeTokens(scope)).sorted().joined(separator: " ")
         let expires = Date().addingTimeInterval(TimeInterval(rememberFor))
         try await connection.query(

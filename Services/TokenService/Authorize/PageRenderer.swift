@@ -37,7 +37,8 @@ struct PageRenderer: Sendable {
         if let logo = branding.logoURL, logo.hasPrefix("https://") { context["logoURL"] = logo }
         context.merge(values) { _, new in new }
         let html = library.render(context, withTemplate: template) ?? ""
-        var all = HTMLPageSecurity.headers(styleHash: HTMLPageSecurity.styleHash(css), formTarget: formTarget, imageSources: "https: data:")
+        var all = HTMLPageSecurity.headers(
+            styleHash: HTMLPageSecurity.styleHash(css), formTarget: formTarget, imageSources: "https: data:")
         all.append(contentsOf: headers)
         return Response(status: status, headers: all, body: .init(byteBuffer: ByteBuffer(string: html)))
     }

@@ -3,14 +3,15 @@ import LatchkeyServer
 /// The mustache templates of the sign-in, sign-up, consent and error pages. Every variable is written with
 /// `{{…}}` (HTML-escaped) except the style sheet, which is built from validated colours only.
 enum PageTemplates {
-    static let header = HTMLPageTemplates.documentStart(title: "{{title}} · {{brandName}}") + """
-        <main>
-        <header>
-        {{#logoURL}}<img src="{{logoURL}}" alt="{{brandName}} logo" height="48">{{/logoURL}}
-        <p class="brand">{{brandName}}</p>
-        </header>
+    static let header =
+        HTMLPageTemplates.documentStart(title: "{{title}} · {{brandName}}") + """
+            <main>
+            <header>
+            {{#logoURL}}<img src="{{logoURL}}" alt="{{brandName}} logo" height="48">{{/logoURL}}
+            <p class="brand">{{brandName}}</p>
+            </header>
 
-        """ + HTMLPageTemplates.headingAndError
+            """ + HTMLPageTemplates.headingAndError
 
     /// The opening of every form: the CSRF token and the sealed pending request.
     static let formStart = """

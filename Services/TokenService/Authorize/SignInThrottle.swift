@@ -32,14 +32,19 @@ struct SignInThrottle: Sendable {
     }
 
     static func signInBuckets(_ limits: RateLimits, source: String) -> [Bucket] {
-        [Bucket(key: "source:\(source)", limit: limits.login.perSourcePerMinute),
-         Bucket(key: "tenant", limit: limits.login.perTenantPerMinute)].filter { $0.limit > 0 }
+        [
+            Bucket(key: "source:\(source)", limit: limits.login.perSourcePerMinute),
+            Bucket(key: "tenant", limit: limits.login.perTenantPerMinute),
+        ].filter { $0.limit > 0 }
     }
 
     static func signUpBuckets(_ limits: RateLimits, source: String) -> [Bucket] {
         func smaller(_ limit: Int) -> Int { limit > 0 ? max(1, limit / signUpDivisor) : 0 }
-        return ([Bucket(key: "signup-source:\(source)", limit: smaller(limits.login.perSourcePerMinute)),
-                 Bucket(key: "signup", limit: smaller(limits.login.perTenantPerMinute))].filter { $0.limit > 0 })
+        return
+            ([
+                Bucket(key: "signup-source:\(source)", limit: smaller(limits.login.perSourcePerMinute)),
+                Bucket(key: "signup", limit: smaller(limits.login.perTenantPerMinute)),
+            ].filter { $0.limit > 0 })
             + signInBuckets(limits, source: source)
     }
 
@@ -133,7 +138,8 @@ struct SignInThrottle: Sendable {
     }
 
     /// The right password from `source`: its delay ends and it becomes a known source of the account.
-    func recordSuccess(account: String, source: String, on connection: PostgresConnection, logger: Logger) async throws {
+    func recordSuccess(account: String, source: String, on connection: PostgresConnection, logger: Logger) async throws
+    {
         try await connection.query(
             """
             INSERT INTO sign_in_sources (tenant_id, account, source, succeeded_at)

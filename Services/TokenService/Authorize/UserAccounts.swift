@@ -38,7 +38,9 @@ struct UserAccounts: Sendable {
 
     /// The user id when `stored` exists, is active and `password` matches; nil otherwise, after the
     /// same amount of work in every case (no user enumeration by timing). Runs in a hashing slot.
-    func verify(_ password: String, against stored: StoredPassword?, limiter: PasswordHashingLimiter) async throws -> UUID? {
+    func verify(_ password: String, against stored: StoredPassword?, limiter: PasswordHashingLimiter) async throws
+        -> UUID?
+    {
         let hasher = passwordHasher
         let hash = stored?.hash ?? dummyHash
         let matches = try await limiter.run { hasher.verify(password, against: hash) }
@@ -74,7 +76,8 @@ struct UserAccounts: Sendable {
         let event = UserRegistered(
             tenant: tenant.slug, userID: userID, username: username, method: .password, clientID: clientID,
             actor: .user(userID))
-        try await outbox.append(CloudEvent(source: EventSource.tokenService, data: event), on: connection, logger: logger)
+        try await outbox.append(
+            CloudEvent(source: EventSource.tokenService, data: event), on: connection, logger: logger)
         return userID
     }
 }
@@ -104,10 +107,15 @@ enum SignUpRules {
         guard password.utf8.count <= 1024 else { return "The password is too long." }
         var classes = Set<Int>()
         for character in password {
-            if character.isLowercase { classes.insert(0) }
-            else if character.isUppercase { classes.insert(1) }
-            else if character.isNumber { classes.insert(2) }
-            else { classes.insert(3) }
+            if character.isLowercase {
+                classes.insert(0)
+            } else if character.isUppercase {
+                classes.insert(1)
+            } else if character.isNumber {
+                classes.insert(2)
+            } else {
+                classes.insert(3)
+            }
         }
         guard classes.count >= 2 else {
             return "The password must mix character kinds (letters with digits or symbols, or upper and lower case)."

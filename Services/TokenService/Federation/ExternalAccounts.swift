@@ -44,7 +44,8 @@ struct ExternalAccounts: Sendable {
         let event = UserRegistered(
             tenant: tenant.slug, userID: userID, username: username, method: .upstream, provider: provider,
             clientID: clientID, actor: .user(userID))
-        try await outbox.append(CloudEvent(source: EventSource.tokenService, data: event), on: connection, logger: logger)
+        try await outbox.append(
+            CloudEvent(source: EventSource.tokenService, data: event), on: connection, logger: logger)
         return userID
     }
 

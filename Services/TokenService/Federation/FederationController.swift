@@ -6,8 +6,9 @@ import LatchkeyPersistence
 import LatchkeyServer
 import Logging
 import PostgresNIO
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// `GET /t/{tenant}/auth/{provider}` and its `/callback`: sign-in through an upstream OpenID Connect
@@ -20,8 +21,10 @@ struct FederationController: Sendable {
     let accounts: ExternalAccounts
     let cookies: FederationCookie
 
-    init(settings: TokenServiceSettings, database: Database, authorization: AuthorizationController,
-         upstream: UpstreamProviderClient, outbox: OutboxWriter) {
+    init(
+        settings: TokenServiceSettings, database: Database, authorization: AuthorizationController,
+        upstream: UpstreamProviderClient, outbox: OutboxWriter
+    ) {
         self.settings = settings
         self.database = database
         self.authorization = authorization
@@ -48,7 +51,8 @@ struct FederationController: Sendable {
 
     func start(_ request: Request, _ context: LatchkeyRequestContext) async throws -> Response {
         let tenant = try context.requireTenant()
-        guard let provider = context.parameters.get("provider").flatMap(tenant.policy.upstreamIdentityProvider(id:)) else {
+        guard let provider = context.parameters.get("provider").flatMap(tenant.policy.upstreamIdentityProvider(id:))
+        else {
             return pages.error("This sign-in provider is not available.", tenant: tenant, status: .notFound)
         }
         let sealed = request.uri.queryParameters["authorization_request"].map(String.init)
@@ -57,12 +61,17 @@ struct FederationController: Sendable {
         }
         let metadata: UpstreamProviderMetadata
         do { metadata = try await upstream.metadata(issuer: provider.issuer) } catch {
-            database.logger.warning("upstream discovery failed", metadata: ["provider": "\(provider.id)", "error": "\(error.logDescription)"])
-            return pages.error("\(provider.displayName) cannot be reached right now. Try again later.", tenant: tenant, status: .badGateway)
+            database.logger.warning(
+                "upstream discovery failed",
+                metadata: ["provider": "\(provider.id)", "error": "\(error.logDescription)"])
+            return pages.error(
+                "\(provider.displayName) cannot be reached right now. Try again later.", tenant: tenant,
+                status: .badGateway)
         }
         let state = FederationState(
             state: SecretTokens.generate(), nonce: SecretTokens.generate(), verifier: PKCE.generateVerifier(),
-            provider: provider.id, pending: pending, expiresAt: Date().addingTimeInterval(TimeInterval(FederationState.lifetime)))
+            provider: provider.id, pending: pending,
+            expiresAt: Date().addingTimeInterval(TimeInterval(FederationState.lifetime)))
         let query: [(String, String)] = [
             ("response_type", "code"), ("client_id", provider.clientID),
             ("redirect_uri", redirectURI(tenant: tenant.id, provider: provider.id)),
@@ -70,7 +79,8 @@ struct FederationController: Sendable {
             ("code_challenge", PKCE.s256Challenge(for: state.verifier)), ("code_challenge_method", "S256"),
         ]
         let separator = metadata.authorizationEndpoint.contains("?") ? "&" : "?"
-        let location = metadata.authorizationEndpoint + separator
+        let location =
+            metadata.authorizationEndpoint + separator
             + query.map { "\($0.0)=\(AuthorizationResponseTarget.encode($0.1))" }.joined(separator: "&")
         var response = AuthorizationController.redirect(location)
         response.setCookie(try cookies.cookie(state, tenant: tenant.id))
@@ -97,7 +107,9 @@ struct FederationController: Sendable {
         guard let saved = cookies.open(request.cookies[FederationCookie.name]?.value, tenant: tenant.id),
             saved.provider == provider.id
         else {
-            return pages.error("This sign-in attempt has expired or is invalid. Return to the application and start again.", tenant: tenant)
+            return pages.error(
+                "This sign-in attempt has expired or is invalid. Return to the application and start again.",
+                tenant: tenant)
         }
         let query: FormParameters
         do {
@@ -115,17 +127,22 @@ struct FederationController: Sendable {
             issuer: TenantEndpoints(settings: settings, tenant: tenant.id).issuer)
         if query["error"] != nil {
             // The user declined (or the provider refused): the client learns it the RFC 6749 way.
-            return AuthorizationController.redirect(target.url([
-                ("error", "access_denied"), ("error_description", "sign-in with \(provider.id) was not completed"),
-            ]))
+            return AuthorizationController.redirect(
+                target.url([
+                    ("error", "access_denied"), ("error_description", "sign-in with \(provider.id) was not completed"),
+                ]))
         }
-        guard let code = query["code"], !code.isEmpty, code.utf8.count <= 2048 else { return pages.error(failed, tenant: tenant) }
+        guard let code = query["code"], !code.isEmpty, code.utf8.count <= 2048 else {
+            return pages.error(failed, tenant: tenant)
+        }
         let claims: UpstreamIDTokenClaims
         do {
             claims = try await signIn(provider, code: code, saved: saved, tenant: tenant.id)
         } catch {
-            database.logger.warning("upstream sign-in failed", metadata: ["provider": "\(provider.id)", "error": "\(error.logDescription)"])
-            return pages.error(failed, tenant: tenant, status: error is UpstreamIDTokenValidator.Rejection ? .badRequest : .badGateway)
+            database.logger.warning(
+                "upstream sign-in failed", metadata: ["provider": "\(provider.id)", "error": "\(error.logDescription)"])
+            return pages.error(
+                failed, tenant: tenant, status: error is UpstreamIDTokenValidator.Rejection ? .badRequest : .badGateway)
         }
         let oldSession = request.cookies[SSOSessions.cookieName]?.value
         let logger = database.logger
@@ -134,7 +151,8 @@ struct FederationController: Sendable {
                 return pages.error("The application that sent you here is no longer active.", tenant: tenant)
             }
             let userID = try await accounts.provision(
-                provider: provider.id, subject: claims.sub, preferredUsername: claims.preferredUsername, email: claims.email,
+                provider: provider.id, subject: claims.sub, preferredUsername: claims.preferredUsername,
+                email: claims.email,
                 emailVerified: claims.emailVerified,
                 tenant: tenant, clientID: saved.pending.clientID, on: connection, logger: logger)
             guard try await UserStatus.isActive(userID, on: connection, logger: logger) else {
@@ -175,7 +193,8 @@ struct UpstreamSecrets {
         let value: String?
         if let reference = provider.clientSecretRef {
             guard references.allows(reference) else {
-                throw UpstreamFailure(description: "client_secret_ref is not on the operator's allow-list (UPSTREAM_SECRET_REFERENCES)")
+                throw UpstreamFailure(
+                    description: "client_secret_ref is not on the operator's allow-list (UPSTREAM_SECRET_REFERENCES)")
             }
             switch SecretReference(reference) {
             case .environment(let name): value = getenv(name).map { String(cString: $0) }

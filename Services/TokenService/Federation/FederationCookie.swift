@@ -34,12 +34,16 @@ struct FederationCookie: Sendable {
 
     /// Deletes the cookie (it is single-use).
     func clearing(tenant: String) -> Cookie {
-        Cookie(name: Self.name, value: "", maxAge: 0, path: "/t/\(tenant)/auth", secure: secure, httpOnly: true, sameSite: .lax)
+        Cookie(
+            name: Self.name, value: "", maxAge: 0, path: "/t/\(tenant)/auth", secure: secure, httpOnly: true,
+            sameSite: .lax)
     }
 
     /// The state, or nil when the cookie is missing, tampered with, for another tenant or expired.
     func open(_ value: String?, tenant: String, now: Date = Date()) -> FederationState? {
-        guard let state = sealer.open(FederationState.self, value, tenant: tenant), state.expiresAt > now else { return nil }
+        guard let state = sealer.open(FederationState.self, value, tenant: tenant), state.expiresAt > now else {
+            return nil
+        }
         return state
     }
 }

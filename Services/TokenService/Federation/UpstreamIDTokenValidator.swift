@@ -26,7 +26,9 @@ struct UpstreamIDTokenClaims: Decodable, Sendable {
         iss = try c.decode(String.self, forKey: .iss)
         sub = try c.decode(String.self, forKey: .sub)
         // `aud` is a string or an array of strings (RFC 7519 §4.1.3).
-        if let single = try? c.decode(String.self, forKey: .aud) { aud = [single] } else {
+        if let single = try? c.decode(String.self, forKey: .aud) {
+            aud = [single]
+        } else {
             aud = try c.decode([String].self, forKey: .aud)
         }
         azp = try c.decodeIfPresent(String.self, forKey: .azp)
@@ -59,7 +61,9 @@ struct UpstreamIDTokenValidator: Sendable {
         }
     }
 
-    func validate(_ jws: CompactJWS, keys: [JWK], nonce expectedNonce: String, now: Date = Date()) throws -> UpstreamIDTokenClaims {
+    func validate(_ jws: CompactJWS, keys: [JWK], nonce expectedNonce: String, now: Date = Date()) throws
+        -> UpstreamIDTokenClaims
+    {
         let algorithms = Set(JWSAlgorithm.allCases)
         let candidates = jws.header.kid.map { kid in keys.filter { $0.kid == kid } } ?? keys
         guard candidates.contains(where: { (try? jws.verify(using: $0, allowedAlgorithms: algorithms)) != nil }) else {

@@ -60,14 +60,18 @@ final class UpstreamProviderClient: Sendable {
         var request = HTTPClientRequest(url: metadata.tokenEndpoint)
         request.method = .POST
         // RFC 6749 §2.3.1: id and secret are form-encoded before the Basic encoding.
-        let credentials = "\(AuthorizationResponseTarget.encode(clientID)):\(AuthorizationResponseTarget.encode(secret))"
+        let credentials =
+            "\(AuthorizationResponseTarget.encode(clientID)):\(AuthorizationResponseTarget.encode(secret))"
         request.headers.add(name: "Authorization", value: "Basic " + Data(credentials.utf8).base64EncodedString())
         request.headers.add(name: "Content-Type", value: "application/x-www-form-urlencoded")
         request.headers.add(name: "Accept", value: "application/json")
         let form = [
-            ("grant_type", "authorization_code"), ("code", code), ("redirect_uri", redirectURI), ("code_verifier", verifier),
+            ("grant_type", "authorization_code"), ("code", code), ("redirect_uri", redirectURI),
+            ("code_verifier", verifier),
         ]
-        request.body = .bytes(ByteBuffer(string: form.map { "\($0.0)=\(AuthorizationResponseTarget.encode($0.1))" }.joined(separator: "&")))
+        request.body = .bytes(
+            ByteBuffer(
+                string: form.map { "\($0.0)=\(AuthorizationResponseTarget.encode($0.1))" }.joined(separator: "&")))
         let response = try await client.execute(request)
         let body = response.body
         guard response.status == .ok else {
@@ -77,18 +81,26 @@ final class UpstreamProviderClient: Sendable {
             let idToken: String?
             enum CodingKeys: String, CodingKey { case idToken = "id_token" }
         }
-        guard let idToken = (try? StrictJSONParser.decode(TokenResponse.self, from: Array(body.readableBytesView)))?.idToken else {
+        guard
+            let idToken = (try? StrictJSONParser.decode(TokenResponse.self, from: Array(body.readableBytesView)))?
+                .idToken
+        else {
             throw UpstreamFailure(description: "token response has no id_token")
         }
         return idToken
     }
 
-    private static func fetchMetadata(_ issuer: String, client: GuardedHTTPClient) async throws -> UpstreamProviderMetadata {
+    private static func fetchMetadata(_ issuer: String, client: GuardedHTTPClient) async throws
+        -> UpstreamProviderMetadata
+    {
         var trimmed = issuer
         while trimmed.hasSuffix("/") { trimmed.removeLast() }
-        let metadata = try await get(UpstreamProviderMetadata.self, from: trimmed + "/.well-known/openid-configuration", client: client)
+        let metadata = try await get(
+            UpstreamProviderMetadata.self, from: trimmed + "/.well-known/openid-configuration", client: client)
         // OpenID Connect Discovery §4.3: the document must name the issuer it was fetched for.
-        guard metadata.issuer == issuer else { throw UpstreamFailure(description: "discovery document names another issuer") }
+        guard metadata.issuer == issuer else {
+            throw UpstreamFailure(description: "discovery document names another issuer")
+        }
         for url in [metadata.authorizationEndpoint, metadata.tokenEndpoint, metadata.jwksURI] {
             do throws(OutboundPolicy.Refusal) { _ = try client.policy.target(url) } catch {
                 throw UpstreamFailure(description: "discovery document endpoint \(url): \(error.description)")
@@ -97,12 +109,15 @@ final class UpstreamProviderClient: Sendable {
         return metadata
     }
 
-    private static func get<T: Decodable>(_ type: T.Type, from url: String, client: GuardedHTTPClient) async throws -> T {
+    private static func get<T: Decodable>(_ type: T.Type, from url: String, client: GuardedHTTPClient) async throws -> T
+    {
         var request = HTTPClientRequest(url: url)
         request.headers.add(name: "Accept", value: "application/json")
         let response = try await client.execute(request)
         let body = response.body
-        guard response.status == .ok else { throw UpstreamFailure(description: "\(url) answered \(response.status.code)") }
+        guard response.status == .ok else {
+            throw UpstreamFailure(description: "\(url) answered \(response.status.code)")
+        }
         do { return try StrictJSONParser.decode(T.self, from: Array(body.readableBytesView)) } catch {
             throw UpstreamFailure(description: "\(url) is not a valid \(T.self) document")
         }
@@ -127,4 +142,3 @@ private actor DiscoveryCache {
         return metadata
     }
 }
-

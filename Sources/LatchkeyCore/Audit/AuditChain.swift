@@ -51,7 +51,11 @@ public struct AuditChainRecord: Sendable, Equatable {
             output.append(UInt8(ascii: ":"))
         }
         func string(_ value: String?) {
-            if let value { CanonicalJSON.writeString(value, into: &output) } else { output.append(contentsOf: "null".utf8) }
+            if let value {
+                CanonicalJSON.writeString(value, into: &output)
+            } else {
+                output.append(contentsOf: "null".utf8)
+            }
         }
         output.append(UInt8(ascii: "{"))
         member("event", first: true)

@@ -6,7 +6,8 @@ import Foundation
 /// whitespace, impossible lengths and non-zero trailing bits are all refused, so every byte
 /// string has exactly one accepted encoding (no malleable tokens, thumbprints or signatures).
 public enum Base64URL {
-    private static let alphabet: [UInt8] = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
+    private static let alphabet: [UInt8] = Array(
+        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
 
     /// 0xFF marks bytes outside the alphabet.
     private static let decodeTable: [UInt8] = {

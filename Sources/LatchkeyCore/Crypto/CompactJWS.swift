@@ -25,8 +25,10 @@ public struct CompactJWS: Sendable {
     ///
     /// - Parameter understoodCriticalHeaders: extension parameters this caller processes; any other
     ///   name in `crit` makes the JWS invalid (RFC 7515 §4.1.11). Empty by default.
-    public init(parsing compact: String, maximumLength: Int = CompactJWS.defaultMaximumLength,
-                understoodCriticalHeaders: Set<String> = []) throws(JOSEError) {
+    public init(
+        parsing compact: String, maximumLength: Int = CompactJWS.defaultMaximumLength,
+        understoodCriticalHeaders: Set<String> = []
+    ) throws(JOSEError) {
         guard compact.utf8.count <= maximumLength else { throw .malformed("JWS exceeds \(maximumLength) bytes") }
         let segments = try Segments(compact)
         let headerBytes = try segments.decodedHeader(of: compact)
@@ -38,8 +40,9 @@ public struct CompactJWS: Sendable {
         let members = try JOSEJSON.members(headerBytes, what: "JWS header")
         let fields = try DecodedHeaderFields(members)
 
-        let header = JWSHeader(alg: fields.alg, typ: fields.typ, kid: fields.kid, cty: fields.cty,
-                               jwk: fields.jwk, crit: fields.crit, rawJSON: headerJSON)
+        let header = JWSHeader(
+            alg: fields.alg, typ: fields.typ, kid: fields.kid, cty: fields.cty,
+            jwk: fields.jwk, crit: fields.crit, rawJSON: headerJSON)
         if let crit = fields.crit {
             try Self.checkCritical(crit, members: members, understood: understoodCriticalHeaders)
         }
@@ -75,12 +78,16 @@ public struct CompactJWS: Sendable {
         }
 
         func decodedHeader(of compact: String) throws(JOSEError) -> [UInt8] {
-            guard let bytes = Base64URL.decodeBytes(compact.utf8[header]) else { throw .malformed("JWS header is not strict base64url") }
+            guard let bytes = Base64URL.decodeBytes(compact.utf8[header]) else {
+                throw .malformed("JWS header is not strict base64url")
+            }
             return bytes
         }
 
         func decodedPayload(of compact: String) throws(JOSEError) -> [UInt8] {
-            guard let bytes = Base64URL.decodeBytes(compact.utf8[payload]) else { throw .malformed("JWS payload is not strict base64url") }
+            guard let bytes = Base64URL.decodeBytes(compact.utf8[payload]) else {
+                throw .malformed("JWS payload is not strict base64url")
+            }
             return bytes
         }
 
@@ -92,7 +99,9 @@ public struct CompactJWS: Sendable {
         }
     }
 
-    private static func checkCritical(_ crit: [String], members: [String: JSONValue], understood: Set<String>) throws(JOSEError) {
+    private static func checkCritical(_ crit: [String], members: [String: JSONValue], understood: Set<String>)
+        throws(JOSEError)
+    {
         guard !crit.isEmpty else { throw .malformed("crit must not be empty") }
         guard Set(crit).count == crit.count else { throw .malformed("crit lists a parameter twice") }
         for name in crit {
@@ -112,7 +121,8 @@ public struct CompactJWS: Sendable {
     /// Verifies the signature with `key`; the header `alg` must be implemented, allow-listed and of
     /// the key's type. Returns the algorithm used.
     @discardableResult
-    public func verify(using key: JWSPublicKey, allowedAlgorithms: Set<JWSAlgorithm>) throws(JOSEError) -> JWSAlgorithm {
+    public func verify(using key: JWSPublicKey, allowedAlgorithms: Set<JWSAlgorithm>) throws(JOSEError) -> JWSAlgorithm
+    {
         let algorithm = try checkedAlgorithm(allowedAlgorithms)
         guard key.supports(algorithm) else {
             throw .keyAlgorithmMismatch("key cannot verify \(algorithm.rawValue)")
@@ -126,8 +136,10 @@ public struct CompactJWS: Sendable {
     /// Verifies with a JWK: the JWK must match the algorithm (type, curve, `alg`, `use`) and be public;
     /// with `requireDeclaredAlgorithm` it must also declare `alg` (see `JWSAlgorithm.validate`).
     @discardableResult
-    public func verify(using jwk: JWK, allowedAlgorithms: Set<JWSAlgorithm>,
-                       requireDeclaredAlgorithm: Bool = false) throws(JOSEError) -> JWSAlgorithm {
+    public func verify(
+        using jwk: JWK, allowedAlgorithms: Set<JWSAlgorithm>,
+        requireDeclaredAlgorithm: Bool = false
+    ) throws(JOSEError) -> JWSAlgorithm {
         let algorithm = try checkedAlgorithm(allowedAlgorithms)
         try algorithm.validate(jwk, requireDeclaredAlgorithm: requireDeclaredAlgorithm)
         return try verify(using: try JWSPublicKey(jwk: jwk), allowedAlgorithms: [algorithm])
@@ -168,10 +180,13 @@ public struct CompactJWS: Sendable {
 
 extension CompactJWS {
     /// Signs `payload` bytes and returns the compact serialisation.
-    public static func sign(payload: Data, using key: SigningKey,
-                            header parameters: JWSHeaderParameters = JWSHeaderParameters()) throws(JOSEError) -> String {
-        let header = EncodedHeader(alg: key.algorithm.rawValue, typ: parameters.typ, kid: parameters.kid,
-                                   cty: parameters.cty, jwk: parameters.jwk?.publicJWK)
+    public static func sign(
+        payload: Data, using key: SigningKey,
+        header parameters: JWSHeaderParameters = JWSHeaderParameters()
+    ) throws(JOSEError) -> String {
+        let header = EncodedHeader(
+            alg: key.algorithm.rawValue, typ: parameters.typ, kid: parameters.kid,
+            cty: parameters.cty, jwk: parameters.jwk?.publicJWK)
         let headerJSON: Data
         do { headerJSON = try JOSEJSON.encoder().encode(header) } catch {
             throw .malformed("cannot encode JWS header")
@@ -182,8 +197,10 @@ extension CompactJWS {
     }
 
     /// Encodes `claims` as JSON and signs them.
-    public static func sign<Claims: Encodable>(claims: Claims, using key: SigningKey,
-                                               header parameters: JWSHeaderParameters = JWSHeaderParameters()) throws(JOSEError) -> String {
+    public static func sign<Claims: Encodable>(
+        claims: Claims, using key: SigningKey,
+        header parameters: JWSHeaderParameters = JWSHeaderParameters()
+    ) throws(JOSEError) -> String {
         let payload: Data
         do { payload = try JOSEJSON.encoder().encode(claims) } catch {
             throw .malformed("cannot encode JWS claims")

@@ -15,7 +15,8 @@ public enum ConstantTime {
 
     /// Compares the UTF-8 bytes of two strings (e.g. base64url-encoded hashes or thumbprints).
     public static func equals(_ lhs: String, _ rhs: String) -> Bool {
-        var lhs = lhs, rhs = rhs
+        var lhs = lhs
+        var rhs = rhs
         return lhs.withUTF8 { left in rhs.withUTF8 { right in equals(left, right) } }
     }
 

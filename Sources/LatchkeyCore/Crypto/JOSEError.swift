@@ -18,8 +18,8 @@ public enum JOSEError: Error, Sendable, Equatable, CustomStringConvertible {
     public var reason: String {
         switch self {
         case .malformed(let reason), .unsupportedAlgorithm(let reason), .algorithmNotAllowed(let reason),
-             .invalidKey(let reason), .keyAlgorithmMismatch(let reason), .unsupportedCriticalHeader(let reason),
-             .invalidSignature(let reason):
+            .invalidKey(let reason), .keyAlgorithmMismatch(let reason), .unsupportedCriticalHeader(let reason),
+            .invalidSignature(let reason):
             return reason
         }
     }

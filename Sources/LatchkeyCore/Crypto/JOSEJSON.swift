@@ -34,7 +34,9 @@ enum JOSEJSON {
     }
 
     /// An optional string member; `null` means absent, any other type is refused.
-    static func optionalString(_ members: [String: JSONValue], _ name: String, in what: String) throws(JOSEError) -> String? {
+    static func optionalString(_ members: [String: JSONValue], _ name: String, in what: String) throws(JOSEError)
+        -> String?
+    {
         switch members[name] {
         case nil, .null?: return nil
         case .string(let value)?: return value
@@ -59,7 +61,8 @@ enum JOSEJSON {
         case .keyNotFound(let key, let context): return "missing \(path(context, key))"
         case .valueNotFound(_, let context): return "null \(path(context))"
         case .typeMismatch(_, let context): return "wrong type for \(path(context))"
-        case .dataCorrupted(let context): return context.codingPath.isEmpty ? "invalid JSON" : "invalid \(path(context))"
+        case .dataCorrupted(let context):
+            return context.codingPath.isEmpty ? "invalid JSON" : "invalid \(path(context))"
         @unknown default: return "invalid JSON"
         }
     }

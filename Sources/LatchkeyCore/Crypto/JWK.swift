@@ -27,8 +27,10 @@ public struct JWK: Codable, Sendable, Hashable {
     /// Members that carry private or symmetric key material in RFC 7517/7518.
     public static let privateMemberKeys: [String] = ["d", "p", "q", "dp", "dq", "qi", "oth", "k"]
 
-    public init(kty: String, crv: String? = nil, x: String? = nil, y: String? = nil, n: String? = nil,
-                e: String? = nil, kid: String? = nil, use: String? = nil, alg: String? = nil) {
+    public init(
+        kty: String, crv: String? = nil, x: String? = nil, y: String? = nil, n: String? = nil,
+        e: String? = nil, kid: String? = nil, use: String? = nil, alg: String? = nil
+    ) {
         self.kty = kty
         self.crv = crv
         self.x = x
@@ -76,7 +78,9 @@ public struct JWK: Codable, Sendable, Hashable {
     /// `init(from:)`: `kty` required, the other known members strings when present (`null` means absent),
     /// private members recorded by name only.
     init(members: [String: JSONValue]) throws(JOSEError) {
-        guard case .string(let kty)? = members["kty"] else { throw .malformed("JWS header: missing or mistyped jwk.kty") }
+        guard case .string(let kty)? = members["kty"] else {
+            throw .malformed("JWS header: missing or mistyped jwk.kty")
+        }
         self.kty = kty
         crv = try JOSEJSON.optionalString(members, "crv", in: "JWS header jwk")
         x = try JOSEJSON.optionalString(members, "x", in: "JWS header jwk")

@@ -1,6 +1,6 @@
 import Crypto
-import _CryptoExtras
 import Foundation
+import _CryptoExtras
 
 /// A validated public verification key built from a JWK (or a `SigningKey`).
 ///
@@ -41,7 +41,8 @@ public enum JWSPublicKey: Sendable {
             }
         case "RSA":
             guard let nString = jwk.n, let eString = jwk.e,
-                  let modulus = Base64URL.decode(nString), let exponent = Base64URL.decode(eString) else {
+                let modulus = Base64URL.decode(nString), let exponent = Base64URL.decode(eString)
+            else {
                 throw .invalidKey("RSA jwk needs base64url n and e")
             }
             // RFC 7518 §6.3.1: minimal octets, so one key has one encoding (and one thumbprint).
@@ -72,7 +73,8 @@ public enum JWSPublicKey: Sendable {
 
     private static func coordinates(_ jwk: JWK, length: Int) throws(JOSEError) -> Data {
         guard let xString = jwk.x, let yString = jwk.y,
-              let x = Base64URL.decode(xString), let y = Base64URL.decode(yString) else {
+            let x = Base64URL.decode(xString), let y = Base64URL.decode(yString)
+        else {
             throw .invalidKey("EC jwk needs base64url x and y")
         }
         guard x.count == length, y.count == length else {
@@ -86,21 +88,25 @@ public enum JWSPublicKey: Sendable {
         switch self {
         case .p256(let key):
             let raw = key.rawRepresentation
-            return JWK(kty: "EC", crv: "P-256", x: Base64URL.encode(raw.prefix(32)), y: Base64URL.encode(raw.suffix(32)),
-                       kid: kid, use: use, alg: alg?.rawValue)
+            return JWK(
+                kty: "EC", crv: "P-256", x: Base64URL.encode(raw.prefix(32)), y: Base64URL.encode(raw.suffix(32)),
+                kid: kid, use: use, alg: alg?.rawValue)
         case .p384(let key):
             let raw = key.rawRepresentation
-            return JWK(kty: "EC", crv: "P-384", x: Base64URL.encode(raw.prefix(48)), y: Base64URL.encode(raw.suffix(48)),
-                       kid: kid, use: use, alg: alg?.rawValue)
+            return JWK(
+                kty: "EC", crv: "P-384", x: Base64URL.encode(raw.prefix(48)), y: Base64URL.encode(raw.suffix(48)),
+                kid: kid, use: use, alg: alg?.rawValue)
         case .rsa(let key):
             // getKeyPrimitives only fails for keys the library could not have produced.
             let primitives = try? key.getKeyPrimitives()
-            return JWK(kty: "RSA", n: Base64URL.encode(Self.stripLeadingZeros(primitives?.modulus ?? Data())),
-                       e: Base64URL.encode(Self.stripLeadingZeros(primitives?.publicExponent ?? Data())),
-                       kid: kid, use: use, alg: alg?.rawValue)
+            return JWK(
+                kty: "RSA", n: Base64URL.encode(Self.stripLeadingZeros(primitives?.modulus ?? Data())),
+                e: Base64URL.encode(Self.stripLeadingZeros(primitives?.publicExponent ?? Data())),
+                kid: kid, use: use, alg: alg?.rawValue)
         case .ed25519(let key):
-            return JWK(kty: "OKP", crv: "Ed25519", x: Base64URL.encode(key.rawRepresentation),
-                       kid: kid, use: use, alg: alg?.rawValue)
+            return JWK(
+                kty: "OKP", crv: "Ed25519", x: Base64URL.encode(key.rawRepresentation),
+                kid: kid, use: use, alg: alg?.rawValue)
         }
     }
 
@@ -112,19 +118,23 @@ public enum JWSPublicKey: Sendable {
     ///
     /// Checks the algorithm against the key type first, then exact signature lengths and, for
     /// ECDSA, 0 < r, s < n explicitly (BoringSSL checks too; this keeps the guarantee local).
-    public func isValidSignature<S: DataProtocol, D: DataProtocol>(_ signature: S, for signingInput: D,
-                                                                   algorithm: JWSAlgorithm) -> Bool {
+    public func isValidSignature<S: DataProtocol, D: DataProtocol>(
+        _ signature: S, for signingInput: D,
+        algorithm: JWSAlgorithm
+    ) -> Bool {
         guard supports(algorithm) else { return false }
         switch self {
         case .p256(let key):
             let raw = Array(signature)
             guard raw.count == 64, ECDSARange.isInRange(raw, order: ECDSARange.p256Order),
-                  let parsed = try? P256.Signing.ECDSASignature(rawRepresentation: raw) else { return false }
+                let parsed = try? P256.Signing.ECDSASignature(rawRepresentation: raw)
+            else { return false }
             return key.isValidSignature(parsed, for: SHA256.hash(data: signingInput))
         case .p384(let key):
             let raw = Array(signature)
             guard raw.count == 96, ECDSARange.isInRange(raw, order: ECDSARange.p384Order),
-                  let parsed = try? P384.Signing.ECDSASignature(rawRepresentation: raw) else { return false }
+                let parsed = try? P384.Signing.ECDSASignature(rawRepresentation: raw)
+            else { return false }
             return key.isValidSignature(parsed, for: SHA384.hash(data: signingInput))
         case .rsa(let key):
             guard signature.count == (key.keySizeInBits + 7) / 8 else { return false }

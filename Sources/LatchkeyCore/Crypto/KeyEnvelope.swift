@@ -62,11 +62,14 @@ public struct KeyEnvelope: Sendable {
     }
 
     /// Encrypts `plaintext` under the current KEK with a fresh random nonce.
-    public func seal<Plaintext: DataProtocol, AAD: DataProtocol>(_ plaintext: Plaintext, associatedData: AAD) throws(Failure) -> Data {
+    public func seal<Plaintext: DataProtocol, AAD: DataProtocol>(_ plaintext: Plaintext, associatedData: AAD)
+        throws(Failure) -> Data
+    {
         let header = Data([Self.version] + currentID)
         do {
-            let box = try AES.GCM.seal(plaintext, using: current, nonce: AES.GCM.Nonce(),
-                                       authenticating: header + Data(associatedData))
+            let box = try AES.GCM.seal(
+                plaintext, using: current, nonce: AES.GCM.Nonce(),
+                authenticating: header + Data(associatedData))
             return header + Data(box.nonce) + box.ciphertext + box.tag
         } catch {
             throw .malformed
@@ -74,7 +77,9 @@ public struct KeyEnvelope: Sendable {
     }
 
     /// Decrypts an envelope made by `seal` with the same associated data.
-    public func open<Envelope: DataProtocol, AAD: DataProtocol>(_ envelope: Envelope, associatedData: AAD) throws(Failure) -> Data {
+    public func open<Envelope: DataProtocol, AAD: DataProtocol>(_ envelope: Envelope, associatedData: AAD)
+        throws(Failure) -> Data
+    {
         let bytes = Array(envelope)
         guard bytes.count >= Self.headerLength + Self.nonceLength + Self.tagLength, bytes[0] == Self.version else {
             throw .malformed
@@ -91,10 +96,12 @@ public struct KeyEnvelope: Sendable {
         let nonceEnd = Self.headerLength + Self.nonceLength
         let tagStart = bytes.count - Self.tagLength
         do {
-            let box = try AES.GCM.SealedBox(nonce: try AES.GCM.Nonce(data: bytes[Self.headerLength..<nonceEnd]),
-                                            ciphertext: bytes[nonceEnd..<tagStart], tag: bytes[tagStart...])
-            return try AES.GCM.open(box, using: key,
-                                    authenticating: Data(bytes[0..<Self.headerLength]) + Data(associatedData))
+            let box = try AES.GCM.SealedBox(
+                nonce: try AES.GCM.Nonce(data: bytes[Self.headerLength..<nonceEnd]),
+                ciphertext: bytes[nonceEnd..<tagStart], tag: bytes[tagStart...])
+            return try AES.GCM.open(
+                box, using: key,
+                authenticating: Data(bytes[0..<Self.headerLength]) + Data(associatedData))
         } catch {
             throw .authenticationFailed
         }

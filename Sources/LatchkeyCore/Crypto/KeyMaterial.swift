@@ -29,7 +29,9 @@ public enum KeyMaterial {
     }
 
     /// A key of at least `minimumBytes` (default 32) from a configuration value.
-    public static func symmetricKey(fromConfiguration value: String, minimumBytes: Int = 32) throws(Failure) -> SymmetricKey {
+    public static func symmetricKey(fromConfiguration value: String, minimumBytes: Int = 32) throws(Failure)
+        -> SymmetricKey
+    {
         let data = try decode(value)
         guard data.count >= minimumBytes else { throw .tooShort(minimumBytes: minimumBytes) }
         return SymmetricKey(data: data)

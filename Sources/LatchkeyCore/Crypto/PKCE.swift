@@ -46,8 +46,10 @@ public enum PKCE {
 
     /// Checks `verifier` against the challenge stored with the code, in constant time.
     /// `plain` is refused unless `allowPlain` is set (public clients must use S256).
-    public static func verify(verifier: String, challenge: String, method: Method,
-                              allowPlain: Bool = false) throws(Failure) {
+    public static func verify(
+        verifier: String, challenge: String, method: Method,
+        allowPlain: Bool = false
+    ) throws(Failure) {
         guard isValidVerifier(verifier) else { throw .invalidVerifierSyntax }
         let computed: String
         switch method {
@@ -68,8 +70,8 @@ public enum PKCE {
     private static func isUnreserved(_ byte: UInt8) -> Bool {
         switch byte {
         case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
-             UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "."),
-             UInt8(ascii: "_"), UInt8(ascii: "~"):
+            UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "."),
+            UInt8(ascii: "_"), UInt8(ascii: "~"):
             return true
         default:
             return false

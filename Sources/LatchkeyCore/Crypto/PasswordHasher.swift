@@ -1,6 +1,6 @@
 import Crypto
-import _CryptoExtras
 import Foundation
+import _CryptoExtras
 
 /// User password hashing with scrypt (RFC 7914) and a per-user random salt.
 ///
@@ -79,8 +79,10 @@ public struct PasswordHasher: Sendable {
     /// True when `password` matches `encoded`; malformed or out-of-range encodings never match.
     public func verify(_ password: String, against encoded: String) -> Bool {
         guard let stored = Self.parse(encoded),
-              let derived = try? Self.derive(password, salt: stored.salt, parameters: stored.parameters,
-                                             length: stored.hash.count) else {
+            let derived = try? Self.derive(
+                password, salt: stored.salt, parameters: stored.parameters,
+                length: stored.hash.count)
+        else {
             return false
         }
         return ConstantTime.equals(derived, stored.hash)
@@ -90,7 +92,8 @@ public struct PasswordHasher: Sendable {
     /// unreadable): re-hash after the next successful login.
     public func needsRehash(_ encoded: String) -> Bool {
         guard let stored = Self.parse(encoded) else { return true }
-        return stored.parameters != parameters || stored.salt.count != saltByteCount || stored.hash.count != hashByteCount
+        return stored.parameters != parameters || stored.salt.count != saltByteCount
+            || stored.hash.count != hashByteCount
     }
 
     /// True when `encoded` is weaker than this hasher's settings (cheaper parameters, shorter salt or
@@ -120,20 +123,24 @@ public struct PasswordHasher: Sendable {
         guard values.count == 3, let logN = values["ln"], let r = values["r"], let p = values["p"] else { return nil }
         let parameters = Parameters(logN: logN, blockSize: r, parallelism: p)
         guard parameters.isWithinLimits,
-              let salt = Base64URL.decodeBytes(parts[2].utf8), salt.count >= 8,
-              let hash = Base64URL.decodeBytes(parts[3].utf8), (16...64).contains(hash.count) else { return nil }
+            let salt = Base64URL.decodeBytes(parts[2].utf8), salt.count >= 8,
+            let hash = Base64URL.decodeBytes(parts[3].utf8), (16...64).contains(hash.count)
+        else { return nil }
         return Stored(parameters: parameters, salt: salt, hash: hash)
     }
 
-    static func derive(_ password: String, salt: [UInt8], parameters: Parameters, length: Int) throws(Failure) -> [UInt8] {
+    static func derive(_ password: String, salt: [UInt8], parameters: Parameters, length: Int) throws(Failure)
+        -> [UInt8]
+    {
         // swift-crypto force-unwraps the password buffer's base address, so empty input must not reach it.
         let normalised = Array(password.precomposedStringWithCanonicalMapping.utf8)
         guard !normalised.isEmpty else { throw .emptyPassword }
         guard parameters.isWithinLimits else { throw .parametersOutOfRange }
         do {
-            let key = try KDF.Scrypt.deriveKey(from: normalised, salt: salt, outputByteCount: length,
-                                               rounds: 1 << parameters.logN, blockSize: parameters.blockSize,
-                                               parallelism: parameters.parallelism)
+            let key = try KDF.Scrypt.deriveKey(
+                from: normalised, salt: salt, outputByteCount: length,
+                rounds: 1 << parameters.logN, blockSize: parameters.blockSize,
+                parallelism: parameters.parallelism)
             return key.withUnsafeBytes { Array($0) }
         } catch {
             throw .derivationFailed

@@ -1,6 +1,6 @@
 import Crypto
-import _CryptoExtras
 import Foundation
+import _CryptoExtras
 
 /// A private JWS signing key (per-tenant token signing keys, DPoP keys of test and demo clients).
 ///
@@ -25,13 +25,15 @@ public struct SigningKey: Sendable {
     ]
 
     /// Generates a fresh key; RSA sizes below 2048 bits are refused.
-    public static func generate(_ algorithm: JWSAlgorithm = .es256, rsaBits: Int = 2048) throws(JOSEError) -> SigningKey {
+    public static func generate(_ algorithm: JWSAlgorithm = .es256, rsaBits: Int = 2048) throws(JOSEError) -> SigningKey
+    {
         switch algorithm {
         case .es256: return SigningKey(algorithm: algorithm, backing: .p256(P256.Signing.PrivateKey()))
         case .es384: return SigningKey(algorithm: algorithm, backing: .p384(P384.Signing.PrivateKey()))
         case .edDSA: return SigningKey(algorithm: algorithm, backing: .ed25519(Curve25519.Signing.PrivateKey()))
         case .rs256, .ps256:
-            guard rsaBits >= JWSPublicKey.minimumRSABits, rsaBits <= JWSPublicKey.maximumRSABits, rsaBits % 8 == 0 else {
+            guard rsaBits >= JWSPublicKey.minimumRSABits, rsaBits <= JWSPublicKey.maximumRSABits, rsaBits % 8 == 0
+            else {
                 throw .invalidKey("RSA key size must be 2048…8192 bits")
             }
             do {

@@ -26,7 +26,9 @@ public struct HMACDPoPNonceSource: DPoPNonceSource {
     /// - Parameters:
     ///   - secret: at least 32 bytes, shared by all replicas (from configuration).
     ///   - stepSeconds: rotation period, default 300.
-    public init(secret: SymmetricKey, stepSeconds: Int64 = 300, clock: any WallClock = SystemWallClock()) throws(KeyMaterial.Failure) {
+    public init(secret: SymmetricKey, stepSeconds: Int64 = 300, clock: any WallClock = SystemWallClock())
+        throws(KeyMaterial.Failure)
+    {
         guard secret.bitCount >= 256 else { throw .tooShort(minimumBytes: 32) }
         precondition(stepSeconds > 0, "stepSeconds must be positive")
         self.key = secret
@@ -35,8 +37,11 @@ public struct HMACDPoPNonceSource: DPoPNonceSource {
     }
 
     /// Builds the source from a configuration value (base64 or base64url of ≥ 32 bytes).
-    public init(configuration value: String, stepSeconds: Int64 = 300, clock: any WallClock = SystemWallClock()) throws(KeyMaterial.Failure) {
-        try self.init(secret: try KeyMaterial.symmetricKey(fromConfiguration: value), stepSeconds: stepSeconds, clock: clock)
+    public init(configuration value: String, stepSeconds: Int64 = 300, clock: any WallClock = SystemWallClock())
+        throws(KeyMaterial.Failure)
+    {
+        try self.init(
+            secret: try KeyMaterial.symmetricKey(fromConfiguration: value), stepSeconds: stepSeconds, clock: clock)
     }
 
     public func currentNonce() -> String {
@@ -44,7 +49,8 @@ public struct HMACDPoPNonceSource: DPoPNonceSource {
     }
 
     public func isValid(_ nonce: String) -> Bool {
-        guard nonce.utf8.count == 32, let bytes = Base64URL.decodeBytes(nonce.utf8), bytes.count == 8 + Self.macLength else {
+        guard nonce.utf8.count == 32, let bytes = Base64URL.decodeBytes(nonce.utf8), bytes.count == 8 + Self.macLength
+        else {
             return false
         }
         let step = bytes[0..<8].reduce(Int64(0)) { ($0 << 8) | Int64($1) }

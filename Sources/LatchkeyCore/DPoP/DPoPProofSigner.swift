@@ -17,15 +17,19 @@ public struct DPoPProofSigner: Sendable {
     }
 
     /// A signed proof for one request. `url` is sent without query and fragment.
-    public func proof(method: String, url: String, accessToken: String? = nil, nonce: String? = nil,
-                      jti: String = UUID().uuidString.lowercased(), iat: Int64? = nil) throws(JOSEError) -> String {
+    public func proof(
+        method: String, url: String, accessToken: String? = nil, nonce: String? = nil,
+        jti: String = UUID().uuidString.lowercased(), iat: Int64? = nil
+    ) throws(JOSEError) -> String {
         let htu = Self.stripQueryAndFragment(url)
-        let claims = DPoPProofClaims(jti: jti, htm: method, htu: htu,
-                            iat: iat ?? Int64(clock.now().timeIntervalSince1970.rounded(.down)),
-                            ath: accessToken.map(DPoPProofVerifier.accessTokenHash),
-                            nonce: nonce)
-        return try CompactJWS.sign(claims: claims, using: key,
-                                   header: JWSHeaderParameters(typ: DPoPProofVerifier.proofType, jwk: key.bareJWK))
+        let claims = DPoPProofClaims(
+            jti: jti, htm: method, htu: htu,
+            iat: iat ?? Int64(clock.now().timeIntervalSince1970.rounded(.down)),
+            ath: accessToken.map(DPoPProofVerifier.accessTokenHash),
+            nonce: nonce)
+        return try CompactJWS.sign(
+            claims: claims, using: key,
+            header: JWSHeaderParameters(typ: DPoPProofVerifier.proofType, jwk: key.bareJWK))
     }
 
     private static func stripQueryAndFragment(_ url: String) -> String {

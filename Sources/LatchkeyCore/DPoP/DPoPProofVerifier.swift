@@ -43,8 +43,10 @@ public struct DPoPProofVerifier: Sendable {
         public var maxProofBytes: Int
         public var nonceMode: NonceMode
 
-        public init(allowedAlgorithms: Set<JWSAlgorithm> = Set(JWSAlgorithm.allCases), iatWindowSeconds: Int64 = 60,
-                    maxProofBytes: Int = 8 * 1024, nonceMode: NonceMode = .disabled) {
+        public init(
+            allowedAlgorithms: Set<JWSAlgorithm> = Set(JWSAlgorithm.allCases), iatWindowSeconds: Int64 = 60,
+            maxProofBytes: Int = 8 * 1024, nonceMode: NonceMode = .disabled
+        ) {
             self.allowedAlgorithms = allowedAlgorithms
             self.iatWindowSeconds = iatWindowSeconds
             self.maxProofBytes = maxProofBytes
@@ -65,9 +67,11 @@ public struct DPoPProofVerifier: Sendable {
 
     /// A nonce source is required unless `nonceMode` is `.disabled`. `headerCacheEntries` bounds the
     /// memo of checked proof headers (one per active client key).
-    public init(configuration: Configuration = Configuration(), replayCache: any DPoPReplayCache,
-                nonceSource: (any DPoPNonceSource)? = nil, clock: any WallClock = SystemWallClock(),
-                headerCacheEntries: Int = 4_096) {
+    public init(
+        configuration: Configuration = Configuration(), replayCache: any DPoPReplayCache,
+        nonceSource: (any DPoPNonceSource)? = nil, clock: any WallClock = SystemWallClock(),
+        headerCacheEntries: Int = 4_096
+    ) {
         precondition(configuration.nonceMode == .disabled || nonceSource != nil, "nonce mode needs a nonce source")
         precondition(configuration.iatWindowSeconds > 0, "iat window must be positive")
         self.configuration = configuration
@@ -87,11 +91,16 @@ public struct DPoPProofVerifier: Sendable {
     ///     fragment are ignored.
     ///   - accessToken: the presented access token at resources (`ath` required), `nil` at the token endpoint.
     ///   - expectedJKT: the token's `cnf.jkt`, when bound; must equal the proof key's thumbprint.
-    public func verify(headerValues: [String], method: String, url: String, accessToken: String? = nil,
-                       expectedJKT: String? = nil) async throws(DPoPError) -> DPoPVerifiedProof {
-        let proof = try check(headerValues: headerValues, method: method, url: url, accessToken: accessToken,
-                              expectedJKT: expectedJKT)
-        guard await replayCache.insertIfAbsent(jkt: proof.jkt, jti: proof.jti, expiresAt: proof.iat + configuration.iatWindowSeconds)
+    public func verify(
+        headerValues: [String], method: String, url: String, accessToken: String? = nil,
+        expectedJKT: String? = nil
+    ) async throws(DPoPError) -> DPoPVerifiedProof {
+        let proof = try check(
+            headerValues: headerValues, method: method, url: url, accessToken: accessToken,
+            expectedJKT: expectedJKT)
+        guard
+            await replayCache.insertIfAbsent(
+                jkt: proof.jkt, jti: proof.jti, expiresAt: proof.iat + configuration.iatWindowSeconds)
         else { throw .invalidProof(Self.replayReason) }
         return proof
     }
@@ -100,13 +109,20 @@ public struct DPoPProofVerifier: Sendable {
     public var canVerifySynchronously: Bool { synchronousReplayCache != nil }
 
     /// `verify` without suspending, for callers on an event loop; needs an ``InMemoryDPoPReplayCache``.
-    public func verifySynchronously(headerValues: [String], method: String, url: String, accessToken: String? = nil,
-                                    expectedJKT: String? = nil) throws(DPoPError) -> DPoPVerifiedProof {
-        guard let synchronousReplayCache else { preconditionFailure("verifySynchronously needs an InMemoryDPoPReplayCache") }
-        let proof = try check(headerValues: headerValues, method: method, url: url, accessToken: accessToken,
-                              expectedJKT: expectedJKT)
-        guard synchronousReplayCache.insertNow(jkt: proof.jkt, jti: proof.jti,
-                                              expiresAt: proof.iat + configuration.iatWindowSeconds)
+    public func verifySynchronously(
+        headerValues: [String], method: String, url: String, accessToken: String? = nil,
+        expectedJKT: String? = nil
+    ) throws(DPoPError) -> DPoPVerifiedProof {
+        guard let synchronousReplayCache else {
+            preconditionFailure("verifySynchronously needs an InMemoryDPoPReplayCache")
+        }
+        let proof = try check(
+            headerValues: headerValues, method: method, url: url, accessToken: accessToken,
+            expectedJKT: expectedJKT)
+        guard
+            synchronousReplayCache.insertNow(
+                jkt: proof.jkt, jti: proof.jti,
+                expiresAt: proof.iat + configuration.iatWindowSeconds)
         else { throw .invalidProof(Self.replayReason) }
         return proof
     }
@@ -116,8 +132,10 @@ public struct DPoPProofVerifier: Sendable {
 
     /// Every check except replay, which the caller records last so that a proof failing any other
     /// check never occupies the cache.
-    private func check(headerValues: [String], method: String, url: String, accessToken: String?,
-                       expectedJKT: String?) throws(DPoPError) -> DPoPVerifiedProof {
+    private func check(
+        headerValues: [String], method: String, url: String, accessToken: String?,
+        expectedJKT: String?
+    ) throws(DPoPError) -> DPoPVerifiedProof {
         guard headerValues.count == 1, let proof = headerValues.first else {
             throw .invalidProof(headerValues.isEmpty ? "missing DPoP header" : "more than one DPoP header")
         }
@@ -144,7 +162,10 @@ public struct DPoPProofVerifier: Sendable {
         } catch {
             throw .invalidProof(error.reason)
         }
-        guard header.key.isValidSignature(signature, for: Array(proof.utf8[segments.signingInput]), algorithm: header.algorithm) else {
+        guard
+            header.key.isValidSignature(
+                signature, for: Array(proof.utf8[segments.signingInput]), algorithm: header.algorithm)
+        else {
             throw .invalidProof("signature does not verify")
         }
         if cached == nil { headers.remember(header, for: headerSegment) }
@@ -190,8 +211,9 @@ public struct DPoPProofVerifier: Sendable {
         if let expectedJKT, !ConstantTime.equals(expectedJKT, header.jkt) {
             throw .invalidProof("proof key does not match the token's cnf.jkt")
         }
-        return DPoPVerifiedProof(jkt: header.jkt, jwk: header.jwk, algorithm: header.algorithm, jti: claims.jti, iat: claims.iat,
-                                 htm: claims.htm, htu: claims.htu, nonce: claims.nonce)
+        return DPoPVerifiedProof(
+            jkt: header.jkt, jwk: header.jwk, algorithm: header.algorithm, jti: claims.jti, iat: claims.iat,
+            htm: claims.htm, htu: claims.htu, nonce: claims.nonce)
     }
 
     /// The full header checks (a header not seen before): strict JWS structure and header JSON,
@@ -209,8 +231,9 @@ public struct DPoPProofVerifier: Sendable {
             guard let jwk = jws.header.jwk else { throw JOSEError.malformed("jwk header is missing") }
             guard !jwk.hasPrivateMembers else { throw JOSEError.invalidKey("jwk contains private key material") }
             try algorithm.validate(jwk)
-            return DPoPProofHeader(algorithm: algorithm, key: try JWSPublicKey(jwk: jwk), jwk: jwk.publicJWK,
-                                   jkt: try jwk.thumbprint())
+            return DPoPProofHeader(
+                algorithm: algorithm, key: try JWSPublicKey(jwk: jwk), jwk: jwk.publicJWK,
+                jkt: try jwk.thumbprint())
         } catch {
             throw .invalidProof(error.reason)
         }

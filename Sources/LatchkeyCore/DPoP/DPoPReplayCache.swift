@@ -90,11 +90,13 @@ public final class InMemoryDPoPReplayCache: DPoPReplayCache {
         // Length prefix keeps ("ab","c") and ("a","bc") apart.
         var length = UInt64(jkt.utf8.count).bigEndian
         withUnsafeBytes(of: &length) { hasher.update(bufferPointer: $0) }
-        var jkt = jkt, jti = jti
+        var jkt = jkt
+        var jti = jti
         jkt.withUTF8 { hasher.update(bufferPointer: UnsafeRawBufferPointer($0)) }
         jti.withUTF8 { hasher.update(bufferPointer: UnsafeRawBufferPointer($0)) }
         return hasher.finalize().withUnsafeBytes { raw in
-            Key(a: raw.loadUnaligned(fromByteOffset: 0, as: UInt64.self),
+            Key(
+                a: raw.loadUnaligned(fromByteOffset: 0, as: UInt64.self),
                 b: raw.loadUnaligned(fromByteOffset: 8, as: UInt64.self),
                 c: raw.loadUnaligned(fromByteOffset: 16, as: UInt64.self),
                 d: raw.loadUnaligned(fromByteOffset: 24, as: UInt64.self))

@@ -31,7 +31,9 @@ public enum HTUNormalizer {
         var authorityEnd = authorityStart
         while authorityEnd < bytes.count, !isAuthorityTerminator(bytes[authorityEnd]) { authorityEnd += 1 }
         var pathEnd = authorityEnd
-        while pathEnd < bytes.count, bytes[pathEnd] != UInt8(ascii: "?"), bytes[pathEnd] != UInt8(ascii: "#") { pathEnd += 1 }
+        while pathEnd < bytes.count, bytes[pathEnd] != UInt8(ascii: "?"), bytes[pathEnd] != UInt8(ascii: "#") {
+            pathEnd += 1
+        }
 
         let authority = bytes[authorityStart..<authorityEnd]
         guard !authority.contains(UInt8(ascii: "@")) else { throw .malformed("userinfo is not allowed") }
@@ -39,7 +41,9 @@ public enum HTUNormalizer {
         let hostBytes: ArraySlice<UInt8>
         let portBytes: ArraySlice<UInt8>?
         if authority.first == UInt8(ascii: "[") {
-            guard let close = authority.firstIndex(of: UInt8(ascii: "]")) else { throw .malformed("unterminated IPv6 literal") }
+            guard let close = authority.firstIndex(of: UInt8(ascii: "]")) else {
+                throw .malformed("unterminated IPv6 literal")
+            }
             hostBytes = authority[authority.startIndex...close]
             let rest = authority[(close + 1)...]
             if rest.isEmpty {
@@ -64,7 +68,8 @@ public enum HTUNormalizer {
         if let portBytes, !portBytes.isEmpty {
             // An empty port ("host:") means the default (RFC 3986 §6.2.3).
             guard portBytes.count <= 5, portBytes.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }),
-                  let value = Int(String(decoding: portBytes, as: UTF8.self)), value <= 65535 else {
+                let value = Int(String(decoding: portBytes, as: UTF8.self)), value <= 65535
+            else {
                 throw .malformed("invalid port")
             }
             port = value == defaultPort ? nil : value
@@ -87,7 +92,8 @@ public enum HTUNormalizer {
 
     private static func indexOf(_ needle: [UInt8], in haystack: [UInt8]) -> Int? {
         guard haystack.count >= needle.count else { return nil }
-        for start in 0...(haystack.count - needle.count) where haystack[start..<(start + needle.count)].elementsEqual(needle) {
+        for start in 0...(haystack.count - needle.count)
+        where haystack[start..<(start + needle.count)].elementsEqual(needle) {
             return start
         }
         return nil

@@ -108,7 +108,8 @@ public enum CanonicalJSON {
             text += "0." + String(repeating: "0", count: -n) + digits
         } else {
             let e = n - 1
-            text += digits.prefix(1) + (k > 1 ? "." + digits.dropFirst() : "") + "e" + (e > 0 ? "+" : "-") + String(abs(e))
+            text +=
+                digits.prefix(1) + (k > 1 ? "." + digits.dropFirst() : "") + "e" + (e > 0 ? "+" : "-") + String(abs(e))
         }
         return text
     }

@@ -11,7 +11,9 @@ public struct TenantBranding: Codable, Sendable, Hashable {
     /// `#rgb` or `#rrggbb`, the page background.
     public var backgroundColor: String?
 
-    public init(name: String? = nil, logoURL: String? = nil, primaryColor: String? = nil, backgroundColor: String? = nil) {
+    public init(
+        name: String? = nil, logoURL: String? = nil, primaryColor: String? = nil, backgroundColor: String? = nil
+    ) {
         self.name = name
         self.logoURL = logoURL
         self.primaryColor = primaryColor

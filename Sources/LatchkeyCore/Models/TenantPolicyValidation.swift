@@ -167,11 +167,15 @@ extension TenantPolicy {
                     problem("\(path).client_secret_ref", "must be env:NAME or file:/absolute/path")
                 }
                 if provider.clientSecret != nil {
-                    problem("\(path).client_secret", "give either client_secret or client_secret_ref, not both (\(reference.prefix(4))…)")
+                    problem(
+                        "\(path).client_secret",
+                        "give either client_secret or client_secret_ref, not both (\(reference.prefix(4))…)")
                 }
             }
-            if let secret = provider.clientSecret, secret.isEmpty || secret.utf8.count > 1024
-                || secret.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) {
+            if let secret = provider.clientSecret,
+                secret.isEmpty || secret.utf8.count > 1024
+                    || secret.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F })
+            {
                 problem("\(path).client_secret", "must be 1 to 1024 printable characters")
             }
             if !provider.scopes.contains("openid") { problem("\(path).scopes", "must include openid") }

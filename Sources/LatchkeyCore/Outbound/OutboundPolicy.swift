@@ -1,8 +1,9 @@
 import Foundation
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// Where the platform's own outgoing requests may go: upstream identity providers (discovery, token,
@@ -28,7 +29,8 @@ public struct OutboundPolicy: Sendable {
     /// `OUTBOUND_ALLOWED_NETWORKS` (comma-separated CIDR blocks an operator allows).
     public init(allowLoopbackHTTP: Bool, allowedNetworks text: String?) throws {
         var networks: [IPNetwork] = []
-        for item in (text ?? "").split(separator: ",").map({ $0.trimmingCharacters(in: .whitespaces) }) where !item.isEmpty {
+        for item in (text ?? "").split(separator: ",").map({ $0.trimmingCharacters(in: .whitespaces) })
+        where !item.isEmpty {
             guard let network = IPNetwork(item) else {
                 throw ConfigurationError("OUTBOUND_ALLOWED_NETWORKS: \(item) is not an IP address or CIDR block")
             }
@@ -52,9 +54,11 @@ public struct OutboundPolicy: Sendable {
     /// `localhost` when allowed), no user info, a host.
     public func target(_ url: String) throws(Refusal) -> Target {
         guard let components = URLComponents(string: url), let scheme = components.scheme?.lowercased(),
-              let host = components.host?.lowercased(), !host.isEmpty
+            let host = components.host?.lowercased(), !host.isEmpty
         else { throw Refusal(description: "not an absolute URL") }
-        guard components.user == nil, components.password == nil else { throw Refusal(description: "URLs with user info are refused") }
+        guard components.user == nil, components.password == nil else {
+            throw Refusal(description: "URLs with user info are refused")
+        }
         let bare = host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host
         switch scheme {
         case "https":
@@ -99,7 +103,8 @@ public struct OutboundPolicy: Sendable {
         let addresses = try result.get()
         guard let first = addresses.first else { throw Refusal(description: "\(host) does not resolve") }
         for address in addresses where !permits(address) {
-            throw Refusal(description: "\(host) resolves to \(IPNetwork.format(address)), which is not a public address")
+            throw Refusal(
+                description: "\(host) resolves to \(IPNetwork.format(address)), which is not a public address")
         }
         return IPNetwork.format(first)
     }

@@ -7,7 +7,7 @@ public enum CPUAffinity {
     /// Number of CPUs in `Cpus_allowed_list` of `/proc/self/status`; nil where it cannot be read.
     public static func allowedCPUCount() -> Int? {
         guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
-              let line = status.split(separator: "\n").first(where: { $0.hasPrefix("Cpus_allowed_list:") })
+            let line = status.split(separator: "\n").first(where: { $0.hasPrefix("Cpus_allowed_list:") })
         else { return nil }
         return count(list: line.dropFirst("Cpus_allowed_list:".count))
     }

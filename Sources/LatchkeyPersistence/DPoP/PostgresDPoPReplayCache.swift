@@ -32,7 +32,8 @@ public struct PostgresDPoPReplayCache: DPoPReplayCache {
             for try await _ in rows.decode(Int.self) { return true }
             return false
         } catch {
-            database.logger.error("DPoP replay store unavailable; refusing the proof", metadata: ["error": "\(error.logDescription)"])
+            database.logger.error(
+                "DPoP replay store unavailable; refusing the proof", metadata: ["error": "\(error.logDescription)"])
             return false
         }
     }
@@ -40,7 +41,8 @@ public struct PostgresDPoPReplayCache: DPoPReplayCache {
     /// Deletes expired entries; returns how many.
     @discardableResult
     public func sweepExpired() async throws -> Int {
-        let rows = try await database.client.query("DELETE FROM dpop_replay WHERE expires_at < now() RETURNING 1", logger: database.logger)
+        let rows = try await database.client.query(
+            "DELETE FROM dpop_replay WHERE expires_at < now() RETURNING 1", logger: database.logger)
         var count = 0
         for try await _ in rows.decode(Int.self) { count += 1 }
         return count

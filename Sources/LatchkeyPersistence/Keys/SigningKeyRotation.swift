@@ -27,7 +27,8 @@ public struct SigningKeyRotation: Sendable {
     /// DCR and ID tokens of the tenant's `token_lifetimes`) plus the margin.
     public static func retirementPeriod(for policy: TenantPolicy) -> Duration {
         let lifetimes = policy.tokenLifetimes
-        return .seconds(max(lifetimes.accessToken, lifetimes.dcrAccessToken, lifetimes.idToken) + retirementMarginSeconds)
+        return .seconds(
+            max(lifetimes.accessToken, lifetimes.dcrAccessToken, lifetimes.idToken) + retirementMarginSeconds)
     }
 
     /// A staged key and, when the rotation switched algorithms, the policy version that records it.
@@ -87,7 +88,9 @@ public struct SigningKeyRotation: Sendable {
         try await database.withTenantTransaction(tenant) { connection in
             var progress = Progress()
             let logger = database.logger
-            guard let (policy, version) = try await TenantPolicyRecords(logger: logger).lockedPolicy(tenant, on: connection)
+            guard
+                let (policy, version) = try await TenantPolicyRecords(logger: logger).lockedPolicy(
+                    tenant, on: connection)
             else { return progress }
             try await keys.lockKeys(tenant: tenant, on: connection, logger: logger)
             progress.deleted = try await keys.deleteExpiredKeys(tenant: tenant, on: connection, logger: logger)
@@ -97,11 +100,13 @@ public struct SigningKeyRotation: Sendable {
             guard progress.activated == nil else { return progress }
             let stored = try await keys.listKeys(tenant: tenant, on: connection, logger: logger)
             if !stored.contains(where: { $0.status == .next }),
-               let active = stored.first(where: { $0.status == .active }),
-               active.algorithm != policy.signingAlgorithm.rawValue {
+                let active = stored.first(where: { $0.status == .active }),
+                active.algorithm != policy.signingAlgorithm.rawValue
+            {
                 progress.staged = try await keys.stageNextKey(
                     tenant: tenant, algorithm: policy.signingAlgorithm, stagedBy: "policy v\(version)",
-                    on: connection, logger: logger).kid
+                    on: connection, logger: logger
+                ).kid
             }
             return progress
         }

@@ -57,7 +57,8 @@ public final class TenantSigningKeyStore: Sendable {
     }
 
     private func load(tenant: TenantSlug, kid: String?) async throws -> (PublicKey, Date?)? {
-        let rows: [(String, String, String, String, Date?)] = try await database.withTenantTransaction(tenant.rawValue) {
+        let rows: [(String, String, String, String, Date?)] = try await database.withTenantTransaction(tenant.rawValue)
+        {
             connection in
             let result: PostgresRowSequence
             if let kid {

@@ -63,7 +63,9 @@ public struct TenantSigningKeys: Sendable {
         logger: Logger
     ) async throws -> PublishedSigningKey {
         try await lockKeys(tenant: tenant, on: connection, logger: logger)
-        if let staged = try await listKeys(tenant: tenant, on: connection, logger: logger).first(where: { $0.status == .next }) {
+        if let staged = try await listKeys(tenant: tenant, on: connection, logger: logger).first(where: {
+            $0.status == .next
+        }) {
             throw SigningKeyRotationError.alreadyStaged(kid: staged.kid)
         }
         return try await createKey(
@@ -106,7 +108,9 @@ public struct TenantSigningKeys: Sendable {
     /// Deletes retired keys whose publication has ended (no token they signed is still valid), private
     /// halves with them. Returns their kids.
     @discardableResult
-    public func deleteExpiredKeys(tenant: String, on connection: PostgresConnection, logger: Logger) async throws -> [String] {
+    public func deleteExpiredKeys(tenant: String, on connection: PostgresConnection, logger: Logger) async throws
+        -> [String]
+    {
         let rows = try await connection.query(
             """
             DELETE FROM signing_keys WHERE tenant_id = \(tenant) AND status = 'retired' AND publish_until <= now()
@@ -118,7 +122,9 @@ public struct TenantSigningKeys: Sendable {
     }
 
     /// Every stored key of the tenant with its lifecycle dates (public facts only), signer first.
-    public func listKeys(tenant: String, on connection: PostgresConnection, logger: Logger) async throws -> [SigningKeyRecord] {
+    public func listKeys(tenant: String, on connection: PostgresConnection, logger: Logger) async throws
+        -> [SigningKeyRecord]
+    {
         let rows = try await connection.query(
             """
             SELECT kid, algorithm, status, created_at, activated_at, retired_at, publish_until, staged_by FROM signing_keys
@@ -128,9 +134,11 @@ public struct TenantSigningKeys: Sendable {
         var keys: [SigningKeyRecord] = []
         typealias Row = (String, String, String, Date, Date?, Date?, Date?, String?)
         for try await row in rows.decode(Row.self) {
-            keys.append(SigningKeyRecord(
-                kid: row.0, algorithm: row.1, status: SigningKeyStatus(rawValue: row.2) ?? .retired, createdAt: row.3,
-                activatedAt: row.4, retiredAt: row.5, publishUntil: row.6, stagedBy: row.7))
+            keys.append(
+                SigningKeyRecord(
+                    kid: row.0, algorithm: row.1, status: SigningKeyStatus(rawValue: row.2) ?? .retired,
+                    createdAt: row.3,
+                    activatedAt: row.4, retiredAt: row.5, publishUntil: row.6, stagedBy: row.7))
         }
         return keys
     }
@@ -148,9 +156,10 @@ public struct TenantSigningKeys: Sendable {
             """, logger: logger)
         var keys: [PublishedSigningKey] = []
         for try await (kid, status, json) in rows.decode((String, String, String).self) {
-            keys.append(PublishedSigningKey(
-                kid: kid, status: SigningKeyStatus(rawValue: status) ?? .retired,
-                jwk: try LatchkeyJSON.makeDecoder().decode(JWK.self, from: Data(json.utf8))))
+            keys.append(
+                PublishedSigningKey(
+                    kid: kid, status: SigningKeyStatus(rawValue: status) ?? .retired,
+                    jwk: try LatchkeyJSON.makeDecoder().decode(JWK.self, from: Data(json.utf8))))
         }
         return keys
     }
@@ -171,14 +180,18 @@ public struct TenantSigningKeys: Sendable {
             let der: Data
             do {
                 der = try envelope.open(
-                    Data(sealed.readableBytesView), associatedData: KeyEnvelope.associatedData(tenant: tenant, kid: kid))
+                    Data(sealed.readableBytesView), associatedData: KeyEnvelope.associatedData(tenant: tenant, kid: kid)
+                )
             } catch {
                 // Almost always configuration: a replica (or the job that created the key) with another
                 // KEY_ENCRYPTION_KEY. Said here, as the token endpoint can only answer server_error.
-                logger.error("the active signing key cannot be opened with this process's key-encryption keys", metadata: [
-                    "tenant": "\(tenant)", "kid": "\(kid)", "reason": "\(error)",
-                    "hint": "every replica needs the same KEY_ENCRYPTION_KEY (and KEY_ENCRYPTION_KEY_PREVIOUS during a KEK rotation)",
-                ])
+                logger.error(
+                    "the active signing key cannot be opened with this process's key-encryption keys",
+                    metadata: [
+                        "tenant": "\(tenant)", "kid": "\(kid)", "reason": "\(error)",
+                        "hint":
+                            "every replica needs the same KEY_ENCRYPTION_KEY (and KEY_ENCRYPTION_KEY_PREVIOUS during a KEK rotation)",
+                    ])
                 throw error
             }
             return (kid, try SigningKey(algorithm: algorithm, pkcs8DER: der))

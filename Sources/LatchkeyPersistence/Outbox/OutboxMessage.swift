@@ -10,7 +10,9 @@ public struct OutboxMessage: Sendable, Equatable {
     public let payload: String
     public let attempts: Int
 
-    public init(sequence: Int64, eventID: UUID, eventType: String, topic: String, key: String, payload: String, attempts: Int) {
+    public init(
+        sequence: Int64, eventID: UUID, eventType: String, topic: String, key: String, payload: String, attempts: Int
+    ) {
         self.sequence = sequence
         self.eventID = eventID
         self.eventType = eventType

@@ -103,9 +103,10 @@ public final class OutboxRelay: Service, Sendable {
             for try await (seq, id, type, topic, key, payload, attempts) in rows.decode(
                 (Int64, UUID, String, String, String, String, Int).self)
             {
-                messages.append(OutboxMessage(
-                    sequence: seq, eventID: id, eventType: type, topic: topic, key: key, payload: payload,
-                    attempts: attempts))
+                messages.append(
+                    OutboxMessage(
+                        sequence: seq, eventID: id, eventType: type, topic: topic, key: key, payload: payload,
+                        attempts: attempts))
             }
             return messages.sorted { $0.sequence < $1.sequence }
         }
@@ -135,9 +136,11 @@ public final class OutboxRelay: Service, Sendable {
 
     private func scheduleRetry(_ failures: [(OutboxMessage, String)]) async throws {
         metrics.failures.increment(by: failures.count)
-        logger.warning("outbox deliveries failed; will retry", metadata: [
-            "count": "\(failures.count)", "error": "\(failures[0].1)",
-        ])
+        logger.warning(
+            "outbox deliveries failed; will retry",
+            metadata: [
+                "count": "\(failures.count)", "error": "\(failures[0].1)",
+            ])
         let sequences = failures.map(\.0.sequence)
         let delays = failures.map { Self.seconds(backoff(attempt: $0.0.attempts + 1)) }
         let errors = failures.map { String($0.1.prefix(500)) }

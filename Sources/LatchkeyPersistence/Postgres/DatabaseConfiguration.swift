@@ -34,9 +34,9 @@ public struct DatabaseConfiguration: Sendable, Equatable {
     /// Parses `postgres://user:password@host:port/database?sslmode=require&pool_max=10&statement_timeout=5000`.
     public init(url: String) throws(ConfigurationError) {
         guard let components = URLComponents(string: url),
-              let scheme = components.scheme, ["postgres", "postgresql"].contains(scheme),
-              let host = components.host, !host.isEmpty,
-              let user = components.user, !user.isEmpty
+            let scheme = components.scheme, ["postgres", "postgresql"].contains(scheme),
+            let host = components.host, !host.isEmpty,
+            let user = components.user, !user.isEmpty
         else {
             throw ConfigurationError("database URL must look like postgres://user:password@host:port/database")
         }

@@ -54,7 +54,8 @@ public struct Migrator: Sendable {
         try verify(recorded: recorded, requireComplete: false)
         var newlyApplied: [Int] = []
         for migration in migrations where recorded[migration.version] == nil {
-            logger.info("applying migration", metadata: ["version": "\(migration.version)", "name": "\(migration.name)"])
+            logger.info(
+                "applying migration", metadata: ["version": "\(migration.version)", "name": "\(migration.name)"])
             try await connection.query("BEGIN", logger: logger)
             do {
                 for statement in SQLScript.statements(in: migration.sql) {

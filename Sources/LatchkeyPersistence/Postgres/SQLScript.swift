@@ -30,7 +30,11 @@ enum SQLScript {
                     current.append(chars[i])
                     if chars[i] == c {
                         // A doubled quote is an escaped quote, not the end.
-                        if peek(1) == c { current.append(c); i += 2; continue }
+                        if peek(1) == c {
+                            current.append(c)
+                            i += 2
+                            continue
+                        }
                         i += 1
                         break
                     }

@@ -22,7 +22,9 @@ public struct TenantPolicyRecords: Sendable {
     }
 
     /// Stores `policy` as the next version, recording `actor`; returns that version, nil when the tenant does not exist.
-    public func updatePolicy(_ tenant: String, policy: TenantPolicy, actor: String, on connection: PostgresConnection) async throws -> Int? {
+    public func updatePolicy(_ tenant: String, policy: TenantPolicy, actor: String, on connection: PostgresConnection)
+        async throws -> Int?
+    {
         let json = String(decoding: try LatchkeyJSON.encode(policy), as: UTF8.self)
         let rows = try await connection.query(
             """

@@ -36,7 +36,9 @@ public final class AccessTokenCache: Sendable {
     public var evictions: Int { state.withLock { $0.evictions } }
 
     /// The cached result for `token`, or `verifier`'s verdict (cached when it is a success).
-    public func verify(_ token: String, with verifier: AccessTokenVerifier) async throws(AccessTokenError) -> VerifiedAccessToken {
+    public func verify(_ token: String, with verifier: AccessTokenVerifier) async throws(AccessTokenError)
+        -> VerifiedAccessToken
+    {
         let key = Self.key(token)
         let oldestValidExpiry = oldestValidExpiry(clockSkewSeconds: verifier.configuration.clockSkewSeconds)
         if let hit = lookup(key, oldestValidExpiry: oldestValidExpiry) { return hit }
@@ -82,7 +84,8 @@ public final class AccessTokenCache: Sendable {
     static func key(_ token: String) -> Key {
         var token = token
         return token.withUTF8 { SHA256.hash(data: UnsafeRawBufferPointer($0)) }.withUnsafeBytes { raw in
-            Key(a: raw.loadUnaligned(fromByteOffset: 0, as: UInt64.self),
+            Key(
+                a: raw.loadUnaligned(fromByteOffset: 0, as: UInt64.self),
                 b: raw.loadUnaligned(fromByteOffset: 8, as: UInt64.self),
                 c: raw.loadUnaligned(fromByteOffset: 16, as: UInt64.self),
                 d: raw.loadUnaligned(fromByteOffset: 24, as: UInt64.self))

@@ -27,8 +27,11 @@ public struct AccessTokenVerifier: Sendable {
         /// Longest accepted lifetime (`exp` − `iat`), in seconds; nil accepts any.
         public var maximumLifetimeSeconds: Int64?
 
-        public init(issuers: [String], audiences: Set<String>, allowedAlgorithms: Set<JWSAlgorithm> = Set(JWSAlgorithm.allCases),
-                    clockSkewSeconds: Int64 = 10, maximumTokenBytes: Int = 8 * 1024, maximumLifetimeSeconds: Int64? = nil) {
+        public init(
+            issuers: [String], audiences: Set<String>,
+            allowedAlgorithms: Set<JWSAlgorithm> = Set(JWSAlgorithm.allCases),
+            clockSkewSeconds: Int64 = 10, maximumTokenBytes: Int = 8 * 1024, maximumLifetimeSeconds: Int64? = nil
+        ) {
             self.issuers = issuers
             self.audiences = audiences
             self.allowedAlgorithms = allowedAlgorithms
@@ -46,10 +49,16 @@ public struct AccessTokenVerifier: Sendable {
     private let clock: any WallClock
 
     /// Fails when an issuer is not of the form `{public URL}/t/{tenant}` or nothing is accepted.
-    public init(configuration: Configuration, keySource: any AccessTokenKeySource,
-                clock: any WallClock = SystemWallClock()) throws(ConfigurationError) {
-        guard !configuration.issuers.isEmpty else { throw ConfigurationError("at least one accepted issuer is required") }
-        guard !configuration.audiences.isEmpty else { throw ConfigurationError("at least one accepted audience is required") }
+    public init(
+        configuration: Configuration, keySource: any AccessTokenKeySource,
+        clock: any WallClock = SystemWallClock()
+    ) throws(ConfigurationError) {
+        guard !configuration.issuers.isEmpty else {
+            throw ConfigurationError("at least one accepted issuer is required")
+        }
+        guard !configuration.audiences.isEmpty else {
+            throw ConfigurationError("at least one accepted audience is required")
+        }
         var tenants: [String: TenantSlug] = [:]
         for issuer in configuration.issuers {
             guard let tenant = Self.tenant(ofIssuer: issuer) else {
@@ -65,8 +74,10 @@ public struct AccessTokenVerifier: Sendable {
 
     /// The tenant of a Latchkey issuer URL `http(s)://host[:port][/prefix]/t/{tenant}`.
     public static func tenant(ofIssuer issuer: String) -> TenantSlug? {
-        guard let url = URLComponents(string: issuer), let scheme = url.scheme?.lowercased(), scheme == "https" || scheme == "http",
-              url.host?.isEmpty == false, url.query == nil, url.fragment == nil, url.user == nil else { return nil }
+        guard let url = URLComponents(string: issuer), let scheme = url.scheme?.lowercased(),
+            scheme == "https" || scheme == "http",
+            url.host?.isEmpty == false, url.query == nil, url.fragment == nil, url.user == nil
+        else { return nil }
         // The raw path: a trailing slash or encoded characters make another issuer string.
         let parts = url.percentEncodedPath.split(separator: "/", omittingEmptySubsequences: false)
         guard parts.count >= 3, parts[parts.count - 2] == "t" else { return nil }
@@ -75,25 +86,31 @@ public struct AccessTokenVerifier: Sendable {
 
     /// Verifies `token` against the configured issuers and audiences, fetching keys from the key source.
     public func verify(_ token: String) async throws(AccessTokenError) -> VerifiedAccessToken {
-        let parsed = try Self.parse(token, allowedAlgorithms: configuration.allowedAlgorithms,
-                                    maximumTokenBytes: configuration.maximumTokenBytes)
+        let parsed = try Self.parse(
+            token, allowedAlgorithms: configuration.allowedAlgorithms,
+            maximumTokenBytes: configuration.maximumTokenBytes)
         // The issuer is checked before any key lookup, so a token never makes us fetch an arbitrary issuer's keys.
         guard let tenant = tenants[parsed.claims.iss] else { throw .untrustedIssuer }
         let candidates = try await keySource.keys(issuer: parsed.claims.iss, kid: parsed.kid)
         let audiences = configuration.audiences
-        let claims = try Self.check(parsed, keys: candidates, clock: clock, clockSkewSeconds: configuration.clockSkewSeconds) {
+        let claims = try Self.check(
+            parsed, keys: candidates, clock: clock, clockSkewSeconds: configuration.clockSkewSeconds
+        ) {
             $0.values.contains(where: audiences.contains)
         }
         // `exp` is near `now` or later here, so subtracting the bound cannot overflow.
-        if let longest = configuration.maximumLifetimeSeconds, claims.iat < claims.exp - longest { throw .lifetimeTooLong }
+        if let longest = configuration.maximumLifetimeSeconds, claims.iat < claims.exp - longest {
+            throw .lifetimeTooLong
+        }
         var jkt: String?
         if let cnf = claims.cnf {
             // Other confirmation methods (e.g. mTLS x5t#S256) cannot be checked here, so they are refused.
             guard let bound = cnf.jkt, !bound.isEmpty else { throw .malformed("cnf without jkt is not supported") }
             jkt = bound
         }
-        return VerifiedAccessToken(issuer: claims.iss, tenant: tenant, subject: claims.sub, clientID: claims.clientID,
-                                   scope: claims.scope, jkt: jkt, expiresAt: claims.exp, jti: claims.jti)
+        return VerifiedAccessToken(
+            issuer: claims.iss, tenant: tenant, subject: claims.sub, clientID: claims.clientID,
+            scope: claims.scope, jkt: jkt, expiresAt: claims.exp, jti: claims.jti)
     }
 
     /// A structurally valid access token whose signature has not been checked yet.
@@ -107,7 +124,8 @@ public struct AccessTokenVerifier: Sendable {
 
     /// Size, compact JWS, `typ`, allow-listed `alg` and typed claims.
     public static func parse(
-        _ token: String, allowedAlgorithms: Set<JWSAlgorithm> = Set(JWSAlgorithm.allCases), maximumTokenBytes: Int = 8 * 1024
+        _ token: String, allowedAlgorithms: Set<JWSAlgorithm> = Set(JWSAlgorithm.allCases),
+        maximumTokenBytes: Int = 8 * 1024
     ) throws(AccessTokenError) -> Parsed {
         guard token.utf8.count <= maximumTokenBytes else { throw .malformed("longer than \(maximumTokenBytes) bytes") }
         do throws(JOSEError) {
@@ -130,9 +148,11 @@ public struct AccessTokenVerifier: Sendable {
         let candidates = parsed.kid.map { kid in keys.filter { $0.kid == kid } } ?? keys
         guard !candidates.isEmpty else { throw .invalidSignature("no key of the issuer matches the token's kid") }
         // Our JWKS always declares each key's alg: a key verifies only the algorithm it was made for.
-        guard candidates.contains(where: {
-            (try? parsed.jws.verify(using: $0, allowedAlgorithms: [parsed.algorithm], requireDeclaredAlgorithm: true)) != nil
-        })
+        guard
+            candidates.contains(where: {
+                (try? parsed.jws.verify(
+                    using: $0, allowedAlgorithms: [parsed.algorithm], requireDeclaredAlgorithm: true)) != nil
+            })
         else { throw .invalidSignature("signature does not verify with the issuer's key") }
         let claims = parsed.claims
         let now = Int64(clock.now().timeIntervalSince1970.rounded(.down))

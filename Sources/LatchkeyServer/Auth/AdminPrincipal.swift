@@ -32,7 +32,9 @@ public struct AdminPrincipal: Sendable, Equatable {
 
     /// The bootstrap key acting on `tenant`.
     public static func bootstrapKey(acting tenant: TenantSlug) -> AdminPrincipal {
-        AdminPrincipal(issuerTenant: tenant, subject: "bootstrap", clientID: nil, isPlatformAdmin: false, credential: .bootstrapKey)
+        AdminPrincipal(
+            issuerTenant: tenant, subject: "bootstrap", clientID: nil, isPlatformAdmin: false, credential: .bootstrapKey
+        )
     }
 
     /// The actor recorded in events and change logs.

@@ -82,7 +82,9 @@ public struct AdminTokenVerifier: Sendable {
         }
         try checkTimes(claims)
         if let audiences {
-            guard !audiences.isDisjoint(with: claims.aud ?? []) else { throw invalid("the token is not meant for this API") }
+            guard !audiences.isDisjoint(with: claims.aud ?? []) else {
+                throw invalid("the token is not meant for this API")
+            }
         }
         guard claims.cnf == nil else {
             throw invalid("a DPoP-bound token cannot be used as a Bearer token")
@@ -106,7 +108,8 @@ public struct AdminTokenVerifier: Sendable {
 
     private func issuerTenant(_ issuer: String?, accessing tenant: TenantSlug) throws -> TenantSlug {
         let prefix = issuerBase + "/t/"
-        guard let issuer, issuer.hasPrefix(prefix), let slug = TenantSlug(rawValue: String(issuer.dropFirst(prefix.count)))
+        guard let issuer, issuer.hasPrefix(prefix),
+            let slug = TenantSlug(rawValue: String(issuer.dropFirst(prefix.count)))
         else { throw invalid("the token was not issued by this platform") }
         guard slug == tenant || slug == platformTenant else {
             throw invalid("the token was not issued for this tenant")

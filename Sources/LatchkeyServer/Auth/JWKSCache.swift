@@ -27,8 +27,10 @@ public actor JWKSCache: AccessTokenKeySource {
     private let logger: Logger
     private var entries: [String: Entry] = [:]
 
-    public init(maxAge: TimeInterval = 300, minimumRefreshInterval: TimeInterval = 30, clock: any WallClock = SystemWallClock(),
-                logger: Logger, observer: Observer? = nil, fetch: @escaping Fetch) {
+    public init(
+        maxAge: TimeInterval = 300, minimumRefreshInterval: TimeInterval = 30, clock: any WallClock = SystemWallClock(),
+        logger: Logger, observer: Observer? = nil, fetch: @escaping Fetch
+    ) {
         self.maxAge = maxAge
         self.minimumRefreshInterval = minimumRefreshInterval
         self.fetch = fetch
@@ -79,7 +81,8 @@ public actor JWKSCache: AccessTokenKeySource {
     public static func verificationKeys(in set: JWKSet) -> JWKSet {
         let usable = set.keys.filter { jwk in
             guard let name = jwk.alg, let algorithm = JWSAlgorithm(parsing: name),
-                  (try? algorithm.validate(jwk, requireDeclaredAlgorithm: true)) != nil else { return false }
+                (try? algorithm.validate(jwk, requireDeclaredAlgorithm: true)) != nil
+            else { return false }
             return (try? JWSPublicKey(jwk: jwk)) != nil
         }
         return JWKSet(keys: Array(usable.prefix(maximumKeys)))
@@ -106,9 +109,11 @@ public actor JWKSCache: AccessTokenKeySource {
             return keys
         } catch {
             finish(issuer, task: task, keys: nil)
-            logger.warning("JWKS refresh failed; keeping cached keys", metadata: [
-                "issuer": "\(issuer)", "error": "\(error)",
-            ])
+            logger.warning(
+                "JWKS refresh failed; keeping cached keys",
+                metadata: [
+                    "issuer": "\(issuer)", "error": "\(error)",
+                ])
             return nil
         }
     }

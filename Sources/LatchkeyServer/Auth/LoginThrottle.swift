@@ -38,7 +38,9 @@ public struct LoginThrottle: Sendable {
     }
 
     /// Counts a failure for each subject, locking those that reach their threshold.
-    public func recordFailure(_ subjects: [(Kind, String)], on connection: PostgresConnection, logger: Logger) async throws {
+    public func recordFailure(_ subjects: [(Kind, String)], on connection: PostgresConnection, logger: Logger)
+        async throws
+    {
         let windowSeconds = window
         for (kind, subject) in subjects {
             let rows = try await connection.query(

@@ -16,8 +16,10 @@ public struct VerifiedAccessToken: Sendable, Hashable {
     /// `jti`: names the token in revocation events.
     public let jti: String
 
-    public init(issuer: String, tenant: TenantSlug, subject: String, clientID: String, scope: String?, jkt: String?,
-                expiresAt: Int64, jti: String = "") {
+    public init(
+        issuer: String, tenant: TenantSlug, subject: String, clientID: String, scope: String?, jkt: String?,
+        expiresAt: Int64, jti: String = ""
+    ) {
         self.issuer = issuer
         self.tenant = tenant
         self.subject = subject

@@ -1,5 +1,5 @@
-import Foundation
 import Configuration
+import Foundation
 import HTTPTypes
 import Hummingbird
 import LatchkeyCore
@@ -43,7 +43,8 @@ public struct ClientAddressResolver: Sendable {
         let peerText = IPNetwork.format(peerBytes)
         guard isTrusted(peerBytes) else { return peerText }
         let forwarded = headers[values: .forwarded]
-        let hops = forwarded.isEmpty
+        let hops =
+            forwarded.isEmpty
             ? headers[values: .xForwardedFor].flatMap { $0.split(separator: ",").map(String.init) }
             : forwarded.flatMap(Self.forwardedFor)
         var nearest = peerText
@@ -69,7 +70,9 @@ public struct ClientAddressResolver: Sendable {
                 let parts = pair.split(separator: "=", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
                 guard parts.count == 2, parts[0].lowercased() == "for" else { continue }
                 var value = parts[1]
-                if value.hasPrefix("\""), value.hasSuffix("\""), value.count >= 2 { value = String(value.dropFirst().dropLast()) }
+                if value.hasPrefix("\""), value.hasSuffix("\""), value.count >= 2 {
+                    value = String(value.dropFirst().dropLast())
+                }
                 return value
             }
             return nil
@@ -81,7 +84,9 @@ public struct ClientAddressResolver: Sendable {
         if value.hasPrefix("["), let close = value.firstIndex(of: "]") {
             return String(value[value.index(after: value.startIndex)..<close])
         }
-        if value.filter({ $0 == ":" }).count == 1, let colon = value.firstIndex(of: ":") { return String(value[..<colon]) }
+        if value.filter({ $0 == ":" }).count == 1, let colon = value.firstIndex(of: ":") {
+            return String(value[..<colon])
+        }
         return value
     }
 

@@ -13,7 +13,8 @@ public struct FormParameters: Sendable {
         let type = request.headers[.contentType]?.split(separator: ";").first?
             .trimmingCharacters(in: .whitespaces).lowercased()
         guard type == "application/x-www-form-urlencoded" else {
-            throw OAuthError(.unsupportedMediaType, "invalid_request", "content type must be application/x-www-form-urlencoded")
+            throw OAuthError(
+                .unsupportedMediaType, "invalid_request", "content type must be application/x-www-form-urlencoded")
         }
         var request = request
         let buffer = try await request.collectBody(upTo: HTTPLimits.maximumBodySize)
@@ -34,7 +35,9 @@ public struct FormParameters: Sendable {
                 throw OAuthError.invalidRequest("parameters must not contain NUL characters")
             }
             // RFC 6749 §3.2: parameters must not be included more than once.
-            guard seen.insert(name).inserted else { throw OAuthError.invalidRequest("parameter \(safeName(name)) is repeated") }
+            guard seen.insert(name).inserted else {
+                throw OAuthError.invalidRequest("parameter \(safeName(name)) is repeated")
+            }
             // Empty values are treated as omitted (RFC 6749 §3.1).
             if !value.isEmpty { values[name] = value }
         }
@@ -47,7 +50,9 @@ public struct FormParameters: Sendable {
 
     /// A parameter name short and printable enough to echo in an error description.
     public static func safeName(_ name: String) -> String {
-        let printable = name.unicodeScalars.allSatisfy { $0.isASCII && $0.value >= 0x20 && $0.value < 0x7f && $0 != "\"" }
+        let printable = name.unicodeScalars.allSatisfy {
+            $0.isASCII && $0.value >= 0x20 && $0.value < 0x7f && $0 != "\""
+        }
         return printable && name.count <= 40 ? "\"\(name)\"" : "(unprintable)"
     }
 }

@@ -11,7 +11,8 @@ public enum HTMLPageSecurity {
     }
 
     /// `formTarget`: a URI a form's response may redirect to (see ``contentSecurityPolicy(styleHash:formTarget:imageSources:)``).
-    public static func headers(styleHash: String, formTarget: String? = nil, imageSources: String? = nil) -> HTTPFields {
+    public static func headers(styleHash: String, formTarget: String? = nil, imageSources: String? = nil) -> HTTPFields
+    {
         [
             .contentType: "text/html; charset=utf-8",
             HTTPField.Name("Content-Security-Policy")!: contentSecurityPolicy(
@@ -26,7 +27,9 @@ public enum HTMLPageSecurity {
 
     /// `form-action 'self'`, plus the redirect URI's origin (or private-use scheme) when a form's
     /// response redirects there: browsers apply `form-action` to the redirects that follow a submission.
-    public static func contentSecurityPolicy(styleHash: String, formTarget: String?, imageSources: String? = nil) -> String {
+    public static func contentSecurityPolicy(styleHash: String, formTarget: String?, imageSources: String? = nil)
+        -> String
+    {
         var formAction = "'self'"
         if let formTarget, let source = cspSource(for: formTarget) { formAction += " " + source }
         let images = imageSources.map { "img-src \($0); " } ?? ""

@@ -163,7 +163,8 @@ final class HTTPConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
         switch HTTPRequestHeadRules.check(head) {
         case .failure(let refusal):
             input = .closed
-            logger.debug("request refused", metadata: ["status": "\(refusal.status.code)", "reason": "\(refusal.description)"])
+            logger.debug(
+                "request refused", metadata: ["status": "\(refusal.status.code)", "reason": "\(refusal.description)"])
             let headOnly = head.method == .HEAD
             if passed == answered, !responseOpen {
                 answer(refusal, headOnly: headOnly)
@@ -231,7 +232,9 @@ final class HTTPConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
             if (bodyRemaining ?? 0) > Self.drainLimit || holdsBack { closeAfter = passed }
         }
         if closeAfter == answered + 1 {
-            if head.headers[canonicalForm: "connection"].contains(where: { $0.lowercased() == "close" }) { return .unchanged }
+            if head.headers[canonicalForm: "connection"].contains(where: { $0.lowercased() == "close" }) {
+                return .unchanged
+            }
             head.headers.replaceOrAdd(name: "Connection", value: "close")
             return .changed
         }
@@ -290,21 +293,29 @@ final class HTTPConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
         let draining: Bool
         switch input {
         case .closed: return false
-        case .body: midRequest = true; draining = false
-        case .draining: midRequest = true; draining = true
-        case .betweenRequests, .head: midRequest = false; draining = false
+        case .body:
+            midRequest = true
+            draining = false
+        case .draining:
+            midRequest = true
+            draining = true
+        case .betweenRequests, .head:
+            midRequest = false
+            draining = false
         }
         input = .closed
         if !midRequest, closeAfter != .max {
             return false  // bytes after a request that ends the connection: never read (the parser refuses them)
         }
         logger.debug("malformed request", metadata: ["error": "\(error)"])
-        let refusal: HTTPRequestHeadRules.Refusal = if case .headerOverflow = error {
-            .init(status: .requestHeaderFieldsTooLarge, code: "request_header_fields_too_large",
-                  description: "the request head is too large")
-        } else {
-            .init(status: .badRequest, code: "invalid_request", description: "the request is not valid HTTP/1.1")
-        }
+        let refusal: HTTPRequestHeadRules.Refusal =
+            if case .headerOverflow = error {
+                .init(
+                    status: .requestHeaderFieldsTooLarge, code: "request_header_fields_too_large",
+                    description: "the request head is too large")
+            } else {
+                .init(status: .badRequest, code: "invalid_request", description: "the request is not valid HTTP/1.1")
+            }
         let unanswered = passed - answered
         if midRequest {
             // The handlers drop the request; answers still owed to earlier requests are given up too.
@@ -332,7 +343,8 @@ final class HTTPConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
         guard let context, !answeredByGuard, !lingering else { return }
         answeredByGuard = true
         let (head, body) = OAuthError(
-            HTTPResponse.Status(code: Int(refusal.status.code)), refusal.code, refusal.description).jsonParts
+            HTTPResponse.Status(code: Int(refusal.status.code)), refusal.code, refusal.description
+        ).jsonParts
         var buffer = context.channel.allocator.buffer(capacity: 256 + body.readableBytes)
         buffer.writeString("HTTP/1.1 \(refusal.status.code) \(refusal.status.reasonPhrase)\r\n")
         for field in head.headerFields { buffer.writeString("\(field.name.rawName): \(field.value)\r\n") }
@@ -358,10 +370,11 @@ final class HTTPConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
     /// Ends a connection whose client broke a rule mid-request.
     private func giveUp(_ reason: String) {
         logger.debug("connection closed", metadata: ["reason": "\(reason)"])
-        let midRequest: Bool = switch input {
-        case .body, .draining: true
-        default: false
-        }
+        let midRequest: Bool =
+            switch input {
+            case .body, .draining: true
+            default: false
+            }
         input = .closed
         if midRequest { abortDownstream(reason) }
         lingeringClose()
@@ -431,16 +444,20 @@ final class HTTPConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
         switch input {
         case .head:
             logger.debug("connection closed", metadata: ["reason": "request head not complete in time"])
-            answer(.init(status: .requestTimeout, code: "request_timeout",
-                         description: "the request head was not complete within \(headerTimeout.nanoseconds / 1_000_000_000) s"),
-                   headOnly: false)
+            answer(
+                .init(
+                    status: .requestTimeout, code: "request_timeout",
+                    description:
+                        "the request head was not complete within \(headerTimeout.nanoseconds / 1_000_000_000) s"),
+                headOnly: false)
         case .body:
             logger.debug("connection closed", metadata: ["reason": "request body stalled"])
             input = .closed
             abortDownstream("the request body stalled")
             if passed - answered == 1, !responseOpen {
-                answer(.init(status: .requestTimeout, code: "request_timeout", description: "the request body stalled"),
-                       headOnly: false)
+                answer(
+                    .init(status: .requestTimeout, code: "request_timeout", description: "the request body stalled"),
+                    headOnly: false)
             } else {
                 lingeringClose()
             }

@@ -18,11 +18,12 @@ final class HTTPRequestCheck: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        let passes = switch unwrapInboundIn(data) {
-        case .head(let head): connection.requestHead(head)
-        case .body(let buffer): connection.requestBody(buffer.readableBytes)
-        case .end: connection.requestEnd()
-        }
+        let passes =
+            switch unwrapInboundIn(data) {
+            case .head(let head): connection.requestHead(head)
+            case .body(let buffer): connection.requestBody(buffer.readableBytes)
+            case .end: connection.requestEnd()
+            }
         if passes { context.fireChannelRead(data) }
     }
 

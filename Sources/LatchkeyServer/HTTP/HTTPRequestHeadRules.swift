@@ -24,7 +24,8 @@ enum HTTPRequestHeadRules {
     static func check(_ head: HTTPRequestHead) -> Result<Framing, Refusal> {
         // The parser treats everything after a CONNECT head as tunnel bytes: nothing more can be read.
         if head.method == .CONNECT {
-            return .failure(Refusal(status: .notImplemented, code: "not_implemented", description: "CONNECT is not supported"))
+            return .failure(
+                Refusal(status: .notImplemented, code: "not_implemented", description: "CONNECT is not supported"))
         }
         var hosts = 0
         var validHost = true
@@ -80,18 +81,23 @@ enum HTTPRequestHeadRules {
             // RFC 9112 §6.1: Transfer-Encoding in HTTP/1.0 is faulty framing.
             if !http11 { return .failure(invalid("Transfer-Encoding is not allowed in HTTP/1.0")) }
             // RFC 9112 §6.3: without chunked last, the body length cannot be known.
-            if chunkedCount > 0, !lastIsChunked { return .failure(invalid("chunked must be the final transfer coding")) }
+            if chunkedCount > 0, !lastIsChunked {
+                return .failure(invalid("chunked must be the final transfer coding"))
+            }
             if let unknownCoding {
                 let shown = String(unknownCoding.prefix(40).filter { $0.isASCII && !$0.isNewline })
-                return .failure(Refusal(status: .notImplemented, code: "not_implemented",
-                                        description: "the transfer coding \(shown) is not supported"))
+                return .failure(
+                    Refusal(
+                        status: .notImplemented, code: "not_implemented",
+                        description: "the transfer coding \(shown) is not supported"))
             }
             if chunkedCount != 1 { return .failure(invalid("Transfer-Encoding must be chunked, applied once")) }
             if contentLength != nil { return .failure(invalid("Transfer-Encoding and Content-Length together")) }
         }
-        return .success(Framing(
-            contentLength: contentLength, closesConnection: !head.isKeepAlive || (upgrade && connectionUpgrade),
-            expectsContinue: expectsContinue))
+        return .success(
+            Framing(
+                contentLength: contentLength, closesConnection: !head.isKeepAlive || (upgrade && connectionUpgrade),
+                expectsContinue: expectsContinue))
     }
 
     private static func invalid(_ description: String) -> Refusal {
@@ -109,7 +115,9 @@ enum HTTPRequestHeadRules {
             var inside = 0
             while index != bytes.endIndex, bytes[index] != UInt8(ascii: "]") {
                 let byte = bytes[index]
-                guard isUnreserved(byte) || isSubDelimiter(byte) || byte == UInt8(ascii: ":") || byte == UInt8(ascii: "%") else {
+                guard
+                    isUnreserved(byte) || isSubDelimiter(byte) || byte == UInt8(ascii: ":") || byte == UInt8(ascii: "%")
+                else {
                     return false
                 }
                 inside += 1
@@ -149,8 +157,9 @@ enum HTTPRequestHeadRules {
 
     private static func isUnreserved(_ byte: UInt8) -> Bool {
         switch byte {
-        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
-             UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"):
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+            UInt8(ascii: "0")...UInt8(ascii: "9"),
+            UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"):
             return true
         default:
             return false
@@ -159,8 +168,9 @@ enum HTTPRequestHeadRules {
 
     private static func isSubDelimiter(_ byte: UInt8) -> Bool {
         switch byte {
-        case UInt8(ascii: "!"), UInt8(ascii: "$"), UInt8(ascii: "&"), UInt8(ascii: "'"), UInt8(ascii: "("), UInt8(ascii: ")"),
-             UInt8(ascii: "*"), UInt8(ascii: "+"), UInt8(ascii: ","), UInt8(ascii: ";"), UInt8(ascii: "="):
+        case UInt8(ascii: "!"), UInt8(ascii: "$"), UInt8(ascii: "&"), UInt8(ascii: "'"), UInt8(ascii: "("),
+            UInt8(ascii: ")"),
+            UInt8(ascii: "*"), UInt8(ascii: "+"), UInt8(ascii: ","), UInt8(ascii: ";"), UInt8(ascii: "="):
             return true
         default:
             return false
@@ -169,7 +179,8 @@ enum HTTPRequestHeadRules {
 
     private static func isHexDigit(_ byte: UInt8) -> Bool {
         switch byte {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "a")...UInt8(ascii: "f"), UInt8(ascii: "A")...UInt8(ascii: "F"):
+        case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "a")...UInt8(ascii: "f"),
+            UInt8(ascii: "A")...UInt8(ascii: "F"):
             return true
         default:
             return false
@@ -208,7 +219,9 @@ extension StringProtocol {
         var start = startIndex
         var end = endIndex
         while start < end, self[start] == " " || self[start] == "\t" { start = index(after: start) }
-        while end > start, self[index(before: end)] == " " || self[index(before: end)] == "\t" { end = index(before: end) }
+        while end > start, self[index(before: end)] == " " || self[index(before: end)] == "\t" {
+            end = index(before: end)
+        }
         return self[start..<end]
     }
 }

@@ -1,6 +1,6 @@
-import LatchkeyCore
 import Configuration
 import HummingbirdCore
+import LatchkeyCore
 import NIOCore
 
 /// Connection limits every Latchkey HTTP server applies, read the same way by all four services:
@@ -23,8 +23,10 @@ public struct HTTPServerSettings: Sendable, Equatable {
         let defaults = HTTPServerSettings()
         let env = SettingsReader(reader)
         self.init(
-            headerTimeoutSeconds: try env.int("http.header.timeout.seconds", default: defaults.headerTimeoutSeconds, range: 1...600),
-            idleTimeoutSeconds: try env.int("http.idle.timeout.seconds", default: defaults.idleTimeoutSeconds, range: 1...3_600),
+            headerTimeoutSeconds: try env.int(
+                "http.header.timeout.seconds", default: defaults.headerTimeoutSeconds, range: 1...600),
+            idleTimeoutSeconds: try env.int(
+                "http.idle.timeout.seconds", default: defaults.idleTimeoutSeconds, range: 1...3_600),
             maxConnections: try env.int("http.max.connections", default: defaults.maxConnections, range: 1...1_000_000))
     }
 

@@ -33,7 +33,9 @@ public struct HealthRoutes<Context: RequestContext>: Sendable {
             // Checks run concurrently so one slow dependency does not hide the others' state.
             let results = await withTaskGroup(of: (String, String).self) { group in
                 for check in checks {
-                    group.addTask { (check.name, await check.check() ? "ok" : check.isRequired ? "failing" : "degraded") }
+                    group.addTask {
+                        (check.name, await check.check() ? "ok" : check.isRequired ? "failing" : "degraded")
+                    }
                 }
                 var results: [String: String] = [:]
                 for await (name, state) in group { results[name] = state }

@@ -1,5 +1,5 @@
-import LatchkeyCore
 import Foundation
+import LatchkeyCore
 
 /// A JSON request body, read the one way Latchkey reads JSON from outside.
 ///
@@ -84,7 +84,8 @@ public struct JSONRequestBody: Sendable {
     public func requireOnly(_ known: Set<String>) throws(Problem) {
         let unknown = members.keys.filter { !known.contains($0) }.sorted()
         guard unknown.isEmpty else {
-            throw .invalidMember("unknown members: " + unknown.map(StrictJSONParser.printableName).joined(separator: ", "))
+            throw .invalidMember(
+                "unknown members: " + unknown.map(StrictJSONParser.printableName).joined(separator: ", "))
         }
     }
 }

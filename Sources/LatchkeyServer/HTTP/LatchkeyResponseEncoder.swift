@@ -8,7 +8,8 @@ import LatchkeyCore
 public struct LatchkeyResponseEncoder: ResponseEncoder {
     public init() {}
 
-    public func encode(_ value: some Encodable, from request: Request, context: some RequestContext) throws -> Response {
+    public func encode(_ value: some Encodable, from request: Request, context: some RequestContext) throws -> Response
+    {
         Response(
             status: .ok, headers: [.contentType: "application/json", .cacheControl: "no-store"],
             body: .init(byteBuffer: ByteBuffer(bytes: try LatchkeyJSON.encode(value))))

@@ -34,7 +34,8 @@ public struct OAuthError: HTTPResponseError, Sendable, CustomStringConvertible {
         status: HTTPResponse.Status, code: String, description: String, extraHeaders: HTTPFields = [:]
     ) -> Response {
         let parts = jsonParts(status: status, code: code, description: description, extraHeaders: extraHeaders)
-        return Response(status: parts.head.status, headers: parts.head.headerFields, body: .init(byteBuffer: parts.body))
+        return Response(
+            status: parts.head.status, headers: parts.head.headerFields, body: .init(byteBuffer: parts.body))
     }
 
     /// This error as a response head and JSON body, for handlers that write below the router.
@@ -42,8 +43,10 @@ public struct OAuthError: HTTPResponseError, Sendable, CustomStringConvertible {
         Self.jsonParts(status: status, code: code, description: errorDescription, extraHeaders: headers)
     }
 
-    static func jsonParts(status: HTTPResponse.Status, code: String, description: String,
-                          extraHeaders: HTTPFields) -> (head: HTTPResponse, body: ByteBuffer) {
+    static func jsonParts(
+        status: HTTPResponse.Status, code: String, description: String,
+        extraHeaders: HTTPFields
+    ) -> (head: HTTPResponse, body: ByteBuffer) {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
         let data = (try? encoder.encode(Body(error: code, errorDescription: description))) ?? Data()
@@ -58,7 +61,8 @@ public struct OAuthError: HTTPResponseError, Sendable, CustomStringConvertible {
         var errorDescription: String
 
         enum CodingKeys: String, CodingKey {
-            case error, errorDescription = "error_description"
+            case error
+            case errorDescription = "error_description"
         }
     }
 }

@@ -58,7 +58,9 @@ extension OpenAPIDocument {
         var operations = Set<String>()
         for (path, item) in paths {
             guard let item = item as? [String: Any] else { continue }
-            for method in item.keys where Self.methods.contains(method) { operations.insert("\(method.uppercased()) \(path)") }
+            for method in item.keys where Self.methods.contains(method) {
+                operations.insert("\(method.uppercased()) \(path)")
+            }
         }
         return operations
     }
@@ -70,9 +72,11 @@ extension OpenAPIDocument {
 
     /// Compares the document with the routes of several routers (a service's routes on all of its ports).
     public func compare<Context>(with routers: [Router<Context>]) -> OpenAPIRouteComparison {
-        let served = Set(routers.flatMap { router in router.routes.map { "\($0.method.rawValue) \($0.path.description)" } })
+        let served = Set(
+            routers.flatMap { router in router.routes.map { "\($0.method.rawValue) \($0.path.description)" } })
         let documented = operations()
         return OpenAPIRouteComparison(
-            undocumented: served.subtracting(documented).sorted(), unregistered: documented.subtracting(served).sorted())
+            undocumented: served.subtracting(documented).sorted(), unregistered: documented.subtracting(served).sorted()
+        )
     }
 }

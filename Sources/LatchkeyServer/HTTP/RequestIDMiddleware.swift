@@ -24,6 +24,8 @@ public struct RequestIDMiddleware<Context: RequestContext>: RouterMiddleware {
     /// Only short, plain ids are echoed, so the header cannot carry log or header injection.
     public static func isAcceptable(_ value: String) -> Bool {
         (1...64).contains(value.utf8.count)
-            && value.utf8.allSatisfy { ($0 >= 0x30 && $0 <= 0x39) || ($0 | 0x20 >= 0x61 && $0 | 0x20 <= 0x7A) || $0 == 0x2D || $0 == 0x5F }
+            && value.utf8.allSatisfy {
+                ($0 >= 0x30 && $0 <= 0x39) || ($0 | 0x20 >= 0x61 && $0 | 0x20 <= 0x7A) || $0 == 0x2D || $0 == 0x5F
+            }
     }
 }

@@ -39,13 +39,17 @@ public struct RequestIDGenerator {
                 }
             }
             put(high, nibbles: 8...15)
-            buffer[index] = UInt8(ascii: "-"); index += 1
+            buffer[index] = UInt8(ascii: "-")
+            index += 1
             put(high, nibbles: 4...7)
-            buffer[index] = UInt8(ascii: "-"); index += 1
+            buffer[index] = UInt8(ascii: "-")
+            index += 1
             put(high, nibbles: 0...3)
-            buffer[index] = UInt8(ascii: "-"); index += 1
+            buffer[index] = UInt8(ascii: "-")
+            index += 1
             put(low, nibbles: 12...15)
-            buffer[index] = UInt8(ascii: "-"); index += 1
+            buffer[index] = UInt8(ascii: "-")
+            index += 1
             put(low, nibbles: 0...11)
             return index
         }

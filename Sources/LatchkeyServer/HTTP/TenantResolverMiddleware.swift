@@ -28,7 +28,10 @@ public struct ResolvedTenant: Sendable, Equatable {
 
 /// Looks tenants up in PostgreSQL and caches them briefly so `/t/{tenant}` costs no query per request.
 public final class TenantDirectory: Sendable {
-    private struct Entry { let tenant: ResolvedTenant?; let expires: ContinuousClock.Instant }
+    private struct Entry {
+        let tenant: ResolvedTenant?
+        let expires: ContinuousClock.Instant
+    }
     private let database: Database
     private let ttl: Duration
     private let cache = Mutex<[String: Entry]>([:])
@@ -66,7 +69,8 @@ public final class TenantDirectory: Sendable {
                 logger: database.logger)
             for try await (name, status, policyJSON, version) in rows.decode((String, String, String, Int).self) {
                 let policy = try LatchkeyJSON.makeDecoder().decode(TenantPolicy.self, from: Data(policyJSON.utf8))
-                return ResolvedTenant(slug: slug, displayName: name, status: status, policy: policy, policyVersion: version)
+                return ResolvedTenant(
+                    slug: slug, displayName: name, status: status, policy: policy, policyVersion: version)
             }
             return nil
         }

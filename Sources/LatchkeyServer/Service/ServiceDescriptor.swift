@@ -13,7 +13,9 @@ public struct ServiceDescriptor: Sendable {
     /// the events, so readiness reports Kafka as degraded instead of taking the service out of rotation.
     public let kafkaOutageDegrades: Bool
 
-    public init(name: String, defaultPort: Int, needsSystemDatabase: Bool, resources: Bundle, kafkaOutageDegrades: Bool = false) {
+    public init(
+        name: String, defaultPort: Int, needsSystemDatabase: Bool, resources: Bundle, kafkaOutageDegrades: Bool = false
+    ) {
         self.name = name
         self.defaultPort = defaultPort
         self.needsSystemDatabase = needsSystemDatabase

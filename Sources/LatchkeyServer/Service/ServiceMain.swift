@@ -32,7 +32,9 @@ public enum ServiceMain {
             case "migrate":
                 try await migrate(reader: reader, logger: logger)
             case "-h", "--help", "help":
-                print("usage: \(name) [serve|migrate]\n  serve    run the service (default)\n  migrate  apply database migrations (DATABASE_MIGRATION_URL, else DATABASE_URL)")
+                print(
+                    "usage: \(name) [serve|migrate]\n  serve    run the service (default)\n  migrate  apply database migrations (DATABASE_MIGRATION_URL, else DATABASE_URL)"
+                )
             default:
                 throw ConfigurationError("unknown command \(arguments[0]); try --help")
             }

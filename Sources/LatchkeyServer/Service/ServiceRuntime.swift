@@ -4,8 +4,8 @@ import HummingbirdCore
 import LatchkeyCore
 import LatchkeyKafka
 import LatchkeyPersistence
-import Metrics
 import Logging
+import Metrics
 import PostgresNIO
 import ServiceLifecycle
 
@@ -62,7 +62,9 @@ public struct ServiceRuntime: Sendable {
     /// Postgres reachable with the expected schema, and Kafka answering a metadata request (only degraded
     /// when the service's outbox absorbs an outage).
     public func readinessChecks(_ extra: [ReadinessCheck] = []) -> [ReadinessCheck] {
-        let database = self.database, migrator = self.migrator, admin = self.kafkaAdmin
+        let database = self.database
+        let migrator = self.migrator
+        let admin = self.kafkaAdmin
         return [
             ReadinessCheck("postgres") { await database.isReachable() },
             ReadinessCheck("schema") { (try? await migrator.checkSchema(client: database.client)) != nil },
@@ -94,7 +96,8 @@ public struct ServiceRuntime: Sendable {
         do {
             try openAPIDocument().register(on: router)
         } catch {
-            logger.error("OpenAPI document missing", metadata: ["service": "\(settings.serviceName)", "reason": "\(error)"])
+            logger.error(
+                "OpenAPI document missing", metadata: ["service": "\(settings.serviceName)", "reason": "\(error)"])
         }
     }
 
@@ -116,8 +119,9 @@ public struct ServiceRuntime: Sendable {
         Gauge(label: "latchkey_openapi_routes", dimensions: [("service", service), ("state", "unregistered")])
             .record(comparison.unregistered.count)
         if !comparison.undocumented.isEmpty {
-            logger.error("routes missing from the OpenAPI document",
-                         metadata: ["service": "\(service)", "routes": "\(comparison.undocumented.joined(separator: ", "))"])
+            logger.error(
+                "routes missing from the OpenAPI document",
+                metadata: ["service": "\(service)", "routes": "\(comparison.undocumented.joined(separator: ", "))"])
         }
     }
 
@@ -140,13 +144,17 @@ public struct ServiceRuntime: Sendable {
             services: services + extra + [management] + shutdownDeadline,
             logger: logger)
         reportOpenAPICoverage(of: [managementRouter] + ((router as? Router<LatchkeyRequestContext>).map { [$0] } ?? []))
-        let migrator = self.migrator, client = self.postgres, logger = self.logger, name = settings.serviceName
+        let migrator = self.migrator
+        let client = self.postgres
+        let logger = self.logger
+        let name = settings.serviceName
         let ownsProcess = settings.ownsProcess
         app.beforeServerStarts {
             do {
                 try await migrator.checkSchema(client: client)
             } catch {
-                logger.critical("refusing to start", metadata: ["service": "\(name)", "reason": "\(error.logDescription)"])
+                logger.critical(
+                    "refusing to start", metadata: ["service": "\(name)", "reason": "\(error.logDescription)"])
                 // Nothing has been served or produced yet, so there is nothing to drain: exit now instead of
                 // waiting for every background service's graceful shutdown (slow on a loaded machine).
                 if ownsProcess { terminateProcess(status: 1) }

@@ -35,7 +35,8 @@ public struct ServiceSettings: Sendable {
 
     public init(
         serviceName: String, host: String = "127.0.0.1", port: Int, database: DatabaseConfiguration,
-        systemDatabase: DatabaseConfiguration?, kafkaBrokers: String, topicPrefix: String = LatchkeyEventType.defaultTopicPrefix,
+        systemDatabase: DatabaseConfiguration?, kafkaBrokers: String,
+        topicPrefix: String = LatchkeyEventType.defaultTopicPrefix,
         managementHost: String? = nil, managementPort: Int? = nil,
         resources: Bundle? = nil
     ) {
@@ -81,7 +82,9 @@ public struct ServiceSettings: Sendable {
         let managementPort = try env.int(
             "management.port", default: Self.defaultManagementPort(servicePort: port), range: 0...65535)
         guard managementPort != port || port == 0 else {
-            throw ConfigurationError("MANAGEMENT_PORT must differ from HTTP_PORT (\(port)): the management endpoints stay off the public port")
+            throw ConfigurationError(
+                "MANAGEMENT_PORT must differ from HTTP_PORT (\(port)): the management endpoints stay off the public port"
+            )
         }
         self.init(
             serviceName: serviceName, host: host, port: port,
@@ -96,7 +99,9 @@ public struct ServiceSettings: Sendable {
 
     /// `LOG_LEVEL` (default `info`).
     static func logLevel(_ env: SettingsReader) throws -> Logger.Level {
-        try env.parse("log.level", default: .info, expected: "one of trace, debug, info, notice, warning, error, critical") {
+        try env.parse(
+            "log.level", default: .info, expected: "one of trace, debug, info, notice, warning, error, critical"
+        ) {
             Logger.Level(rawValue: $0.lowercased())
         }
     }

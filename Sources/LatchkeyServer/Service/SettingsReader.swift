@@ -24,7 +24,8 @@ public struct SettingsReader: Sendable {
     /// The value, or nil when unset or empty.
     public func text(_ key: String, secret: Bool = false) -> String? {
         guard let value = reader.string(forKey: ConfigKey(key), isSecret: secret)?.trimmingCharacters(in: .whitespaces),
-              !value.isEmpty else { return nil }
+            !value.isEmpty
+        else { return nil }
         return value
     }
 
@@ -89,7 +90,8 @@ public struct SettingsReader: Sendable {
     }
 
     /// A whole number of milliseconds within `range`, as a duration.
-    public func milliseconds(_ key: String, default fallback: Int, range: some RangeExpression<Int>) throws -> Duration {
+    public func milliseconds(_ key: String, default fallback: Int, range: some RangeExpression<Int>) throws -> Duration
+    {
         .milliseconds(try int(key, default: fallback, range: range))
     }
 
@@ -116,8 +118,8 @@ public struct SettingsReader: Sendable {
         var trimmed = value.trimmingCharacters(in: .whitespaces)
         while trimmed.hasSuffix("/") { trimmed.removeLast() }
         guard let components = URLComponents(string: trimmed),
-              let scheme = components.scheme?.lowercased(), scheme == "https" || scheme == "http",
-              components.host?.isEmpty == false, components.query == nil, components.fragment == nil
+            let scheme = components.scheme?.lowercased(), scheme == "https" || scheme == "http",
+            components.host?.isEmpty == false, components.query == nil, components.fragment == nil
         else { throw ConfigurationError("\(name) must be an absolute http(s) URL without query or fragment") }
         return trimmed
     }
@@ -146,9 +148,12 @@ public struct SettingsReader: Sendable {
         try decodeSecret(required(key, secret: true, example: example), key: key, expected: expected, decode)
     }
 
-    private func decodeSecret<T>(_ raw: String, key: String, expected: String?, _ decode: (String) throws -> T) throws -> T {
+    private func decodeSecret<T>(_ raw: String, key: String, expected: String?, _ decode: (String) throws -> T) throws
+        -> T
+    {
         do { return try decode(raw) } catch {
-            throw ConfigurationError("\(Self.environmentName(key))" + (expected.map { " must be \($0)" } ?? "") + ": \(error)")
+            throw ConfigurationError(
+                "\(Self.environmentName(key))" + (expected.map { " must be \($0)" } ?? "") + ": \(error)")
         }
     }
 }

@@ -28,7 +28,8 @@ public struct ShutdownDeadline: Service {
         let seconds = Double(grace.components.seconds) + Double(grace.components.attoseconds) / 1e18
         let thread = Thread {
             Thread.sleep(forTimeInterval: seconds)
-            logger.critical("shutdown did not finish within the grace period; exiting", metadata: ["grace_seconds": "\(seconds)"])
+            logger.critical(
+                "shutdown did not finish within the grace period; exiting", metadata: ["grace_seconds": "\(seconds)"])
             terminateProcess(status: 1)
         }
         thread.name = "shutdown-deadline"

@@ -36,7 +36,8 @@ struct AuditEventFactory {
         try event(
             TokenIssued(
                 tenant: tenant, clientID: client, userID: user, grantType: grant, scope: "openid offline_access",
-                jti: UUID().uuidString, jkt: "NzbLsXh8uDCcd-6MNwXF4W_7noWXFZAfHkxZsRGC9Xs", tokenTypes: [.access, .refresh],
+                jti: UUID().uuidString, jkt: "NzbLsXh8uDCcd-6MNwXF4W_7noWXFZAfHkxZsRGC9Xs",
+                tokenTypes: [.access, .refresh],
                 expiresAt: time.addingTimeInterval(300), refreshFamilyID: "fam-\(client)",
                 actor: user.map(EventActor.user) ?? .client(client)),
             source: EventSource.tokenService)
@@ -62,8 +63,9 @@ struct AuditEventFactory {
 
     func userRegistered(user: UUID) throws -> EncodedEvent {
         try event(
-            UserRegistered(tenant: tenant, userID: user, username: "user-\(user.uuidString.suffix(4))", method: .password,
-                           clientID: "mobile-dcr-client", actor: .user(user)),
+            UserRegistered(
+                tenant: tenant, userID: user, username: "user-\(user.uuidString.suffix(4))", method: .password,
+                clientID: "mobile-dcr-client", actor: .user(user)),
             source: EventSource.tokenService)
     }
 
@@ -77,13 +79,17 @@ struct AuditEventFactory {
 
     func userDisabled(user: UUID) throws -> EncodedEvent {
         try event(
-            UserDisabled(tenant: tenant, userID: user, reason: "account compromised", actor: .admin("alice@acme.example"), disabledAt: time),
+            UserDisabled(
+                tenant: tenant, userID: user, reason: "account compromised", actor: .admin("alice@acme.example"),
+                disabledAt: time),
             source: EventSource.registrationGateway)
     }
 
     func userEnabled(user: UUID) throws -> EncodedEvent {
         try event(
-            UserEnabled(tenant: tenant, userID: user, reason: "password reset", actor: .admin("alice@acme.example"), enabledAt: time),
+            UserEnabled(
+                tenant: tenant, userID: user, reason: "password reset", actor: .admin("alice@acme.example"),
+                enabledAt: time),
             source: EventSource.registrationGateway)
     }
 

@@ -25,7 +25,8 @@ struct AuditQueryHarness: Sendable {
             try await AdminTokenMinter.make(tenant: platform, issuerBase: AuditTest.issuerBase, in: $0)
         }
         try await AuditTest.withCluster { cluster in
-            let service = try await AuditTest.makeService(cluster: cluster, audit: AuditTest.settings(platform: platform))
+            let service = try await AuditTest.makeService(
+                cluster: cluster, audit: AuditTest.settings(platform: platform))
             try await service.makeApplication().test(.router) { client in
                 try await body(AuditQueryHarness(client: client, platformAdmin: admin, service: service))
             }
@@ -72,7 +73,8 @@ struct AuditQueryHarness: Sendable {
 
     static func replacingCursor(in uri: String, with cursor: String) -> String {
         let base = uri.split(separator: "?", maxSplits: 1)
-        let query = base.count > 1 ? base[1].split(separator: "&").filter { !$0.hasPrefix("cursor=") }.map(String.init) : []
+        let query =
+            base.count > 1 ? base[1].split(separator: "&").filter { !$0.hasPrefix("cursor=") }.map(String.init) : []
         return String(base[0]) + "?" + (query + ["cursor=\(cursor)"]).joined(separator: "&")
     }
 

@@ -19,7 +19,8 @@ enum AuditTest {
     /// librdkafka is chatty while groups form; set LATCHKEY_AUDIT_TEST_LOG=debug to see it.
     static let logger: Logger = {
         var logger = Logger(label: "test.audit")
-        let requested = ProcessInfo.processInfo.environment["LATCHKEY_AUDIT_TEST_LOG"].flatMap(Logger.Level.init(rawValue:))
+        let requested = ProcessInfo.processInfo.environment["LATCHKEY_AUDIT_TEST_LOG"].flatMap(
+            Logger.Level.init(rawValue:))
         logger.logLevel = requested ?? .error
         return logger
     }()
@@ -30,14 +31,17 @@ enum AuditTest {
             for topic in LatchkeyEventType.allTopics() {
                 try cluster.createTopic(topic, partitions: partitions)
             }
-            try cluster.createTopic(DeadLetterPublisher.topic(prefix: LatchkeyEventType.defaultTopicPrefix), partitions: 1)
+            try cluster.createTopic(
+                DeadLetterPublisher.topic(prefix: LatchkeyEventType.defaultTopicPrefix), partitions: 1)
             return try await body(cluster)
         }
     }
 
     /// Audit settings for tests: quick group re-formation (the mock coordinator waits
     /// `session.timeout.ms` − 1 s after a member leaves) and frequent lag measurement.
-    static func settings(platform: String? = nil, batchSize: Int = 500, readyMaximumLag: Int64 = 10_000) -> AuditSettings {
+    static func settings(platform: String? = nil, batchSize: Int = 500, readyMaximumLag: Int64 = 10_000)
+        -> AuditSettings
+    {
         var audit = AuditSettings()
         audit.batchSize = batchSize
         audit.sessionTimeoutMilliseconds = 4_500
@@ -60,7 +64,8 @@ enum AuditTest {
     static func withProducer<T: Sendable>(
         _ cluster: EmbeddedKafkaCluster, _ body: (KafkaProducer) async throws -> T
     ) async throws -> T {
-        let producer = try KafkaProducer(configuration: KafkaTestSupport.configuration(cluster, clientID: "audit-test-producer"), logger: logger)
+        let producer = try KafkaProducer(
+            configuration: KafkaTestSupport.configuration(cluster, clientID: "audit-test-producer"), logger: logger)
         return try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { try await producer.run() }
             defer { group.cancelAll() }
@@ -95,7 +100,9 @@ enum AuditTest {
 
     /// Sends every record at once (no order between records), for bulk loads.
     @discardableResult
-    static func sendConcurrently(_ events: [EncodedEvent], with producer: KafkaProducer) async throws -> [KafkaDeliveryReport] {
+    static func sendConcurrently(_ events: [EncodedEvent], with producer: KafkaProducer) async throws
+        -> [KafkaDeliveryReport]
+    {
         try await withThrowingTaskGroup(of: KafkaDeliveryReport.self) { group in
             for event in events {
                 group.addTask { try await producer.send(event.outgoing) }
@@ -133,7 +140,8 @@ enum AuditTest {
 
     static func storedCount(tenants: [String], in database: Database) async throws -> Int {
         let rows = try await database.client.query(
-            "SELECT count(*)::int8 FROM audit_events WHERE tenant_id = ANY(\(tenants)::text[])", logger: database.logger)
+            "SELECT count(*)::int8 FROM audit_events WHERE tenant_id = ANY(\(tenants)::text[])", logger: database.logger
+        )
         for try await count in rows.decode(Int64.self) { return Int(count) }
         return 0
     }
@@ -205,12 +213,17 @@ extension AuditTest {
     /// Stores events straight through the ingestion's decoder and batch store (no Kafka), as if
     /// they had been read from offsets `firstOffset…` of partition 0 of their topics.
     @discardableResult
-    static func store(_ events: [EncodedEvent], firstOffset: Int64 = 0, batchSize: Int = 200) async throws -> StoreOutcome {
-        let decoder = AuditEventDecoder(validator: try EventSchemaValidator(), topicPrefix: LatchkeyEventType.defaultTopicPrefix)
+    static func store(_ events: [EncodedEvent], firstOffset: Int64 = 0, batchSize: Int = 200) async throws
+        -> StoreOutcome
+    {
+        let decoder = AuditEventDecoder(
+            validator: try EventSchemaValidator(), topicPrefix: LatchkeyEventType.defaultTopicPrefix)
         let records = try events.enumerated().map { index, event in
-            try decoder.decode(KafkaConsumerMessage(
-                topic: event.topic, partition: 0, offset: firstOffset + Int64(index), key: Array(event.key.utf8),
-                value: event.value, headers: [], timestampMilliseconds: nil)).get()
+            try decoder.decode(
+                KafkaConsumerMessage(
+                    topic: event.topic, partition: 0, offset: firstOffset + Int64(index), key: Array(event.key.utf8),
+                    value: event.value, headers: [], timestampMilliseconds: nil)
+            ).get()
         }
         return try await TestDatabase.withSystem { database in
             let store = AuditBatchStore(database: database, clock: SystemWallClock())

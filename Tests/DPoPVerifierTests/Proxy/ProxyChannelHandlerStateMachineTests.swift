@@ -1,6 +1,7 @@
 import NIOCore
 import NIOHTTP1
 import Testing
+
 @testable import DPoPVerifier
 
 /// The proxy handler's decisions without a channel: each row starts the state machine in a phase
@@ -34,7 +35,9 @@ import Testing
         case closed
 
         func machine() -> Machine {
-            var machine = Machine(totalTimeout: ProxyChannelHandlerStateMachineTests.totalTimeout, idleTimeout: ProxyChannelHandlerStateMachineTests.idleTimeout)
+            var machine = Machine(
+                totalTimeout: ProxyChannelHandlerStateMachineTests.totalTimeout,
+                idleTimeout: ProxyChannelHandlerStateMachineTests.idleTimeout)
             let t0 = ProxyChannelHandlerStateMachineTests.t0
             func receive(_ part: HTTPServerRequestPart) { _ = machine.receivedPart(part, now: t0) }
             func lease(_ head: HTTPRequestHead, body: Bool = false, end: Bool = false) {
@@ -46,23 +49,41 @@ import Testing
             switch self {
             case .idle: break
             case .deciding: receive(.head(plain))
-            case .decidingWithBody: receive(.head(plain)); receive(.body(chunk))
-            case .decidingEnded: receive(.head(plain)); receive(.end(nil))
-            case .decidingEndedClosing: receive(.head(closing)); receive(.end(nil))
+            case .decidingWithBody:
+                receive(.head(plain))
+                receive(.body(chunk))
+            case .decidingEnded:
+                receive(.head(plain))
+                receive(.end(nil))
+            case .decidingEndedClosing:
+                receive(.head(closing))
+                receive(.end(nil))
             case .decidingExpecting: receive(.head(expecting))
-            case .decidingExpectingEnded: receive(.head(expecting)); receive(.end(nil))
+            case .decidingExpectingEnded:
+                receive(.head(expecting))
+                receive(.end(nil))
             case .leasing: lease(plain)
             case .leasingWithBodyEnded: lease(plain, body: true, end: true)
-            case .forwarding: lease(plain); _ = machine.leased(now: t0)
-            case .forwardingEnded: lease(plain, end: true); _ = machine.leased(now: t0)
+            case .forwarding:
+                lease(plain)
+                _ = machine.leased(now: t0)
+            case .forwardingEnded:
+                lease(plain, end: true)
+                _ = machine.leased(now: t0)
             case .responding:
-                lease(plain); _ = machine.leased(now: t0)
+                lease(plain)
+                _ = machine.leased(now: t0)
                 machine.upstreamResponseHead(keepAlive: true, now: t0)
             case .respondingEnded, .respondingEndedClosing, .respondingEndedNotKeepAlive:
-                lease(self == .respondingEndedClosing ? closing : plain, end: true); _ = machine.leased(now: t0)
+                lease(self == .respondingEndedClosing ? closing : plain, end: true)
+                _ = machine.leased(now: t0)
                 machine.upstreamResponseHead(keepAlive: self != .respondingEndedNotKeepAlive, now: t0)
-            case .discarding: receive(.head(plain)); _ = machine.answered()
-            case .discardingClosing: receive(.head(closing)); _ = machine.answered()
+            case .discarding:
+                receive(.head(plain))
+                _ = machine.answered()
+            case .discardingClosing:
+                receive(.head(closing))
+                _ = machine.answered()
             case .closed: machine.channelInactive()
             }
             return machine
@@ -158,8 +179,12 @@ import Testing
         Row(.deciding, .part(.head(plain)), .part(.none), .deciding),
         Row(.deciding, .part(.end(nil)), .part(.none), .deciding),
         Row(.deciding, .decided, .decided(.lease(sendContinue: false, armWatchdogAt: t0 + idleTimeout)), .leasing),
-        Row(.decidingExpecting, .decided, .decided(.lease(sendContinue: true, armWatchdogAt: t0 + idleTimeout)), .leasing),
-        Row(.decidingExpectingEnded, .decided, .decided(.lease(sendContinue: false, armWatchdogAt: t0 + idleTimeout)), .leasing),
+        Row(
+            .decidingExpecting, .decided, .decided(.lease(sendContinue: true, armWatchdogAt: t0 + idleTimeout)),
+            .leasing),
+        Row(
+            .decidingExpectingEnded, .decided, .decided(.lease(sendContinue: false, armWatchdogAt: t0 + idleTimeout)),
+            .leasing),
         Row(.deciding, .answered, .completion(.pending), .discarding),
         Row(.decidingEnded, .answered, .completion(.finished(closeConnection: false)), .idle),
         Row(.decidingEndedClosing, .answered, .completion(.finished(closeConnection: true)), .closed),
@@ -176,7 +201,9 @@ import Testing
         Row(.leasing, .part(.body(chunk)), .part(.none), .leasing),
         Row(.leasing, .part(.end(nil)), .part(.none), .leasing),
         Row(.leasing, .leased, .leased(.forward(body: [], end: false, rearmWatchdogAt: nil)), .forwarding),
-        Row(.leasingWithBodyEnded, .leased, .leased(.forward(body: [chunk], end: true, rearmWatchdogAt: nil)), .forwarding),
+        Row(
+            .leasingWithBodyEnded, .leased, .leased(.forward(body: [chunk], end: true, rearmWatchdogAt: nil)),
+            .forwarding),
         Row(.leasing, .leaseFailed, .giveUp(.answerWithError), .leasing),
         Row(.leasing, .answered, .completion(.pending), .discarding),
         Row(.leasing, .watchdog(after: .seconds(3)), .watchdog(.rearm(at: t0 + totalTimeout)), .leasing),
@@ -206,10 +233,14 @@ import Testing
         Row(.responding, .watchdog(after: .seconds(3)), .watchdog(.timeOut), .forwarding),
         Row(.responding, .upstreamGaveUp, .giveUp(.closeConnection), .closed),
         Row(.responding, .responseEnded, .responseEnd(.init(reusable: false, completion: .pending)), .discarding),
-        Row(.respondingEnded, .responseEnded, .responseEnd(.init(reusable: true, completion: .finished(closeConnection: false))), .idle),
-        Row(.respondingEndedNotKeepAlive, .responseEnded,
+        Row(
+            .respondingEnded, .responseEnded,
+            .responseEnd(.init(reusable: true, completion: .finished(closeConnection: false))), .idle),
+        Row(
+            .respondingEndedNotKeepAlive, .responseEnded,
             .responseEnd(.init(reusable: false, completion: .finished(closeConnection: false))), .idle),
-        Row(.respondingEndedClosing, .responseEnded,
+        Row(
+            .respondingEndedClosing, .responseEnded,
             .responseEnd(.init(reusable: true, completion: .finished(closeConnection: true))), .closed),
         Row(.respondingEnded, .error(aborted: false), .error(.closeConnection), .closed),
 
@@ -287,22 +318,30 @@ import Testing
 
     @Test func aLongWaitForAConnectionBringsTheIdleCheckForward() {
         var machine = Start.leasing.machine()
-        #expect(machine.watchdogFired(exchange: machine.exchange, now: Self.t0 + .seconds(3)) == .rearm(at: Self.t0 + Self.totalTimeout))
-        #expect(machine.leased(now: Self.t0 + .seconds(5)) == .forward(body: [], end: false, rearmWatchdogAt: Self.t0 + .seconds(8)))
+        #expect(
+            machine.watchdogFired(exchange: machine.exchange, now: Self.t0 + .seconds(3))
+                == .rearm(at: Self.t0 + Self.totalTimeout))
+        #expect(
+            machine.leased(now: Self.t0 + .seconds(5))
+                == .forward(body: [], end: false, rearmWatchdogAt: Self.t0 + .seconds(8)))
         #expect(machine.watchdogFired(exchange: machine.exchange, now: Self.t0 + .seconds(8)) == .timeOut)
     }
 
     @Test func afterTheResponseHeadOnlySilenceTimesOut() {
         var machine = Start.responding.machine()
         machine.upstreamResponseBody(now: Self.t0 + .seconds(9))
-        #expect(machine.watchdogFired(exchange: machine.exchange, now: Self.t0 + .seconds(10)) == .rearm(at: Self.t0 + .seconds(12)))
+        #expect(
+            machine.watchdogFired(exchange: machine.exchange, now: Self.t0 + .seconds(10))
+                == .rearm(at: Self.t0 + .seconds(12)))
         #expect(machine.watchdogFired(exchange: machine.exchange, now: Self.t0 + .seconds(12)) == .timeOut)
     }
 
     @Test func anUploadKeepsTheUpstreamFromTimingOut() {
         var machine = Start.forwarding.machine()
         #expect(machine.receivedPart(.body(Self.chunk), now: Self.t0 + .seconds(2)) == .forwardBody(Self.chunk))
-        #expect(machine.watchdogFired(exchange: machine.exchange, now: Self.t0 + .seconds(3)) == .rearm(at: Self.t0 + .seconds(5)))
+        #expect(
+            machine.watchdogFired(exchange: machine.exchange, now: Self.t0 + .seconds(3))
+                == .rearm(at: Self.t0 + .seconds(5)))
     }
 
     @Test func aLargeBufferedBodyHoldsReadsUntilItIsForwarded() {

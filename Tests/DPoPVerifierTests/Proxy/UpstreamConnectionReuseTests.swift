@@ -2,6 +2,7 @@ import NIOCore
 import NIOEmbedded
 import NIOHTTP1
 import Testing
+
 @testable import DPoPVerifier
 
 /// An upstream connection is reused only when the upstream sent exactly the responses asked for: bytes after a
@@ -41,7 +42,8 @@ import Testing
         try channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 8080)).wait()
         let exchange = Exchange(connection)
         connection.delegate = exchange
-        connection.write(.head(HTTPRequestHead(version: .http1_1, method: method, uri: "/", headers: ["Host": "upstream"])))
+        connection.write(
+            .head(HTTPRequestHead(version: .http1_1, method: method, uri: "/", headers: ["Host": "upstream"])))
         connection.write(.end(nil))
         connection.flush()
         for read in reads { try channel.writeInbound(ByteBuffer(string: read)) }
@@ -52,8 +54,10 @@ import Testing
 
     @Test func exactResponsesKeepTheConnectionHoweverTheyAreSplit() throws {
         let response = "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"
-        let splits = [[response], [String(response.prefix(20)), String(response.dropFirst(20))],
-                      response.map { String($0) }]
+        let splits = [
+            [response], [String(response.prefix(20)), String(response.dropFirst(20))],
+            response.map { String($0) },
+        ]
         for reads in splits {
             let outcome = try exchange(.GET, reads: reads)
             #expect(outcome.reusable && outcome.open, "\(reads.count) reads")
@@ -70,14 +74,19 @@ import Testing
             ("a response after a 204", .GET, ["HTTP/1.1 204 No Content\r\n\r\n" + smuggled]),
             ("a response after a HEAD answer", .HEAD, ["HTTP/1.1 200 OK\r\nContent-Length: 3\r\n\r\n" + smuggled]),
             ("one byte after the body", .GET, ["HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nokH"]),
-            ("part of a head after the body", .GET, ["HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nokHTTP/1.1 200 OK\r\nContent-Le"]),
+            (
+                "part of a head after the body", .GET,
+                ["HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nokHTTP/1.1 200 OK\r\nContent-Le"]
+            ),
             ("part of a head in a later read", .GET, ["HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok", "HTTP/1."]),
         ]
         for (label, method, reads) in cases {
             let outcome = try exchange(method, reads: reads)
             #expect(!outcome.reusable, "\(label): still reusable")
             #expect(!outcome.open, "\(label): still open")
-            #expect(outcome.exchange.statuses.count == 1 && outcome.exchange.ended == 1, "\(label): \(outcome.exchange.statuses)")
+            #expect(
+                outcome.exchange.statuses.count == 1 && outcome.exchange.ended == 1,
+                "\(label): \(outcome.exchange.statuses)")
             #expect(!outcome.exchange.body.contains("bad"), "\(label): the extra response reached the exchange")
         }
     }

@@ -1,6 +1,7 @@
 import Foundation
 import LatchkeyCore
 import Testing
+
 @testable import DPoPVerifier
 
 /// How long revoked clients and tokens are remembered: while a token they ended could still pass, and no longer.
@@ -13,11 +14,17 @@ import Testing
 
     @Test func aRevokedClientIsKeptUntilItsLastTokenExpiredPlusTheSkew() {
         let revocations = RevokedClients(loaded: true, retention: Self.retention)
-        #expect(revocations.insert(tenant: Self.acme, clientID: "phone", revokedAt: at(0), tokensExpireAt: at(600), now: at(0)))
-        #expect(!revocations.insert(tenant: Self.acme, clientID: "phone", revokedAt: at(0), tokensExpireAt: at(600), now: at(1)),
-                "a replayed event is not new")
+        #expect(
+            revocations.insert(
+                tenant: Self.acme, clientID: "phone", revokedAt: at(0), tokensExpireAt: at(600), now: at(0)))
+        #expect(
+            !revocations.insert(
+                tenant: Self.acme, clientID: "phone", revokedAt: at(0), tokensExpireAt: at(600), now: at(1)),
+            "a replayed event is not new")
         revocations.sweep(now: at(609))
-        #expect(revocations.contains(tenant: Self.acme, clientID: "phone"), "a token valid until 600 passes the check until 610")
+        #expect(
+            revocations.contains(tenant: Self.acme, clientID: "phone"),
+            "a token valid until 600 passes the check until 610")
         revocations.sweep(now: at(611))
         #expect(!revocations.contains(tenant: Self.acme, clientID: "phone"))
         #expect(revocations.count == 0)
@@ -27,7 +34,8 @@ import Testing
         let revocations = RevokedClients(loaded: true, retention: Self.retention)
         // An event of an older gateway, and one of a tenant whose tokens live longer than the sidecar accepts.
         revocations.insert(tenant: Self.acme, clientID: "old", revokedAt: at(0), tokensExpireAt: nil, now: at(0))
-        revocations.insert(tenant: Self.acme, clientID: "long", revokedAt: at(0), tokensExpireAt: at(86_400 * 365), now: at(0))
+        revocations.insert(
+            tenant: Self.acme, clientID: "long", revokedAt: at(0), tokensExpireAt: at(86_400 * 365), now: at(0))
         let until = 3_600.0 + Double(ClientRevoked.issuanceSlackSeconds) + 10
         revocations.sweep(now: at(until - 1))
         #expect(revocations.count == 2)
@@ -38,8 +46,12 @@ import Testing
     @Test func revocationsThatNoLongerMatterAreNotKeptAtAll() {
         let revocations = RevokedClients(loaded: true, retention: Self.retention)
         // Replayed at start-up long after: nothing is left to refuse.
-        #expect(!revocations.insert(tenant: Self.acme, clientID: "gone", revokedAt: at(0), tokensExpireAt: at(600), now: at(700)))
-        #expect(!revocations.insert(tenant: Self.acme, clientID: "older", revokedAt: at(0), tokensExpireAt: nil, now: at(86_400)))
+        #expect(
+            !revocations.insert(
+                tenant: Self.acme, clientID: "gone", revokedAt: at(0), tokensExpireAt: at(600), now: at(700)))
+        #expect(
+            !revocations.insert(
+                tenant: Self.acme, clientID: "older", revokedAt: at(0), tokensExpireAt: nil, now: at(86_400)))
         revocations.insertToken(tenant: Self.acme, jti: "t1", revokedAt: at(0), expiresAt: at(300), now: at(400))
         #expect(revocations.count == 0 && revocations.revokedTokenCount == 0)
         #expect(!revocations.contains(tenant: Self.acme, clientID: "gone"))
@@ -53,7 +65,8 @@ import Testing
         #expect(revocations.containsToken(tenant: Self.acme, jti: "t1"), "the expiry check accepts it until 310")
         revocations.sweep(now: at(311))
         #expect(!revocations.containsToken(tenant: Self.acme, jti: "t1"))
-        #expect(revocations.containsToken(tenant: Self.acme, jti: "t2"), "without an expiry the longest lifetime counts")
+        #expect(
+            revocations.containsToken(tenant: Self.acme, jti: "t2"), "without an expiry the longest lifetime counts")
     }
 
     /// A register/delete loop at volume: the set holds what still matters, whatever has gone before.
@@ -61,8 +74,9 @@ import Testing
         let revocations = RevokedClients(loaded: true, retention: Self.retention)
         for index in 0..<100_000 {
             let second = Double(index) / 100  // 100 a second for 1000 s
-            revocations.insert(tenant: Self.acme, clientID: "loop-\(index)", revokedAt: at(second),
-                               tokensExpireAt: at(second + 60), now: at(second))
+            revocations.insert(
+                tenant: Self.acme, clientID: "loop-\(index)", revokedAt: at(second),
+                tokensExpireAt: at(second + 60), now: at(second))
         }
         // Each lives 70 s; inserting sweeps once a minute, so at most about 130 s of revocations are held.
         #expect(revocations.count <= 13_100, "\(revocations.count)")

@@ -7,6 +7,7 @@ import NIOCore
 import NIOHTTP1
 import ServiceLifecycle
 import Testing
+
 @testable import DPoPVerifier
 
 /// `ClientRevoked` on the embedded Kafka cluster → the client's tokens are refused.
@@ -20,7 +21,8 @@ import Testing
         var listener = RevocationListener(
             kafka: kafka, admin: try KafkaAdmin(configuration: kafka, logger: TestServiceSettings.logger),
             topic: SidecarFixtures.revokedTopic, tokenTopic: SidecarFixtures.tokenRevokedTopic,
-            userTopic: SidecarFixtures.userDisabledTopic, revocations: revocations, metrics: .shared, logger: TestServiceSettings.logger)
+            userTopic: SidecarFixtures.userDisabledTopic, revocations: revocations, metrics: .shared,
+            logger: TestServiceSettings.logger)
         listener.shutdownGrace = .seconds(1)
         listener.lagInterval = .milliseconds(100)
         let group = ServiceGroup(configuration: .init(services: [listener], logger: TestServiceSettings.logger))
@@ -55,13 +57,17 @@ import Testing
                 // "Within seconds": 5 s on a quiet machine; the bound leaves room for the whole suite's load.
                 while ContinuousClock.now - start < .seconds(10) {
                     let reply = try await sidecar.sendDPoP(.GET, "/v1/orders", token: doomed, signer: signer)
-                    if reply.status == 401 { refused = reply; break }
+                    if reply.status == 401 {
+                        refused = reply
+                        break
+                    }
                     #expect(reply.status == 200)
                     try await Task.sleep(for: .milliseconds(50))
                 }
                 let reply = try #require(refused, "still accepted 10 s after ClientRevoked")
-                #expect(reply.header("WWW-Authenticate")?.hasPrefix(
-                    #"DPoP error="invalid_token", error_description="the client has been revoked""#) == true)
+                #expect(
+                    reply.header("WWW-Authenticate")?.hasPrefix(
+                        #"DPoP error="invalid_token", error_description="the client has been revoked""#) == true)
                 #expect(try await sidecar.sendDPoP(.GET, "/v1/orders", token: other, signer: signer).status == 200)
             }
 
@@ -90,7 +96,8 @@ import Testing
             claims.jti = UUID().uuidString.lowercased()
             let other = try issuer.sign(claims)
             // The same user id in another tenant is another user.
-            try await RevocationPublisher.setUser(tenant: "other-tenant", userID: UUID(uuidString: claims.sub)!, disabled: true, on: cluster)
+            try await RevocationPublisher.setUser(
+                tenant: "other-tenant", userID: UUID(uuidString: claims.sub)!, disabled: true, on: cluster)
 
             try await withLiveSidecar(settings, cluster: cluster) { sidecar in
                 #expect(try await sidecar.sendDPoP(.GET, "/v1/orders", token: doomed, signer: signer).status == 200)
@@ -100,12 +107,16 @@ import Testing
                 var refused: Reply?
                 while ContinuousClock.now - start < .seconds(10) {
                     let reply = try await sidecar.sendDPoP(.GET, "/v1/orders", token: doomed, signer: signer)
-                    if reply.status == 401 { refused = reply; break }
+                    if reply.status == 401 {
+                        refused = reply
+                        break
+                    }
                     try await Task.sleep(for: .milliseconds(50))
                 }
                 let reply = try #require(refused, "still accepted 10 s after UserDisabled")
-                #expect(reply.header("WWW-Authenticate")?.hasPrefix(
-                    #"DPoP error="invalid_token", error_description="the user has been disabled""#) == true)
+                #expect(
+                    reply.header("WWW-Authenticate")?.hasPrefix(
+                        #"DPoP error="invalid_token", error_description="the user has been disabled""#) == true)
                 #expect(try await sidecar.sendDPoP(.GET, "/v1/orders", token: other, signer: signer).status == 200)
             }
 
@@ -147,12 +158,14 @@ import Testing
         let issuer = try TestIssuer()
         try await withLoopbackServer(TestUpstream.router(issuer: issuer)) { port in
             let settings = try SidecarFixtures.settings(upstreamPort: port, issuer: issuer.issuer(port: port))
-            let cluster = try EmbeddedKafkaCluster(brokers: 1, logger: TestServiceSettings.logger)  // no revocation topic
+            // No revocation topic on this cluster.
+            let cluster = try EmbeddedKafkaCluster(brokers: 1, logger: TestServiceSettings.logger)
             defer { cluster.shutdown() }
             try await withLiveSidecar(settings, cluster: cluster, waitUntilReady: false) { sidecar in
                 let signer = DPoPProofSigner(key: try SigningKey.generate(.es256))
-                let reply = try await sidecar.sendDPoP(.GET, "/v1/orders", token: try issuer.token(port: port, boundTo: signer),
-                                                       signer: signer)
+                let reply = try await sidecar.sendDPoP(
+                    .GET, "/v1/orders", token: try issuer.token(port: port, boundTo: signer),
+                    signer: signer)
                 #expect(reply.status == 503)
                 #expect(reply.errorCode == "temporarily_unavailable")
                 let ready = try await sidecar.management("/readyz")

@@ -2,6 +2,7 @@ import Foundation
 import LatchkeyCore
 import LatchkeyServer
 import LatchkeyTestSupport
+
 @testable import DPoPVerifier
 
 /// Helpers for running the shared proof vectors (``SharedVectors``) through the sidecar.
@@ -10,7 +11,8 @@ enum DPoPVectors {
     /// (the fragment stays behind: HTTP never sends it).
     static func split(_ url: String) throws -> (origin: String, target: String) {
         guard let schemeEnd = url.range(of: "://"),
-              let pathStart = url[schemeEnd.upperBound...].firstIndex(of: "/") else { throw TestFailure("bad vector URL \(url)") }
+            let pathStart = url[schemeEnd.upperBound...].firstIndex(of: "/")
+        else { throw TestFailure("bad vector URL \(url)") }
         var target = String(url[pathStart...])
         if let hash = target.firstIndex(of: "#") { target = String(target[..<hash]) }
         return (String(url[..<pathStart]), target)
@@ -27,9 +29,10 @@ struct VectorTokenValidator: AccessTokenValidator {
 
     func validate(_ presented: String) async throws(AccessTokenError) -> VerifiedAccessToken {
         guard presented == token else { throw .invalidSignature("not the vector's token") }
-        return VerifiedAccessToken(issuer: "https://as.example.com/t/acme", tenant: TenantSlug(rawValue: "acme")!,
-                                   subject: "vector-user", clientID: "vector-client", scope: nil, jkt: jkt,
-                                   expiresAt: Int64.max)
+        return VerifiedAccessToken(
+            issuer: "https://as.example.com/t/acme", tenant: TenantSlug(rawValue: "acme")!,
+            subject: "vector-user", clientID: "vector-client", scope: nil, jkt: jkt,
+            expiresAt: Int64.max)
     }
 }
 

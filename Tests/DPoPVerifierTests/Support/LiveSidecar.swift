@@ -10,8 +10,9 @@ import NIOCore
 import NIOFoundationCompat
 import NIOHTTP1
 import NIOPosix
-@testable import DPoPVerifier
 import Testing
+
+@testable import DPoPVerifier
 
 /// One answer of the sidecar, fully read.
 struct Reply: Sendable {
@@ -41,8 +42,10 @@ struct LiveSidecar: Sendable {
     let managementPort: Int
     var baseURL: String { "http://127.0.0.1:\(port)" }
 
-    func send(_ method: HTTPMethod = .GET, _ target: String, headers: [(String, String)] = [],
-              body: HTTPClientRequest.Body? = nil, timeout: TimeAmount = .seconds(20)) async throws -> Reply {
+    func send(
+        _ method: HTTPMethod = .GET, _ target: String, headers: [(String, String)] = [],
+        body: HTTPClientRequest.Body? = nil, timeout: TimeAmount = .seconds(20)
+    ) async throws -> Reply {
         try await send(to: baseURL, method, target, headers: headers, body: body, timeout: timeout)
     }
 
@@ -51,8 +54,10 @@ struct LiveSidecar: Sendable {
         try await send(to: "http://127.0.0.1:\(managementPort)", .GET, target, timeout: timeout)
     }
 
-    private func send(to base: String, _ method: HTTPMethod, _ target: String, headers: [(String, String)] = [],
-                      body: HTTPClientRequest.Body? = nil, timeout: TimeAmount) async throws -> Reply {
+    private func send(
+        to base: String, _ method: HTTPMethod, _ target: String, headers: [(String, String)] = [],
+        body: HTTPClientRequest.Body? = nil, timeout: TimeAmount
+    ) async throws -> Reply {
         var request = HTTPClientRequest(url: base + target)
         request.method = method
         for (name, value) in headers { request.headers.add(name: name, value: value) }
@@ -63,16 +68,22 @@ struct LiveSidecar: Sendable {
     }
 
     /// Sends a request with a fresh proof for `origin + target` and `token` as `DPoP`.
-    func sendDPoP(_ method: HTTPMethod = .GET, _ target: String, token: String, signer: DPoPProofSigner,
-                  origin: String = SidecarFixtures.origin, nonce: String? = nil, headers: [(String, String)] = [],
-                  body: HTTPClientRequest.Body? = nil) async throws -> Reply {
+    func sendDPoP(
+        _ method: HTTPMethod = .GET, _ target: String, token: String, signer: DPoPProofSigner,
+        origin: String = SidecarFixtures.origin, nonce: String? = nil, headers: [(String, String)] = [],
+        body: HTTPClientRequest.Body? = nil
+    ) async throws -> Reply {
         let proof = try signer.proof(method: method.rawValue, url: origin + target, accessToken: token, nonce: nonce)
-        return try await send(method, target, headers: [("Authorization", "DPoP \(token)"), ("DPoP", proof)] + headers, body: body)
+        return try await send(
+            method, target, headers: [("Authorization", "DPoP \(token)"), ("DPoP", proof)] + headers, body: body)
     }
 
     /// Polls `/readyz` until it answers 200 (the revocation backlog is read; generous for a loaded machine).
     func waitUntilReady(within limit: Duration = .seconds(45)) async throws {
-        guard try await eventually(within: limit, { (try? await management("/readyz", timeout: .seconds(2)))?.status == 200 }) else {
+        guard
+            try await eventually(
+                within: limit, { (try? await management("/readyz", timeout: .seconds(2)))?.status == 200 })
+        else {
             throw TestFailure("the sidecar did not become ready within \(limit)")
         }
     }
@@ -86,7 +97,9 @@ enum SidecarFixtures {
     static let tokenRevokedTopic = LatchkeyEventType.tokenRevoked.topic()
     static let userDisabledTopic = LatchkeyEventType.userDisabled.topic()
 
-    static func settings(upstreamPort: Int, issuer: String, mode: SidecarSettings.Mode = .proxy) throws -> SidecarSettings {
+    static func settings(upstreamPort: Int, issuer: String, mode: SidecarSettings.Mode = .proxy) throws
+        -> SidecarSettings
+    {
         var upstream = try UpstreamSettings(url: "http://127.0.0.1:\(upstreamPort)")
         // Generous: the suite shares two CPUs with every other suite.
         upstream.connectTimeoutMilliseconds = 5_000
@@ -116,7 +129,8 @@ func withLiveSidecar<T: Sendable>(
     let kafka = cluster ?? ownCluster!
     defer { ownCluster?.shutdown() }
     let service = try await TestServiceSettings.make(.dpopVerifier, kafkaBrokers: kafka.bootstrapServers)
-    let app = try buildApplication(settings: service, sidecar: settings, logger: TestServiceSettings.logger, overrides: overrides)
+    let app = try buildApplication(
+        settings: service, sidecar: settings, logger: TestServiceSettings.logger, overrides: overrides)
     return try await app.test(.live) { client in
         guard let port = client.port else { throw TestFailure("no port") }
         let sidecar = LiveSidecar(port: port, managementPort: service.managementPort)

@@ -6,9 +6,12 @@ import LatchkeyTestSupport
 /// Publishes `ClientRevoked` events (and garbage) to the embedded cluster, as the gateway's outbox relay would.
 enum RevocationPublisher {
     static func revoke(tenant: String, clientID: String, on cluster: EmbeddedKafkaCluster) async throws {
-        let event = CloudEvent(source: EventSource.registrationGateway, data: ClientRevoked(
-            tenant: TenantSlug(rawValue: tenant)!, clientID: clientID, reason: .admin, reasonDetail: "device reported stolen",
-            actor: .admin("security-team"), revokedAt: Date()))
+        let event = CloudEvent(
+            source: EventSource.registrationGateway,
+            data: ClientRevoked(
+                tenant: TenantSlug(rawValue: tenant)!, clientID: clientID, reason: .admin,
+                reasonDetail: "device reported stolen",
+                actor: .admin("security-team"), revokedAt: Date()))
         try await publish(key: event.kafkaKey, value: Array(try event.encoded()), on: cluster)
     }
 
@@ -18,12 +21,18 @@ enum RevocationPublisher {
         let key: String
         let value: [UInt8]
         if disabled {
-            let event = CloudEvent(source: EventSource.registrationGateway, data: UserDisabled(
-                tenant: slug, userID: userID, reason: "account compromised", actor: .admin("security-team"), disabledAt: Date()))
+            let event = CloudEvent(
+                source: EventSource.registrationGateway,
+                data: UserDisabled(
+                    tenant: slug, userID: userID, reason: "account compromised", actor: .admin("security-team"),
+                    disabledAt: Date()))
             (key, value) = (event.kafkaKey, Array(try event.encoded()))
         } else {
-            let event = CloudEvent(source: EventSource.registrationGateway, data: UserEnabled(
-                tenant: slug, userID: userID, reason: "password reset", actor: .admin("security-team"), enabledAt: Date()))
+            let event = CloudEvent(
+                source: EventSource.registrationGateway,
+                data: UserEnabled(
+                    tenant: slug, userID: userID, reason: "password reset", actor: .admin("security-team"),
+                    enabledAt: Date()))
             (key, value) = (event.kafkaKey, Array(try event.encoded()))
         }
         try await publish(key: key, value: value, topic: SidecarFixtures.userDisabledTopic, on: cluster)

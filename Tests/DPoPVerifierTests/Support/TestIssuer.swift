@@ -50,14 +50,16 @@ final class TestIssuer: Sendable {
             self.fetches.add(1, ordering: .relaxed)
             guard !self.failing.load(ordering: .relaxed) else { return Response(status: .serviceUnavailable) }
             let set = JWKSet(keys: self.keys.withLock { $0.map { $0.key.publicJWK(kid: $0.kid) } })
-            return Response(status: .ok, headers: [.contentType: "application/json"],
-                            body: .init(byteBuffer: ByteBuffer(bytes: try JSONEncoder().encode(set))))
+            return Response(
+                status: .ok, headers: [.contentType: "application/json"],
+                body: .init(byteBuffer: ByteBuffer(bytes: try JSONEncoder().encode(set))))
         }
     }
 
     private static func json(_ object: [String: String]) throws -> Response {
-        Response(status: .ok, headers: [.contentType: "application/json"],
-                 body: .init(byteBuffer: ByteBuffer(bytes: try JSONSerialization.data(withJSONObject: object))))
+        Response(
+            status: .ok, headers: [.contentType: "application/json"],
+            body: .init(byteBuffer: ByteBuffer(bytes: try JSONSerialization.data(withJSONObject: object))))
     }
 
     struct TokenClaims: Encodable {
@@ -79,9 +81,12 @@ final class TestIssuer: Sendable {
     }
 
     /// Standard claims for a token of this issuer, valid for `lifetime` seconds from `now`.
-    func claims(port: Int, jkt: String?, clientID: String = "client-1", now: Int64 = Int64(Date().timeIntervalSince1970),
-                lifetime: Int64 = 300) -> TokenClaims {
-        TokenClaims(iss: issuer(port: port), exp: now + lifetime, iat: now, clientID: clientID, cnf: jkt.map { ["jkt": $0] })
+    func claims(
+        port: Int, jkt: String?, clientID: String = "client-1", now: Int64 = Int64(Date().timeIntervalSince1970),
+        lifetime: Int64 = 300
+    ) -> TokenClaims {
+        TokenClaims(
+            iss: issuer(port: port), exp: now + lifetime, iat: now, clientID: clientID, cnf: jkt.map { ["jkt": $0] })
     }
 
     /// Signs `claims` as an `at+jwt` with the key `kid` (default: the first).
@@ -97,7 +102,9 @@ final class TestIssuer: Sendable {
 
     /// The published JWK of the key `kid` (default: the first).
     func publishedKey(kid: String? = nil) -> JWK? {
-        keys.withLock { keys in (kid.map { kid in keys.first { $0.kid == kid } } ?? keys.first).map { $0.key.publicJWK(kid: $0.kid) } }
+        keys.withLock { keys in
+            (kid.map { kid in keys.first { $0.kid == kid } } ?? keys.first).map { $0.key.publicJWK(kid: $0.kid) }
+        }
     }
 
     /// A DPoP-bound token for `signer`'s key.

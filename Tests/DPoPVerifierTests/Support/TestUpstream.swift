@@ -31,8 +31,9 @@ enum TestUpstream {
         issuer?.addRoutes(to: router)
         router.get("/download/:bytes") { _, context -> Response in
             let total = try context.parameters.require("bytes", as: Int.self)
-            return Response(status: .ok, headers: [.contentType: "application/octet-stream"],
-                            body: ResponseBody(asyncSequence: DownloadChunks(total: total)))
+            return Response(
+                status: .ok, headers: [.contentType: "application/octet-stream"],
+                body: ResponseBody(asyncSequence: DownloadChunks(total: total)))
         }
         router.get("/slow/:ms") { _, context -> String in
             try await Task.sleep(for: .milliseconds(try context.parameters.require("ms", as: Int.self)))
@@ -63,7 +64,9 @@ enum TestUpstream {
 struct EchoMiddleware: RouterMiddleware {
     typealias Context = BasicRequestContext
 
-    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws
+        -> Response
+    {
         var hasher = SHA256()
         var count = 0
         for try await chunk in request.body {
@@ -72,11 +75,13 @@ struct EchoMiddleware: RouterMiddleware {
         }
         var headers = request.headers.map { [$0.name.canonicalName, $0.value] }
         if let authority = request.head.authority { headers.insert(["host", authority], at: 0) }
-        let echo = EchoedRequest(method: request.method.rawValue, target: request.head.path ?? "", headers: headers,
-                                 bodyBytes: count, bodySHA256: Base64URL.encode(hasher.finalize()))
+        let echo = EchoedRequest(
+            method: request.method.rawValue, target: request.head.path ?? "", headers: headers,
+            bodyBytes: count, bodySHA256: Base64URL.encode(hasher.finalize()))
         let data = try JSONEncoder().encode(echo)
-        return Response(status: .ok, headers: [.contentType: "application/json", HTTPField.Name("X-Upstream")!: "echo"],
-                        body: .init(byteBuffer: ByteBuffer(bytes: data)))
+        return Response(
+            status: .ok, headers: [.contentType: "application/json", HTTPField.Name("X-Upstream")!: "echo"],
+            body: .init(byteBuffer: ByteBuffer(bytes: data)))
     }
 }
 

@@ -49,7 +49,9 @@ enum TimedUpstream {
 
         private func answer(context: ChannelHandlerContext) {
             let parts = target.split(separator: "/")
-            guard parts.count == 2, let milliseconds = Int64(parts[1]) else { return send(.notFound, "", context: context) }
+            guard parts.count == 2, let milliseconds = Int64(parts[1]) else {
+                return send(.notFound, "", context: context)
+            }
             let pause = TimeAmount.milliseconds(milliseconds)
             let loop = context.eventLoop.assumeIsolated()
             switch parts[0] {
@@ -87,7 +89,8 @@ enum TimedUpstream {
 
         private func send(_ status: HTTPResponseStatus, _ text: String, context: ChannelHandlerContext) {
             guard context.channel.isActive else { return }
-            let head = HTTPResponseHead(version: .http1_1, status: status, headers: ["Content-Length": String(text.utf8.count)])
+            let head = HTTPResponseHead(
+                version: .http1_1, status: status, headers: ["Content-Length": String(text.utf8.count)])
             context.write(wrapOutboundOut(.head(head)), promise: nil)
             context.write(wrapOutboundOut(.body(.byteBuffer(ByteBuffer(string: text)))), promise: nil)
             context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)

@@ -4,6 +4,7 @@ import LatchkeyServer
 import NIOCore
 import NIOHTTP1
 import Testing
+
 @testable import DPoPVerifier
 
 /// The small parsers of the request path: trusted proxies, origins, public paths, credentials, targets, challenges.
@@ -31,10 +32,14 @@ import Testing
         #expect(origins.select(host: "api.example.com:8080", scheme: nil) == "http://api.example.com:8080")
         #expect(origins.select(host: "API.EXAMPLE.COM", scheme: nil) == "https://api.example.com")
         #expect(origins.select(host: "api.example.com:443", scheme: "https") == "https://api.example.com")
-        #expect(origins.select(host: "api.example.com:8080", scheme: "https") == "https://api.example.com", "scheme must agree")
+        #expect(
+            origins.select(host: "api.example.com:8080", scheme: "https") == "https://api.example.com",
+            "scheme must agree")
         #expect(origins.select(host: "evil.example.com", scheme: nil) == "https://api.example.com")
         #expect(origins.select(host: nil, scheme: nil) == "https://api.example.com")
-        for bad in ["api.example.com", "https://", "https://api.example.com/v1", "https://user@api.example.com", "ftp://x"] {
+        for bad in [
+            "api.example.com", "https://", "https://api.example.com/v1", "https://user@api.example.com", "ftp://x",
+        ] {
             #expect(throws: ConfigurationError.self, "\(bad)") { try ExternalOrigins([bad]) }
         }
     }
@@ -45,8 +50,11 @@ import Testing
         #expect(paths.contains("/public/a/b.png"))
         #expect(!paths.contains("/public"))
         #expect(!paths.contains("/healthy"))
-        for sneaky in ["/public/../x", "/public/./x", "/public//x", "/public/%2E%2E/x", "/public%2fx", "/public/a\\b", "/public/..",
-                      "/public/%5C", "/public/a%5cb", "/public/%2e", "/public/a/%2F", "/public/a/.", "/public/a//"] {
+        for sneaky in [
+            "/public/../x", "/public/./x", "/public//x", "/public/%2E%2E/x", "/public%2fx", "/public/a\\b",
+            "/public/..",
+            "/public/%5C", "/public/a%5cb", "/public/%2e", "/public/a/%2F", "/public/a/.", "/public/a//",
+        ] {
             #expect(!paths.contains(sneaky[...]), "\(sneaky)")
         }
         #expect(!PublicPaths.none.contains("/health"))
@@ -56,9 +64,10 @@ import Testing
     /// The upstream connection does not re-validate header bytes, so identity values that could break
     /// out of their field (CR, LF, other controls) must never be added.
     @Test func identityValuesWithControlCharactersAreLeftOut() throws {
-        let token = VerifiedAccessToken(issuer: "https://id.example.com/t/acme", tenant: try #require(TenantSlug(rawValue: "acme")),
-                                        subject: "user\r\nX-Injected: 1", clientID: "client\u{7F}", scope: "a b",
-                                        jkt: "thumb\nprint", expiresAt: 0)
+        let token = VerifiedAccessToken(
+            issuer: "https://id.example.com/t/acme", tenant: try #require(TenantSlug(rawValue: "acme")),
+            subject: "user\r\nX-Injected: 1", clientID: "client\u{7F}", scope: "a b",
+            jkt: "thumb\nprint", expiresAt: 0)
         var headers = HTTPHeaders()
         IdentityHeaders.add(VerifiedIdentity(token: token), to: &headers)
         #expect(headers.map(\.name) == ["X-Latchkey-Tenant", "X-Latchkey-Scope"])
@@ -74,7 +83,9 @@ import Testing
         func parse(_ values: [String]) -> Result<AuthorizationCredentials, AuthorizationCredentials.Problem> {
             var headers = HTTPFields()
             for value in values { headers.append(HTTPField(name: .authorization, value: value)) }
-            return Result { () throws(AuthorizationCredentials.Problem) in try AuthorizationCredentials(headers: headers) }
+            return Result { () throws(AuthorizationCredentials.Problem) in
+                try AuthorizationCredentials(headers: headers)
+            }
         }
         #expect(try parse(["dpop abc.def-_~+/=="]).get().scheme == .dpop)
         #expect(try parse(["DPoP   abc"]).get().token == "abc")
@@ -84,20 +95,28 @@ import Testing
         // Field values are trimmed, so "DPoP " is a scheme without a token: no credentials.
         #expect(throws: AuthorizationCredentials.Problem.missing) { try parse(["DPoP "]).get() }
         for bad in [["DPoP a", "DPoP b"], ["DPoP a b"], ["DPoP =abc"], ["DPoP ab=c"], ["DPoP a\"b"], ["DPoP a,b"]] {
-            guard case .failure(.malformed) = parse(bad) else { Issue.record("accepted \(bad)"); continue }
+            guard case .failure(.malformed) = parse(bad) else {
+                Issue.record("accepted \(bad)")
+                continue
+            }
         }
     }
 
     @Test func requestTargetsAreOriginFormOnly() {
         #expect(RequestTarget("/v1/orders?x=1")?.path == "/v1/orders")
         #expect(RequestTarget("/a%20b;c=d@e:f")?.path == "/a%20b;c=d@e:f")
-        for bad in ["", "v1", "http://x/y", "*", "/a b", "/a<b", "/a\"b", "/é", "/" + String(repeating: "a", count: 9_000)] {
+        for bad in [
+            "", "v1", "http://x/y", "*", "/a b", "/a<b", "/a\"b", "/é", "/" + String(repeating: "a", count: 9_000),
+        ] {
             #expect(RequestTarget(bad) == nil, "\(bad.prefix(20))")
         }
     }
 
     @Test func absoluteFormTargetsSplitIntoAuthorityAndOriginForm() {
-        #expect(RequestTarget.absoluteForm("http://evil.example.com/v1/orders?x=1")! == ("evil.example.com", "/v1/orders?x=1"))
+        #expect(
+            RequestTarget.absoluteForm("http://evil.example.com/v1/orders?x=1")! == (
+                "evil.example.com", "/v1/orders?x=1"
+            ))
         #expect(RequestTarget.absoluteForm("HTTPS://API.example.com:8443")! == ("API.example.com:8443", "/"))
         #expect(RequestTarget.absoluteForm("https://api.example.com?q=1")! == ("api.example.com", "/?q=1"))
         for bad in ["/v1", "*", "ftp://x/y", "http:///y", "https://", "httpx://a/b"] {
@@ -107,17 +126,21 @@ import Testing
 
     @Test func challengesAreRFC9449Shaped() {
         let challenges = Challenges(algorithms: [.es256, .edDSA], allowBearer: true)
-        let rejection = SidecarRejection(kind: .useNonce, description: "a DPoP nonce is required", reason: "use_dpop_nonce")
+        let rejection = SidecarRejection(
+            kind: .useNonce, description: "a DPoP nonce is required", reason: "use_dpop_nonce")
         let error = challenges.response(for: rejection, nonce: "nonce-1")
         #expect(error.status == .unauthorized)
         #expect(error.code == "use_dpop_nonce")
-        #expect(error.headers[values: .wwwAuthenticate] == [
-            #"DPoP error="use_dpop_nonce", error_description="a DPoP nonce is required", algs="ES256 EdDSA""#, "Bearer",
-        ])
+        #expect(
+            error.headers[values: .wwwAuthenticate] == [
+                #"DPoP error="use_dpop_nonce", error_description="a DPoP nonce is required", algs="ES256 EdDSA""#,
+                "Bearer",
+            ])
         #expect(error.headers[HTTPField.Name("DPoP-Nonce")!] == "nonce-1")
         #expect(Challenges.sanitize("a\"b\\c\r\nd\u{7f}é") == "a b c  d   ")
         #expect(Challenges.sanitize(String(repeating: "x", count: 500)).count == 200)
-        let unavailable = challenges.response(for: SidecarRejection(kind: .unavailable, description: "x", reason: "y"), nonce: nil)
+        let unavailable = challenges.response(
+            for: SidecarRejection(kind: .unavailable, description: "x", reason: "y"), nonce: nil)
         #expect(unavailable.status == .serviceUnavailable)
         #expect(unavailable.headers[.retryAfter] == "1")
         #expect(unavailable.headers[.wwwAuthenticate] == nil)

@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import Testing
+
 @testable import LatchkeyCore
 
 @Suite("CompactJWS")
@@ -15,8 +16,9 @@ struct CompactJWSTests {
     @Test(arguments: JWSAlgorithm.allCases)
     func signAndVerifyRoundTrip(_ algorithm: JWSAlgorithm) throws {
         let key = JOSETestKeys.key(for: algorithm)
-        let token = try CompactJWS.sign(claims: Claims(sub: "alice", iat: 1), using: key,
-                                        header: JWSHeaderParameters(typ: "at+jwt", kid: "k1"))
+        let token = try CompactJWS.sign(
+            claims: Claims(sub: "alice", iat: 1), using: key,
+            header: JWSHeaderParameters(typ: "at+jwt", kid: "k1"))
         let jws = try CompactJWS(parsing: token)
         #expect(jws.header.alg == algorithm.rawValue)
         #expect(jws.header.typ == "at+jwt")
@@ -45,9 +47,13 @@ struct CompactJWSTests {
         var signature = try #require(Base64URL.decode(String(token.split(separator: ".")[2])))
         signature[10] ^= 0x40
         let tampered = try CompactJWS(parsing: replacingSegment(2, of: token, with: Base64URL.encode(signature)))
-        #expect(throws: JOSEError.self) { try tampered.verify(using: JOSETestKeys.es256.publicKey, allowedAlgorithms: all) }
+        #expect(throws: JOSEError.self) {
+            try tampered.verify(using: JOSETestKeys.es256.publicKey, allowedAlgorithms: all)
+        }
         let other = try SigningKey.generate(.es256)
-        #expect(throws: JOSEError.self) { try CompactJWS(parsing: token).verify(using: other.publicKey, allowedAlgorithms: all) }
+        #expect(throws: JOSEError.self) {
+            try CompactJWS(parsing: token).verify(using: other.publicKey, allowedAlgorithms: all)
+        }
     }
 
     @Test func algorithmMustMatchKeyType() throws {
@@ -106,9 +112,11 @@ struct CompactJWSTests {
         #expect(!ECDSARange.isInRange(Array(Data(count: 32) + jws.signature.suffix(32)), order: ECDSARange.p256Order))
         #expect(ECDSARange.isInRange(Array(jws.signature), order: ECDSARange.p256Order))
 
-        let p384 = try CompactJWS(parsing: try CompactJWS.sign(claims: Claims(sub: "a", iat: 1), using: JOSETestKeys.es384))
+        let p384 = try CompactJWS(
+            parsing: try CompactJWS.sign(claims: Claims(sub: "a", iat: 1), using: JOSETestKeys.es384))
         #expect(p384.signature.count == 96)
-        #expect(!ECDSARange.isInRange(ECDSARange.p384Order + Array(p384.signature.suffix(48)), order: ECDSARange.p384Order))
+        #expect(
+            !ECDSARange.isInRange(ECDSARange.p384Order + Array(p384.signature.suffix(48)), order: ECDSARange.p384Order))
     }
 
     @Test(arguments: [
@@ -135,23 +143,33 @@ struct CompactJWSTests {
     /// Headers and payloads are read by the strict parser, like every JSON document from outside: what
     /// another reader could resolve differently (which duplicate wins, broken text, 1e400) is refused.
     @Test func headersAndPayloadsThatParsersCouldReadDifferentlyAreRefused() throws {
-        for header in [#"{"alg":"ES256","alg":"none"}"#, #"{"alg":"ES256","typ":"JWT","typ":"dpop+jwt"}"#,
-                       #"{"alg":"ES256","kid":"\ud800"}"#, "{\"alg\":\"ES256\",\"kid\":\"a\tb\"}", #"{"alg":"ES256","x":1e400}"#,
-                       #"{"alg":"ES256","jwk":{"kty":"EC","kty":"oct"}}"#] {
-            #expect(throws: JOSEError.self, "\(header)") { try CompactJWS(parsing: b64(header) + "." + b64("{}") + ".") }
+        for header in [
+            #"{"alg":"ES256","alg":"none"}"#, #"{"alg":"ES256","typ":"JWT","typ":"dpop+jwt"}"#,
+            #"{"alg":"ES256","kid":"\ud800"}"#, "{\"alg\":\"ES256\",\"kid\":\"a\tb\"}", #"{"alg":"ES256","x":1e400}"#,
+            #"{"alg":"ES256","jwk":{"kty":"EC","kty":"oct"}}"#,
+        ] {
+            #expect(throws: JOSEError.self, "\(header)") {
+                try CompactJWS(parsing: b64(header) + "." + b64("{}") + ".")
+            }
         }
-        let invalidUTF8 = Base64URL.encode(Data(#"{"alg":"ES256","kid":""#.utf8) + Data([0xC3, 0x28]) + Data(#""}"#.utf8))
+        let invalidUTF8 = Base64URL.encode(
+            Data(#"{"alg":"ES256","kid":""#.utf8) + Data([0xC3, 0x28]) + Data(#""}"#.utf8))
         #expect(throws: JOSEError.self) { try CompactJWS(parsing: invalidUTF8 + "." + b64("{}") + ".") }
-        for payload in [#"{"sub":"alice","sub":"mallory","iat":1}"#, #"{"sub":"alice","iat":1,"x":-1e400}"#,
-                        #"{"sub":"\udc00","iat":1}"#] {
+        for payload in [
+            #"{"sub":"alice","sub":"mallory","iat":1}"#, #"{"sub":"alice","iat":1,"x":-1e400}"#,
+            #"{"sub":"\udc00","iat":1}"#,
+        ] {
             let jws = try CompactJWS(parsing: b64(#"{"alg":"ES256"}"#) + "." + b64(payload) + ".")
             #expect(throws: JOSEError.self, "\(payload)") { try jws.claims(as: Claims.self) }
             #expect(throws: JOSEError.self, "\(payload)") { try jws.payloadObject() }
         }
         // Typed header parameters keep their rules: wrong types are refused, null means absent.
         #expect(throws: JOSEError.self) { try CompactJWS(parsing: b64(#"{"alg":256}"#) + "." + b64("{}") + ".") }
-        #expect(throws: JOSEError.self) { try CompactJWS(parsing: b64(#"{"alg":"ES256","jwk":{"kty":"EC","x":7}}"#) + "." + b64("{}") + ".") }
-        let nulls = try CompactJWS(parsing: b64(#"{"alg":"ES256","typ":null,"kid":"k","jwk":{"kty":"EC","d":null}}"#) + "." + b64("{}") + ".")
+        #expect(throws: JOSEError.self) {
+            try CompactJWS(parsing: b64(#"{"alg":"ES256","jwk":{"kty":"EC","x":7}}"#) + "." + b64("{}") + ".")
+        }
+        let nulls = try CompactJWS(
+            parsing: b64(#"{"alg":"ES256","typ":null,"kid":"k","jwk":{"kty":"EC","d":null}}"#) + "." + b64("{}") + ".")
         #expect(nulls.header.typ == nil && nulls.header.kid == "k")
         #expect(nulls.header.jwk?.hasPrivateMembers == true)
     }
@@ -159,7 +177,8 @@ struct CompactJWSTests {
     @Test func criticalHeadersFollowRFC7515() throws {
         let key = JOSETestKeys.es256
         let payload = #"{"sub":"a"}"#
-        let unknown = try signRaw(header: #"{"alg":"ES256","crit":["exp-ext"],"exp-ext":1}"#, payload: payload, key: key)
+        let unknown = try signRaw(
+            header: #"{"alg":"ES256","crit":["exp-ext"],"exp-ext":1}"#, payload: payload, key: key)
         #expect(throws: JOSEError.unsupportedCriticalHeader("unsupported critical header parameter exp-ext")) {
             try CompactJWS(parsing: unknown)
         }
@@ -169,8 +188,10 @@ struct CompactJWSTests {
 
         let absent = try signRaw(header: #"{"alg":"ES256","crit":["exp-ext"]}"#, payload: payload, key: key)
         #expect(throws: JOSEError.self) { try CompactJWS(parsing: absent, understoodCriticalHeaders: ["exp-ext"]) }
-        for header in [#"{"alg":"ES256","crit":[]}"#, #"{"alg":"ES256","crit":["alg"]}"#, #"{"alg":"ES256","crit":"x"}"#,
-                       #"{"alg":"ES256","crit":["x","x"],"x":1}"#] {
+        for header in [
+            #"{"alg":"ES256","crit":[]}"#, #"{"alg":"ES256","crit":["alg"]}"#, #"{"alg":"ES256","crit":"x"}"#,
+            #"{"alg":"ES256","crit":["x","x"],"x":1}"#,
+        ] {
             let token = try signRaw(header: header, payload: payload, key: key)
             #expect(throws: JOSEError.self) { try CompactJWS(parsing: token, understoodCriticalHeaders: ["x"]) }
         }
@@ -178,8 +199,9 @@ struct CompactJWSTests {
 
     @Test func headerExposesEmbeddedJWKAndRawJSON() throws {
         let key = JOSETestKeys.edDSA
-        let token = try CompactJWS.sign(payload: Data("{}".utf8), using: key,
-                                        header: JWSHeaderParameters(typ: "dpop+jwt", jwk: key.bareJWK))
+        let token = try CompactJWS.sign(
+            payload: Data("{}".utf8), using: key,
+            header: JWSHeaderParameters(typ: "dpop+jwt", jwk: key.bareJWK))
         let jws = try CompactJWS(parsing: token)
         #expect(jws.header.jwk == key.bareJWK)
         #expect(try jws.header.jsonObject()["typ"] as? String == "dpop+jwt")

@@ -1,7 +1,8 @@
 import Crypto
-import _CryptoExtras
 import Foundation
 import Testing
+import _CryptoExtras
+
 @testable import LatchkeyCore
 
 @Suite("JWK")
@@ -32,7 +33,8 @@ struct JWKTests {
     }
 
     @Test func rfc7638ExampleThumbprint() throws {
-        let n = "0vx7agoebGcQSuuPiLJXZptN9nndrQmbXEps2aiAFbWhM78LhWx4cbbfAAtVT86zwu1RK7aPFFxuhDR1L6tSoc_BJECPebWKRXjBZCiFV4n3oknjhMstn64tZ_2W-5JsGY4Hc5n9yBXArwl93lqt7_RN5w6Cf0h4QyQ5v-65YGjQR0_FDW2QvzqY368QQMicAtaSqzs8KJZgnYb9c7d0zgdAZHzu6qMQvRL5hajrn1n91CbOpbISD08qNLyrdkt-bFTWhAI4vMQFh6WeZu0fM4lFd2NcRwr3XPksINHaQ-G_xBniIqbw0Ls1jF44-csFCur-kEgU8awapJzKnqDKgw"
+        let n =
+            "0vx7agoebGcQSuuPiLJXZptN9nndrQmbXEps2aiAFbWhM78LhWx4cbbfAAtVT86zwu1RK7aPFFxuhDR1L6tSoc_BJECPebWKRXjBZCiFV4n3oknjhMstn64tZ_2W-5JsGY4Hc5n9yBXArwl93lqt7_RN5w6Cf0h4QyQ5v-65YGjQR0_FDW2QvzqY368QQMicAtaSqzs8KJZgnYb9c7d0zgdAZHzu6qMQvRL5hajrn1n91CbOpbISD08qNLyrdkt-bFTWhAI4vMQFh6WeZu0fM4lFd2NcRwr3XPksINHaQ-G_xBniIqbw0Ls1jF44-csFCur-kEgU8awapJzKnqDKgw"
         let jwk = JWK(kty: "RSA", n: n, e: "AQAB", kid: "2011-04-29", alg: "RS256")
         #expect(try jwk.thumbprint() == "NzbLsXh8uDCcd-6MNwXF4W_7noWXFZAfHkxZsRGC9Xs")
         #expect(try JWKThumbprint.canonicalJSON(jwk) == #"{"e":"AQAB","kty":"RSA","n":"\#(n)"}"#)
@@ -48,7 +50,9 @@ struct JWKTests {
         #expect(try JWKThumbprint.canonicalJSON(base).hasPrefix(#"{"crv":"P-256","kty":"EC","x":""#))
         #expect(throws: JOSEError.self) { try JWK(kty: "EC", crv: "P-256", x: "eA").thumbprint() }
         #expect(throws: JOSEError.self) { try JWK(kty: "oct").thumbprint() }
-        #expect(try JWKThumbprint.canonicalJSON(JWK(kty: "OKP", crv: "Ed25519", x: "a\"b")) == #"{"crv":"Ed25519","kty":"OKP","x":"a\"b"}"#)
+        #expect(
+            try JWKThumbprint.canonicalJSON(JWK(kty: "OKP", crv: "Ed25519", x: "a\"b"))
+                == #"{"crv":"Ed25519","kty":"OKP","x":"a\"b"}"#)
     }
 
     @Test func publicKeyRoundTripsThroughJWKForEveryKeyType() throws {
@@ -96,7 +100,9 @@ struct JWKTests {
         let weak = try _RSA.Signing.PrivateKey(unsafeKeySize: .init(bitCount: 1024))
         let primitives = try weak.publicKey.getKeyPrimitives()
         let weakJWK = JWK(kty: "RSA", n: Base64URL.encode(primitives.modulus.drop(while: { $0 == 0 })), e: "AQAB")
-        #expect(throws: JOSEError.invalidKey("RSA modulus of 1024 bits is below 2048")) { try JWSPublicKey(jwk: weakJWK) }
+        #expect(throws: JOSEError.invalidKey("RSA modulus of 1024 bits is below 2048")) {
+            try JWSPublicKey(jwk: weakJWK)
+        }
 
         var padded = JOSETestKeys.rs256.bareJWK
         padded.n = Base64URL.encode([0] + Array(try #require(Base64URL.decode(padded.n!))))
@@ -110,8 +116,10 @@ struct JWKTests {
     }
 
     @Test func jwkSetFindsUniqueKid() throws {
-        let set = JWKSet(keys: [JOSETestKeys.es256.publicJWK(kid: "a"), JOSETestKeys.edDSA.publicJWK(kid: "b"),
-                                JOSETestKeys.es384.publicJWK(kid: "b")])
+        let set = JWKSet(keys: [
+            JOSETestKeys.es256.publicJWK(kid: "a"), JOSETestKeys.edDSA.publicJWK(kid: "b"),
+            JOSETestKeys.es384.publicJWK(kid: "b"),
+        ])
         #expect(set.key(withID: "a")?.crv == "P-256")
         #expect(set.key(withID: "b") == nil)
         let decoded = try JSONDecoder().decode(JWKSet.self, from: JSONEncoder().encode(set))

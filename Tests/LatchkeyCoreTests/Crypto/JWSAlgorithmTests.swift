@@ -1,11 +1,14 @@
 import Foundation
 import Testing
+
 @testable import LatchkeyCore
 
 @Suite("JWSAlgorithm")
 struct JWSAlgorithmTests {
-    @Test(arguments: ["none", "None", "NONE", "HS256", "HS384", "HS512", "es256", "Es256", "ES512", "RS384", "PS512",
-                      "eddsa", "EDDSA", "Ed25519", "", " ES256"])
+    @Test(arguments: [
+        "none", "None", "NONE", "HS256", "HS384", "HS512", "es256", "Es256", "ES512", "RS384", "PS512",
+        "eddsa", "EDDSA", "Ed25519", "", " ES256",
+    ])
     func refusesEverythingElse(_ value: String) {
         #expect(JWSAlgorithm(parsing: value) == nil)
     }
@@ -23,7 +26,8 @@ struct JWSAlgorithmTests {
         ]
         for algorithm in JWSAlgorithm.allCases {
             for (keyAlgorithm, jwk) in jwks {
-                let compatible = algorithm == keyAlgorithm || (algorithm.requiredKeyType.kty == "RSA" && jwk.kty == "RSA")
+                let compatible =
+                    algorithm == keyAlgorithm || (algorithm.requiredKeyType.kty == "RSA" && jwk.kty == "RSA")
                 #expect(algorithm.matches(jwk) == compatible, "\(algorithm) vs key for \(keyAlgorithm)")
             }
         }

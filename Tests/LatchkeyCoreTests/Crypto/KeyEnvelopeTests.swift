@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import Testing
+
 @testable import LatchkeyCore
 
 @Suite("KeyEnvelope")
@@ -30,7 +31,8 @@ struct KeyEnvelopeTests {
         #expect(throws: KeyEnvelope.Failure.authenticationFailed) {
             try envelope.open(sealed, associatedData: KeyEnvelope.associatedData(tenant: "acme", kid: "k2"))
         }
-        #expect(KeyEnvelope.associatedData(tenant: "ab", kid: "c") != KeyEnvelope.associatedData(tenant: "a", kid: "bc"))
+        #expect(
+            KeyEnvelope.associatedData(tenant: "ab", kid: "c") != KeyEnvelope.associatedData(tenant: "a", kid: "bc"))
     }
 
     @Test func everyTamperedByteFails() throws {
@@ -63,8 +65,14 @@ struct KeyEnvelopeTests {
         let sealed = try fromConfig.seal(Data("x".utf8), associatedData: aad)
         let standardBase64 = try #require(Base64URL.decode(value)).base64EncodedString()
         #expect(try KeyEnvelope(configuration: standardBase64).open(sealed, associatedData: aad) == Data("x".utf8))
-        #expect(throws: KeyEnvelope.Failure.invalidKey) { try KeyEnvelope(configuration: Base64URL.encode(SecureRandom.bytes(count: 16))) }
-        #expect(throws: KeyEnvelope.Failure.invalidKey) { try KeyEnvelope(configuration: Base64URL.encode(SecureRandom.bytes(count: 64))) }
-        #expect(throws: KeyEnvelope.Failure.invalidKey) { try KeyEnvelope(keyEncryptionKey: SymmetricKey(size: .bits128)) }
+        #expect(throws: KeyEnvelope.Failure.invalidKey) {
+            try KeyEnvelope(configuration: Base64URL.encode(SecureRandom.bytes(count: 16)))
+        }
+        #expect(throws: KeyEnvelope.Failure.invalidKey) {
+            try KeyEnvelope(configuration: Base64URL.encode(SecureRandom.bytes(count: 64)))
+        }
+        #expect(throws: KeyEnvelope.Failure.invalidKey) {
+            try KeyEnvelope(keyEncryptionKey: SymmetricKey(size: .bits128))
+        }
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import LatchkeyCore
 
 @Suite("PasswordHasher")
@@ -25,10 +26,14 @@ struct PasswordHasherTests {
 
     @Test func knownAnswerFromRFC7914() throws {
         // RFC 7914 §12: scrypt(P="password", S="NaCl", N=1024, r=8, p=16, dkLen=64).
-        let derived = try PasswordHasher.derive("password", salt: Array("NaCl".utf8),
-                                                parameters: .init(logN: 10, blockSize: 8, parallelism: 16), length: 64)
+        let derived = try PasswordHasher.derive(
+            "password", salt: Array("NaCl".utf8),
+            parameters: .init(logN: 10, blockSize: 8, parallelism: 16), length: 64)
         let hex = derived.map { String(format: "%02x", $0) }.joined()
-        #expect(hex == "fdbabe1c9d3472007856e7190d01e9fe7c6ad7cbc8237830e77376634b3731622eaf30d92e22a3886ff109279d9830dac727afb94a83ee6d8360cbdfa2cc0640")
+        #expect(
+            hex
+                == "fdbabe1c9d3472007856e7190d01e9fe7c6ad7cbc8237830e77376634b3731622eaf30d92e22a3886ff109279d9830dac727afb94a83ee6d8360cbdfa2cc0640"
+        )
     }
 
     @Test func unicodeIsNormalised() throws {

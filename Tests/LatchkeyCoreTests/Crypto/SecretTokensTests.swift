@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import Testing
+
 @testable import LatchkeyCore
 
 @Suite("SecretTokens and KeyedHasher")
@@ -31,7 +32,8 @@ struct SecretTokensTests {
     @Test func keyedHashKnownAnswer() throws {
         // RFC 4231 test case 2 uses a short key; here a 32-byte key of 0x0b with HMAC-SHA256("Hi There").
         let hasher = try KeyedHasher(key: SymmetricKey(data: Data(repeating: 0x0b, count: 32)))
-        let expected = HMAC<SHA256>.authenticationCode(for: Data("Hi There".utf8), using: SymmetricKey(data: Data(repeating: 0x0b, count: 32)))
+        let expected = HMAC<SHA256>.authenticationCode(
+            for: Data("Hi There".utf8), using: SymmetricKey(data: Data(repeating: 0x0b, count: 32)))
         #expect(hasher.hash("Hi There") == Base64URL.encode(expected))
     }
 

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import LatchkeyCore
 
 @Suite("SigningKey")
@@ -16,16 +17,25 @@ struct SigningKeyTests {
     }
 
     @Test func importRefusesOtherKeyTypes() {
-        #expect(throws: JOSEError.self) { try SigningKey(algorithm: .es384, pkcs8DER: JOSETestKeys.es256.pkcs8DERRepresentation) }
-        #expect(throws: JOSEError.self) { try SigningKey(algorithm: .edDSA, pkcs8DER: JOSETestKeys.es256.pkcs8DERRepresentation) }
-        #expect(throws: JOSEError.self) { try SigningKey(algorithm: .rs256, pkcs8DER: JOSETestKeys.edDSA.pkcs8DERRepresentation) }
+        #expect(throws: JOSEError.self) {
+            try SigningKey(algorithm: .es384, pkcs8DER: JOSETestKeys.es256.pkcs8DERRepresentation)
+        }
+        #expect(throws: JOSEError.self) {
+            try SigningKey(algorithm: .edDSA, pkcs8DER: JOSETestKeys.es256.pkcs8DERRepresentation)
+        }
+        #expect(throws: JOSEError.self) {
+            try SigningKey(algorithm: .rs256, pkcs8DER: JOSETestKeys.edDSA.pkcs8DERRepresentation)
+        }
         #expect(throws: JOSEError.self) { try SigningKey(algorithm: .es256, pkcs8DER: Data([0x30, 0x00])) }
     }
 
     @Test func ed25519UsesRFC8410Encoding() {
         let der = JOSETestKeys.edDSA.pkcs8DERRepresentation
         #expect(der.count == 48)
-        #expect(Array(der.prefix(16)) == [0x30, 0x2E, 0x02, 0x01, 0x00, 0x30, 0x05, 0x06, 0x03, 0x2B, 0x65, 0x70, 0x04, 0x22, 0x04, 0x20])
+        #expect(
+            Array(der.prefix(16)) == [
+                0x30, 0x2E, 0x02, 0x01, 0x00, 0x30, 0x05, 0x06, 0x03, 0x2B, 0x65, 0x70, 0x04, 0x22, 0x04, 0x20,
+            ])
     }
 
     @Test func rsaGenerationRefusesWeakSizes() {

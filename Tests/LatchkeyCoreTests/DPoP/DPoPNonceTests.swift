@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import Testing
+
 @testable import LatchkeyCore
 
 @Suite("DPoPNonce")
@@ -43,7 +44,10 @@ struct DPoPNonceTests {
         var bytes = try #require(Base64URL.decode(source.currentNonce()))
         bytes[bytes.count - 1] ^= 1
         #expect(!source.isValid(Base64URL.encode(bytes)))
-        for bad in ["", "n-123", String(repeating: "A", count: 32), source.currentNonce() + "A", "====" + source.currentNonce().dropFirst(4)] {
+        for bad in [
+            "", "n-123", String(repeating: "A", count: 32), source.currentNonce() + "A",
+            "====" + source.currentNonce().dropFirst(4),
+        ] {
             #expect(!source.isValid(bad))
         }
     }

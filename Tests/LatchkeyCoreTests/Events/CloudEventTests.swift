@@ -58,8 +58,9 @@ import Testing
         #expect(try CloudEvent<TokenIssued>.decode(from: event.encoded()) == event)
         let revoked = CloudEvent(
             source: EventSource.registrationGateway, time: now,
-            data: ClientRevoked(tenant: SampleEvents.tenant, clientID: "c1", reason: .deregistered,
-                                actor: .client("c1"), revokedAt: now))
+            data: ClientRevoked(
+                tenant: SampleEvents.tenant, clientID: "c1", reason: .deregistered,
+                actor: .client("c1"), revokedAt: now))
         #expect(try CloudEvent<ClientRevoked>.decode(from: revoked.encoded()) == revoked)
     }
 

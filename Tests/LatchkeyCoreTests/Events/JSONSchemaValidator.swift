@@ -80,7 +80,9 @@ enum JSONSchemaValidator {
 
     private static func runPython(input: Data) throws -> (Int32, Data, Data) {
         let interpreter = ProcessInfo.processInfo.environment["LATCHKEY_PYTHON"] ?? "python3"
-        let inputPath = FileManager.default.temporaryDirectory.appendingPathComponent("latchkey-schema-\(UUID().uuidString).json").path
+        let inputPath = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "latchkey-schema-\(UUID().uuidString).json"
+        ).path
         try input.write(to: URL(fileURLWithPath: inputPath))
         defer { unlink(inputPath) }
         let child: ChildProcess

@@ -29,26 +29,32 @@ import Testing
             }
         }
         let encoded = cases.map { Data(CanonicalJSON.encode($0.instance)) }
-        let reference = try JSONSchemaValidator.validate(zip(cases, encoded).map { item, data in
-            JSONSchemaValidator.Case(schema: EventSchemas.url(for: item.type)!, instance: data)
-        })
+        let reference = try JSONSchemaValidator.validate(
+            zip(cases, encoded).map { item, data in
+                JSONSchemaValidator.Case(schema: EventSchemas.url(for: item.type)!, instance: data)
+            })
         var disagreements: [String] = []
         for ((item, data), expected) in zip(zip(cases, encoded), reference) {
             let mine = validator.firstError(in: item.instance, as: item.type)
             if (mine == nil) != expected.isEmpty {
                 disagreements.append(
-                    "\(String(decoding: data, as: UTF8.self).prefix(300)) — runtime: \(mine?.description ?? "valid"), reference: \(expected)")
+                    "\(String(decoding: data, as: UTF8.self).prefix(300)) — runtime: \(mine?.description ?? "valid"), reference: \(expected)"
+                )
             }
         }
-        #expect(disagreements.isEmpty, "\(disagreements.count) of \(cases.count) disagree:\n\(disagreements.prefix(5).joined(separator: "\n"))")
+        #expect(
+            disagreements.isEmpty,
+            "\(disagreements.count) of \(cases.count) disagree:\n\(disagreements.prefix(5).joined(separator: "\n"))")
         #expect(reference.filter(\.isEmpty).count >= 14, "the samples themselves are valid")
         #expect(reference.filter { !$0.isEmpty }.count > 350, "the mutations exercise the refusals")
     }
 
     @Test func namesThePathOfTheFirstViolation() throws {
         let validator = try EventSchemaValidator()
-        var event = try #require(try StrictJSONParser.parse(
-            [UInt8](SampleEvents.event(SampleEvents.fullClientRegistered).encoded())).objectValue)
+        var event = try #require(
+            try StrictJSONParser.parse(
+                [UInt8](SampleEvents.event(SampleEvents.fullClientRegistered).encoded())
+            ).objectValue)
         var data = try #require(event["data"]?.objectValue)
         data["client_secret"] = "leaked"
         event["data"] = .object(data)

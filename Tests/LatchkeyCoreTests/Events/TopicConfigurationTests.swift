@@ -16,7 +16,8 @@ import Testing
     /// `create <suffix> --config k=v …` lines of the compose job, by topic suffix.
     func composeConfigs() throws -> [String: [String: String]] {
         var configs: [String: [String: String]] = [:]
-        for line in try read("infra/compose/kafka/create-topics.sh").split(separator: "\n") where line.hasPrefix("create ") {
+        for line in try read("infra/compose/kafka/create-topics.sh").split(separator: "\n")
+        where line.hasPrefix("create ") {
             let words = line.split(separator: " ").map(String.init)
             var settings: [String: String] = [:]
             for (index, word) in words.enumerated() where word == "--config" && index + 1 < words.count {
@@ -37,10 +38,18 @@ import Testing
             var inConfig = false
             for line in document.split(separator: "\n", omittingEmptySubsequences: false) {
                 let trimmed = line.trimmingCharacters(in: .whitespaces)
-                if trimmed.hasPrefix("topicName:") { name = trimmed.dropFirst("topicName:".count).trimmingCharacters(in: .whitespaces) }
-                if line.hasPrefix("  config:") { inConfig = true; continue }
+                if trimmed.hasPrefix("topicName:") {
+                    name = trimmed.dropFirst("topicName:".count).trimmingCharacters(in: .whitespaces)
+                }
+                if line.hasPrefix("  config:") {
+                    inConfig = true
+                    continue
+                }
                 if inConfig {
-                    guard line.hasPrefix("    "), let colon = trimmed.firstIndex(of: ":") else { inConfig = false; continue }
+                    guard line.hasPrefix("    "), let colon = trimmed.firstIndex(of: ":") else {
+                        inConfig = false
+                        continue
+                    }
                     let value = trimmed[trimmed.index(after: colon)...].trimmingCharacters(in: .whitespaces)
                         .trimmingCharacters(in: CharacterSet(charactersIn: "\""))
                     settings[String(trimmed[..<colon])] = value
@@ -62,8 +71,12 @@ import Testing
             #expect(kubernetes[topic] == type.topicConfigs, "kubernetes \(topic): \(kubernetes[topic] ?? [:])")
         }
         #expect(LatchkeyEventType.clientRevoked.topicConfigs["cleanup.policy"] == "compact,delete")
-        #expect(LatchkeyEventType.tokenRevoked.topicConfigs["cleanup.policy"] == "delete", "TokenRevoked must never be compacted")
+        #expect(
+            LatchkeyEventType.tokenRevoked.topicConfigs["cleanup.policy"] == "delete",
+            "TokenRevoked must never be compacted")
         // A week, above the sidecar's default longest token lifetime (a day) plus skew and issuance slack.
-        #expect(LatchkeyEventType.revocationRetentionMilliseconds >= (86_400 + 600 + ClientRevoked.issuanceSlackSeconds) * 1_000)
+        #expect(
+            LatchkeyEventType.revocationRetentionMilliseconds >= (86_400 + 600 + ClientRevoked.issuanceSlackSeconds)
+                * 1_000)
     }
 }

@@ -21,12 +21,14 @@ import Testing
     @Test func sortsMembersByUTF16CodeUnitsAndEscapesLikeJSONStringify() throws {
         // RFC 8785 §3.2.3 sorting example.
         let input = try StrictJSONParser.parse(
-            #"{"\u20ac":"Euro Sign","\r":"Carriage Return","\ufb33":"Hebrew Letter Dalet With Dagesh","1":"One","\ud83d\ude00":"Emoji: Grinning Face","\u0080":"Control","\u00f6":"Latin Small Letter O With Diaeresis"}"#)
+            #"{"\u20ac":"Euro Sign","\r":"Carriage Return","\ufb33":"Hebrew Letter Dalet With Dagesh","1":"One","\ud83d\ude00":"Emoji: Grinning Face","\u0080":"Control","\u00f6":"Latin Small Letter O With Diaeresis"}"#
+        )
         let keys = String(decoding: CanonicalJSON.encode(input), as: UTF8.self)
         let order = ["\\r", "1", "\u{80}", "ö", "€", "😀", "\u{FB33}"].map { "\"\($0)\":" }
         var position = keys.startIndex
         for key in order {
-            let found = try #require(keys.range(of: key, range: position..<keys.endIndex), "\(key) out of order in \(keys)")
+            let found = try #require(
+                keys.range(of: key, range: position..<keys.endIndex), "\(key) out of order in \(keys)")
             position = found.upperBound
         }
         let escaped = CanonicalJSON.encode(.string("\u{1}\u{1f}\"\\/\u{7f}\u{2028}é\n\t\u{8}\u{c}"))
@@ -43,17 +45,23 @@ import Testing
             let twice = CanonicalJSON.encode(try StrictJSONParser.parse(once))
             #expect(once == twice)
         }
-        #expect(String(decoding: CanonicalJSON.encode(try StrictJSONParser.parse(documents[0])), as: UTF8.self)
-            == #"{"a":{"y":"é","z":null},"b":[1,2.5,0,1000],"c":0.1}"#)
+        #expect(
+            String(decoding: CanonicalJSON.encode(try StrictJSONParser.parse(documents[0])), as: UTF8.self)
+                == #"{"a":{"y":"é","z":null},"b":[1,2.5,0,1000],"c":0.1}"#)
     }
 
     @Test func memberOrderIsUTF16OrderForEveryKindOfCharacter() {
-        let pieces = ["a", "Z", "é", "€", "\u{FB33}", "\u{FFFD}", "\u{E000}", "😀", "𝄞", "\u{10FFFF}", "\u{7F}", "\u{80}", ""]
+        let pieces = [
+            "a", "Z", "é", "€", "\u{FB33}", "\u{FFFD}", "\u{E000}", "😀", "𝄞", "\u{10FFFF}", "\u{7F}", "\u{80}", "",
+        ]
         var generator = SystemRandomNumberGenerator()
         for _ in 0..<2_000 {
-            let lhs = (0..<Int.random(in: 0...3, using: &generator)).map { _ in pieces.randomElement(using: &generator)! }.joined()
-            let rhs = (0..<Int.random(in: 0...3, using: &generator)).map { _ in pieces.randomElement(using: &generator)! }.joined()
-            #expect(CanonicalJSON.precedes(lhs, rhs) == lhs.utf16.lexicographicallyPrecedes(rhs.utf16), "\(lhs) vs \(rhs)")
+            let lhs = (0..<Int.random(in: 0...3, using: &generator)).map { _ in pieces.randomElement(using: &generator)!
+            }.joined()
+            let rhs = (0..<Int.random(in: 0...3, using: &generator)).map { _ in pieces.randomElement(using: &generator)!
+            }.joined()
+            #expect(
+                CanonicalJSON.precedes(lhs, rhs) == lhs.utf16.lexicographicallyPrecedes(rhs.utf16), "\(lhs) vs \(rhs)")
         }
     }
 }

@@ -7,11 +7,12 @@ import Testing
     @Test func parsesEveryJSONValueKind() throws {
         let value = try StrictJSONParser.parse(
             #" {"a": [1, -2.5e3, 0, true, false, null], "s": "x\"\\\/\b\f\n\r\t\u00e9\ud83d\ude00", "o": {}} "#)
-        #expect(value == [
-            "a": [1, -2500, 0, true, false, nil],
-            "s": .string("x\"\\/\u{8}\u{c}\n\r\té😀"),
-            "o": [:],
-        ])
+        #expect(
+            value == [
+                "a": [1, -2500, 0, true, false, nil],
+                "s": .string("x\"\\/\u{8}\u{c}\n\r\té😀"),
+                "o": [:],
+            ])
         #expect(try StrictJSONParser.parse("\"plain\"") == "plain")
         #expect(try StrictJSONParser.parse("[]") == [])
     }

@@ -210,9 +210,13 @@ import Testing
             #expect(tree["signing_algorithm"]?.stringValue == name)
         }
         // Implemented for verification, but not a tenant signing algorithm.
-        guard case .invalid(let problems) = try #require(throws: TenantPolicyError.self, performing: {
-            try TenantPolicy.parse(Data(#"{"signing_algorithm":"PS256"}"#.utf8))
-        }) else {
+        guard
+            case .invalid(let problems) = try #require(
+                throws: TenantPolicyError.self,
+                performing: {
+                    try TenantPolicy.parse(Data(#"{"signing_algorithm":"PS256"}"#.utf8))
+                })
+        else {
             Issue.record("PS256 must be refused by validation")
             return
         }

@@ -1,4 +1,5 @@
 import Foundation
+
 @testable import LatchkeyCore
 
 /// Accepts exactly one nonce value (vector tests and verifier tests).

@@ -1,4 +1,5 @@
 import Foundation
+
 @testable import LatchkeyCore
 
 /// Signs a hand-built header and payload (for headers `CompactJWS.sign` would never produce).

@@ -1,4 +1,5 @@
 import Foundation
+
 @testable import LatchkeyCore
 
 /// Keys shared across tests; RSA generation is slow in debug builds, so each is made once.

@@ -3,6 +3,7 @@ import Foundation
 import LatchkeyTestSupport
 import PostgresNIO
 import Testing
+
 @testable import LatchkeyCore
 @testable import LatchkeyPersistence
 

@@ -1,6 +1,7 @@
 import Foundation
 import LatchkeyTestSupport
 import Testing
+
 @testable import LatchkeyKafka
 @testable import LatchkeyPersistence
 
@@ -64,7 +65,10 @@ import Testing
             #expect(Set(messages.compactMap(eventID)) == Set(written.map(\.0)))
             let expected = Dictionary(grouping: written, by: \.1).mapValues { $0.map(\.0) }
             #expect(firstSeenOrder(messages) == expected)
-            #expect(messages.allSatisfy { $0.header("ce_type").map { String(decoding: $0, as: UTF8.self) } == "io.latchkey.test.v1" })
+            #expect(
+                messages.allSatisfy {
+                    $0.header("ce_type").map { String(decoding: $0, as: UTF8.self) } == "io.latchkey.test.v1"
+                })
         }
     }
 
@@ -94,9 +98,11 @@ import Testing
                 + relays.map { relay in { @Sendable in try await relay.run() } }
             let written = try await withRunning(services) {
                 async let first = db.writeEvents(
-                    150, tenant: tenants[0], keys: 5, writer: OutboxWriter(topicPrefix: prefix), topicSuffix: "test-events")
+                    150, tenant: tenants[0], keys: 5, writer: OutboxWriter(topicPrefix: prefix),
+                    topicSuffix: "test-events")
                 async let second = db.writeEvents(
-                    150, tenant: tenants[1], keys: 5, writer: OutboxWriter(topicPrefix: prefix), topicSuffix: "test-events")
+                    150, tenant: tenants[1], keys: 5, writer: OutboxWriter(topicPrefix: prefix),
+                    topicSuffix: "test-events")
                 let written = try await first + second
                 #expect(try await db.waitUntilDrained(timeout: .seconds(60)) == 0)
                 return written

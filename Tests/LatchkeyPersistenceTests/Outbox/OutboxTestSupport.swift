@@ -2,6 +2,7 @@ import Foundation
 import LatchkeyTestSupport
 import Logging
 import PostgresNIO
+
 @testable import LatchkeyKafka
 @testable import LatchkeyPersistence
 
@@ -20,9 +21,10 @@ struct OutboxTestDatabase {
             systemConfiguration.database = owner.database
             return try await withPostgresClient(appConfiguration) { appClient in
                 try await withPostgresClient(systemConfiguration) { systemClient in
-                    try await body(OutboxTestDatabase(
-                        app: Database(client: appClient, logger: TestEnvironment.logger),
-                        system: Database(client: systemClient, logger: TestEnvironment.logger)))
+                    try await body(
+                        OutboxTestDatabase(
+                            app: Database(client: appClient, logger: TestEnvironment.logger),
+                            system: Database(client: systemClient, logger: TestEnvironment.logger)))
                 }
             }
         }
@@ -68,7 +70,9 @@ struct OutboxTestDatabase {
 }
 
 /// Runs the given services (producer, relays) around `body`, then cancels them.
-func withRunning<T: Sendable>(_ services: [@Sendable () async throws -> Void], _ body: () async throws -> T) async throws -> T {
+func withRunning<T: Sendable>(_ services: [@Sendable () async throws -> Void], _ body: () async throws -> T)
+    async throws -> T
+{
     try await withThrowingTaskGroup(of: Void.self) { group in
         for service in services { group.addTask { try await service() } }
         defer { group.cancelAll() }

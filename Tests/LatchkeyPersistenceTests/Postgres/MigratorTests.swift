@@ -1,6 +1,7 @@
 import LatchkeyTestSupport
 import PostgresNIO
 import Testing
+
 @testable import LatchkeyPersistence
 
 @Suite struct MigratorTests {
@@ -19,7 +20,9 @@ import Testing
         try await TestDatabase.withScratchDatabase { configuration in
             try await withPostgresClient(configuration) { client in
                 let migrator = try Migrator(logger: logger)
-                await #expect(throws: MigrationError.unexpectedSchemaVersion(found: 0, expected: migrator.expectedVersion)) {
+                await #expect(
+                    throws: MigrationError.unexpectedSchemaVersion(found: 0, expected: migrator.expectedVersion)
+                ) {
                     try await migrator.checkSchema(client: client)
                 }
                 let applied = try await migrator.migrate(client: client)

@@ -2,6 +2,7 @@ import Foundation
 import LatchkeyTestSupport
 import PostgresNIO
 import Testing
+
 @testable import LatchkeyPersistence
 
 @Suite struct RowLevelSecurityTests {
@@ -16,7 +17,8 @@ import Testing
     private func usernames(scope: String?, in database: Database) async throws -> [String] {
         let body: (PostgresConnection) async throws -> [String] = { connection in
             // Deliberately no WHERE tenant_id: Row-Level Security alone must confine the result.
-            let rows = try await connection.query("SELECT username FROM users ORDER BY username", logger: database.logger)
+            let rows = try await connection.query(
+                "SELECT username FROM users ORDER BY username", logger: database.logger)
             return try await rows.decode(String.self).reduce(into: []) { $0.append($1) }
         }
         if let scope { return try await database.withTenantTransaction(scope, body) }
@@ -25,7 +27,8 @@ import Testing
 
     @Test func aQueryWithoutTenantFilterSeesOnlyTheCurrentTenant() async throws {
         try await TestDatabase.withApp { database in
-            let a = TestEnvironment.uniqueTenant("a"), b = TestEnvironment.uniqueTenant("b")
+            let a = TestEnvironment.uniqueTenant("a")
+            let b = TestEnvironment.uniqueTenant("b")
             try await TestDatabase.createTenant(a, in: database)
             try await TestDatabase.createTenant(b, in: database)
             try await insertUser(a, "alice", scope: a, in: database)
@@ -39,7 +42,8 @@ import Testing
 
     @Test func aWriteForAnotherTenantFails() async throws {
         try await TestDatabase.withApp { database in
-            let a = TestEnvironment.uniqueTenant("a"), b = TestEnvironment.uniqueTenant("b")
+            let a = TestEnvironment.uniqueTenant("a")
+            let b = TestEnvironment.uniqueTenant("b")
             try await TestDatabase.createTenant(a, in: database)
             try await TestDatabase.createTenant(b, in: database)
             await #expect(throws: PSQLError.self) {

@@ -1,4 +1,5 @@
 import Testing
+
 @testable import LatchkeyPersistence
 
 @Suite struct SQLScriptTests {

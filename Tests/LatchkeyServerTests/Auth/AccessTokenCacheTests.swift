@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import LatchkeyCore
 @testable import LatchkeyServer
 
@@ -26,7 +27,9 @@ import Testing
         #expect(cache.count == 0, "expired entries are dropped when met")
         // Failures are not cached: each costs a verification.
         let bad = try minter.token(now: Self.now, ["aud": "elsewhere"])
-        for _ in 0..<3 { await #expect(throws: AccessTokenError.wrongAudience) { try await cache.verify(bad, with: verifier) } }
+        for _ in 0..<3 {
+            await #expect(throws: AccessTokenError.wrongAudience) { try await cache.verify(bad, with: verifier) }
+        }
         #expect(keys.lookupCount == 5)
     }
 

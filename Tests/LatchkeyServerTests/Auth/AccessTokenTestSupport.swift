@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import Synchronization
+
 @testable import LatchkeyCore
 @testable import LatchkeyServer
 
@@ -35,8 +36,10 @@ struct TokenMinter {
     var jwk: JWK { key.publicJWK(kid: kid) }
 
     /// Claims as raw JSON members (so tests can send wrong types); `now` anchors iat/exp.
-    func token(now: Int64, _ overrides: [String: Any] = [:], removing: [String] = [], typ: String? = "at+jwt",
-               kid: String? = nil) throws -> String {
+    func token(
+        now: Int64, _ overrides: [String: Any] = [:], removing: [String] = [], typ: String? = "at+jwt",
+        kid: String? = nil
+    ) throws -> String {
         var claims: [String: Any] = [
             "iss": Self.issuer, "sub": "user-1", "aud": Self.audience, "exp": now + 300, "iat": now,
             "jti": UUID().uuidString, "client_id": "client-1", "scope": "orders:read", "cnf": ["jkt": "thumb"],
@@ -44,7 +47,8 @@ struct TokenMinter {
         for (name, value) in overrides { claims[name] = value }
         for name in removing { claims[name] = nil }
         let payload = try JSONSerialization.data(withJSONObject: claims, options: [.sortedKeys])
-        return try CompactJWS.sign(payload: payload, using: key, header: JWSHeaderParameters(typ: typ, kid: kid ?? self.kid))
+        return try CompactJWS.sign(
+            payload: payload, using: key, header: JWSHeaderParameters(typ: typ, kid: kid ?? self.kid))
     }
 }
 

@@ -20,7 +20,8 @@ import Testing
 
         func verifier(audiences: Set<String>? = nil, clock: any WallClock = SystemWallClock()) -> AdminTokenVerifier {
             AdminTokenVerifier(
-                keys: TenantSigningKeyStore(database: database, ttl: .zero), issuerBase: AdminTokenVerifierTests.issuer + "/",
+                keys: TenantSigningKeyStore(database: database, ttl: .zero),
+                issuerBase: AdminTokenVerifierTests.issuer + "/",
                 platformTenant: TenantSlug(rawValue: platform), audiences: audiences, clock: clock)
         }
     }
@@ -30,11 +31,12 @@ import Testing
             let tenant = TestEnvironment.uniqueTenant("adm")
             let platform = TestEnvironment.uniqueTenant("plat")
             for slug in [tenant, platform] { try await TestDatabase.createTenant(slug, in: database) }
-            try await body(Setup(
-                tenant: tenant, platform: platform,
-                tenantAdmin: try await AdminTokenMinter.make(tenant: tenant, issuerBase: issuer, in: database),
-                platformAdmin: try await AdminTokenMinter.make(tenant: platform, issuerBase: issuer, in: database),
-                database: database))
+            try await body(
+                Setup(
+                    tenant: tenant, platform: platform,
+                    tenantAdmin: try await AdminTokenMinter.make(tenant: tenant, issuerBase: issuer, in: database),
+                    platformAdmin: try await AdminTokenMinter.make(tenant: platform, issuerBase: issuer, in: database),
+                    database: database))
         }
     }
 
@@ -56,8 +58,12 @@ import Testing
             let verifier = setup.verifier()
             let tenant = try #require(TenantSlug(rawValue: setup.tenant))
             let own = try await verifier.verify(authorization: try setup.tenantAdmin.authorization(), for: tenant)
-            #expect(own == AdminPrincipal(issuerTenant: tenant, subject: "admin-cli", clientID: "admin-cli", isPlatformAdmin: false))
-            let platform = try await verifier.verify(authorization: "bearer \(try setup.platformAdmin.token())", for: tenant)
+            #expect(
+                own
+                    == AdminPrincipal(
+                        issuerTenant: tenant, subject: "admin-cli", clientID: "admin-cli", isPlatformAdmin: false))
+            let platform = try await verifier.verify(
+                authorization: "bearer \(try setup.platformAdmin.token())", for: tenant)
             #expect(platform.isPlatformAdmin)
             #expect(platform.issuerTenant.rawValue == setup.platform)
             // Without kid the tenant's active key is used.
@@ -81,9 +87,11 @@ import Testing
             var foreign = setup.tenantAdmin.claims()
             foreign["iss"] = .string("https://evil.example/t/\(setup.tenant)")
             let tenant = try #require(TenantSlug(rawValue: setup.tenant))
-            #expect(await Self.failure {
-                try await verifier.verify(authorization: "Bearer \(try setup.tenantAdmin.token(foreign))", for: tenant)
-            }?.code == "invalid_token")
+            #expect(
+                await Self.failure {
+                    try await verifier.verify(
+                        authorization: "Bearer \(try setup.tenantAdmin.token(foreign))", for: tenant)
+                }?.code == "invalid_token")
         }
     }
 
@@ -101,21 +109,34 @@ import Testing
                 publishUntil: Date().addingTimeInterval(3600), in: setup.database)
             _ = try await verifier.verify(authorization: try retiredValid.authorization(), for: tenant)
             for refused in [next, retiredGone] {
-                #expect(await Self.failure { try await verifier.verify(authorization: try refused.authorization(), for: tenant) }?
+                #expect(
+                    await Self.failure {
+                        try await verifier.verify(authorization: try refused.authorization(), for: tenant)
+                    }?
                     .code == "invalid_token")
             }
             // Another key under the stored kid (a forgery), and another algorithm under it.
             let impostors = [
-                AdminTokenMinter(tenant: setup.tenant, issuerBase: Self.issuer, kid: setup.tenantAdmin.kid, key: try SigningKey.generate()),
-                AdminTokenMinter(tenant: setup.tenant, issuerBase: Self.issuer, kid: setup.tenantAdmin.kid, key: try SigningKey.generate(.edDSA)),
+                AdminTokenMinter(
+                    tenant: setup.tenant, issuerBase: Self.issuer, kid: setup.tenantAdmin.kid,
+                    key: try SigningKey.generate()),
+                AdminTokenMinter(
+                    tenant: setup.tenant, issuerBase: Self.issuer, kid: setup.tenantAdmin.kid,
+                    key: try SigningKey.generate(.edDSA)),
             ]
             for impostor in impostors {
-                #expect(await Self.failure { try await verifier.verify(authorization: try impostor.authorization(), for: tenant) }?
+                #expect(
+                    await Self.failure {
+                        try await verifier.verify(authorization: try impostor.authorization(), for: tenant)
+                    }?
                     .code == "invalid_token")
             }
             let header = Base64URL.encode(Data(#"{"alg":"none","typ":"at+jwt"}"#.utf8))
             let payload = Base64URL.encode(CanonicalJSON.encode(.object(setup.tenantAdmin.claims())))
-            #expect(await Self.failure { try await verifier.verify(authorization: "Bearer \(header).\(payload).", for: tenant) }?
+            #expect(
+                await Self.failure {
+                    try await verifier.verify(authorization: "Bearer \(header).\(payload).", for: tenant)
+                }?
                 .code == "invalid_token")
         }
     }
@@ -165,7 +186,9 @@ import Testing
             #expect(await code(changed) == "invalid_token")
 
             let unscoped = await Self.failure {
-                try await verifier.verify(authorization: "Bearer \(try admin.token(admin.claims(scope: "administrator", now: now)))", for: tenant)
+                try await verifier.verify(
+                    authorization: "Bearer \(try admin.token(admin.claims(scope: "administrator", now: now)))",
+                    for: tenant)
             }
             #expect(unscoped?.status == .forbidden)
             #expect(unscoped?.code == "insufficient_scope")
@@ -180,8 +203,10 @@ import Testing
             let missing = await Self.failure { try await verifier.verify(authorization: nil, for: tenant) }
             #expect(missing?.status == .unauthorized)
             #expect(missing?.headers[.wwwAuthenticate] == #"Bearer realm="latchkey""#)
-            for header in ["", "Bearer", "Bearer ", "Basic abc", "DPoP abc", "Bearer a.b", "Bearer ...", "Bearer e30.e30.e30",
-                           "Bearer " + String(repeating: "x", count: AdminTokenVerifier.maximumTokenLength + 1)] {
+            for header in [
+                "", "Bearer", "Bearer ", "Basic abc", "DPoP abc", "Bearer a.b", "Bearer ...", "Bearer e30.e30.e30",
+                "Bearer " + String(repeating: "x", count: AdminTokenVerifier.maximumTokenLength + 1),
+            ] {
                 let error = await Self.failure { try await verifier.verify(authorization: header, for: tenant) }
                 #expect(error?.status == .unauthorized, "\(header.prefix(30))")
             }

@@ -1,6 +1,7 @@
 import Foundation
 import LatchkeyTestSupport
 import Testing
+
 @testable import LatchkeyCore
 @testable import LatchkeyServer
 
@@ -35,7 +36,8 @@ import Testing
         for key in keys {
             let jwk = key.publicJWK(kid: "k")
             for other in keys where other.algorithm != key.algorithm {
-                let token = try CompactJWS.sign(payload: Data("{}".utf8), using: other, header: JWSHeaderParameters(kid: "k"))
+                let token = try CompactJWS.sign(
+                    payload: Data("{}".utf8), using: other, header: JWSHeaderParameters(kid: "k"))
                 let error = try #require(throws: JOSEError.self) {
                     try CompactJWS(parsing: token).verify(
                         using: jwk, allowedAlgorithms: Set(JWSAlgorithm.allCases), requireDeclaredAlgorithm: true)
@@ -53,7 +55,8 @@ import Testing
         let minter = try TokenMinter(algorithm: .rs256)
         let pss = try SigningKey(algorithm: .ps256, pkcs8DER: minter.key.pkcs8DERRepresentation)
         let payload = try CompactJWS(parsing: try minter.token(now: now)).payload
-        let token = try CompactJWS.sign(payload: payload, using: pss, header: JWSHeaderParameters(typ: "at+jwt", kid: minter.kid))
+        let token = try CompactJWS.sign(
+            payload: payload, using: pss, header: JWSHeaderParameters(typ: "at+jwt", kid: minter.kid))
         await #expect(throws: AccessTokenError.self) { try await verify(token, keys: [minter.jwk]) }
         // The same token verifies with the key declared for PS256: the refusal above is the binding.
         var declaredPS256 = minter.jwk
@@ -93,12 +96,21 @@ import Testing
         wrongAlg.alg = "ES256"
         wrongAlg.kid = "wrong-alg"
         let symmetric = JWK(kty: "oct", kid: "hmac", alg: "HS256")
-        let small = JWK(kty: "RSA", n: Base64URL.encode([UInt8](repeating: 0xC5, count: 128)), e: "AQAB", kid: "small", alg: "RS256")
-        let withPrivate = try JSONDecoder().decode(JWK.self, from: Data(
-            #"{"kty":"OKP","crv":"Ed25519","x":"\#(good[2].x!)","d":"AAAA","kid":"private","alg":"EdDSA"}"#.utf8))
+        let small = JWK(
+            kty: "RSA", n: Base64URL.encode([UInt8](repeating: 0xC5, count: 128)), e: "AQAB", kid: "small", alg: "RS256"
+        )
+        let withPrivate = try JSONDecoder().decode(
+            JWK.self,
+            from: Data(
+                #"{"kty":"OKP","crv":"Ed25519","x":"\#(good[2].x!)","d":"AAAA","kid":"private","alg":"EdDSA"}"#.utf8))
         let set = JWKSet(keys: good + [noAlg, encryption, wrongAlg, symmetric, small, withPrivate])
         #expect(JWKSCache.verificationKeys(in: set).keys.compactMap(\.kid) == ["good-0", "good-1", "good-2"])
-        let many = JWKSet(keys: (0..<40).map { index in var key = good[0]; key.kid = "k\(index)"; return key })
+        let many = JWKSet(
+            keys: (0..<40).map { index in
+                var key = good[0]
+                key.kid = "k\(index)"
+                return key
+            })
         #expect(JWKSCache.verificationKeys(in: many).keys.count == JWKSCache.maximumKeys)
     }
 }

@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import Synchronization
 import Testing
+
 @testable import LatchkeyCore
 @testable import LatchkeyServer
 
@@ -33,9 +34,10 @@ import Testing
     let issuer = "https://auth.example.com/t/acme"
 
     func make(_ endpoint: Endpoint, clock: FixedWallClock, refreshed: Outcomes = Outcomes()) -> JWKSCache {
-        JWKSCache(maxAge: 300, minimumRefreshInterval: 30, clock: clock, logger: .authTests,
-                  observer: { _, succeeded in refreshed.values.withLock { $0.append(succeeded) } },
-                  fetch: { try await endpoint.fetch($0) })
+        JWKSCache(
+            maxAge: 300, minimumRefreshInterval: 30, clock: clock, logger: .authTests,
+            observer: { _, succeeded in refreshed.values.withLock { $0.append(succeeded) } },
+            fetch: { try await endpoint.fetch($0) })
     }
 
     @Test func concurrentFirstUsesShareOneFetchAndKnownKidsAreServedFromMemory() async throws {
@@ -56,7 +58,8 @@ import Testing
 
     @Test func unknownKidRefreshesAtMostOncePerInterval() async throws {
         let clock = FixedWallClock(unixSeconds: 1_000)
-        let k1 = try TokenMinter(kid: "k1").jwk, k2 = try TokenMinter(kid: "k2").jwk
+        let k1 = try TokenMinter(kid: "k1").jwk
+        let k2 = try TokenMinter(kid: "k2").jwk
         let endpoint = Endpoint([k1])
         let cache = make(endpoint, clock: clock)
         _ = try await cache.keys(issuer: issuer, kid: "k1")

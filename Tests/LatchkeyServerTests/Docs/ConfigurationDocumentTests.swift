@@ -26,9 +26,12 @@ import Testing
         var modules: [String: [(file: String, source: String)]] = [:]
         for root in ["Sources", "Services", "Examples"] {
             let folder = repository.appendingPathComponent(root)
-            guard let files = FileManager.default.enumerator(at: folder, includingPropertiesForKeys: nil) else { continue }
+            guard let files = FileManager.default.enumerator(at: folder, includingPropertiesForKeys: nil) else {
+                continue
+            }
             for case let url as URL in files where url.pathExtension == "swift" {
-                let relative = String(url.standardizedFileURL.path.dropFirst(repository.standardizedFileURL.path.count + 1))
+                let relative = String(
+                    url.standardizedFileURL.path.dropFirst(repository.standardizedFileURL.path.count + 1))
                 let parts = relative.split(separator: "/")
                 let module = root == "Sources" || parts.count < 3 ? root : "\(parts[0])/\(parts[1])"
                 modules[module, default: []].append((relative, try String(contentsOf: url, encoding: .utf8)))
@@ -81,15 +84,20 @@ import Testing
     @Test func everySettingTheCodeReadsIsDocumented() throws {
         let (reads, documented) = try Self.scan()
         for read in Set(reads.map { SettingsScanner.Read(name: $0.name, module: $0.module, file: "") })
-            .sorted(by: { ($0.name, $0.module) < ($1.name, $1.module) }) {
+            .sorted(by: { ($0.name, $0.module) < ($1.name, $1.module) })
+        {
             let file = reads.first { $0.name == read.name && $0.module == read.module }?.file ?? read.module
             let rows = documented.filter { $0.name == read.name }
-            #expect(!rows.isEmpty, """
+            #expect(
+                !rows.isEmpty,
+                """
                 \(file) reads \(read.name), which \(Self.document) does not document: add a row for it \
                 (first cell `\(read.name)`) to the table of the executable that reads it
                 """)
             if let executable = Self.executables[read.module], !rows.isEmpty {
-                #expect(rows.contains { $0.executables.isEmpty || $0.executables.contains(executable) }, """
+                #expect(
+                    rows.contains { $0.executables.isEmpty || $0.executables.contains(executable) },
+                    """
                     \(file) (\(executable)) reads \(read.name), which \(Self.document) documents only under \
                     \(rows.map { "\"\($0.section)\"" }.joined(separator: ", ")), not in a section naming `\(executable)`
                     """)
@@ -101,13 +109,16 @@ import Testing
         let (reads, documented) = try Self.scan()
         for row in documented {
             let readers = reads.filter { $0.name == row.name }
-            #expect(!readers.isEmpty, "\(Self.document) documents \(row.name) (\"\(row.section)\"), which no code reads")
+            #expect(
+                !readers.isEmpty, "\(Self.document) documents \(row.name) (\"\(row.section)\"), which no code reads")
             if !row.executables.isEmpty, !readers.isEmpty {
                 let readInItsSection = readers.contains { read in
                     guard let executable = Self.executables[read.module] else { return true }
                     return row.executables.contains(executable)
                 }
-                #expect(readInItsSection, """
+                #expect(
+                    readInItsSection,
+                    """
                     \(Self.document) documents \(row.name) under "\(row.section)", but only \
                     \(Set(readers.map(\.file)).sorted().joined(separator: ", ")) reads it
                     """)
@@ -170,10 +181,11 @@ import Testing
             }
             """#
         let names = Set(SettingsScanner.reads(modules: ["Services/Example": [("Example.swift", source)]]).map(\.name))
-        #expect(names == [
-            "HTTP_READ_TIMEOUT_MS", "HTTP_SERVER_NAME", "MANAGEMENT_PORT", "KAFKA_CLIENT_ID", "RAW_SECRET",
-            "AUDIT_EXTRA_LIMIT", "DIRECT_READ", "GETENV_READ", "INSIDE_INTERPOLATION",
-        ], "found \(names.sorted())")
+        #expect(
+            names == [
+                "HTTP_READ_TIMEOUT_MS", "HTTP_SERVER_NAME", "MANAGEMENT_PORT", "KAFKA_CLIENT_ID", "RAW_SECRET",
+                "AUDIT_EXTRA_LIMIT", "DIRECT_READ", "GETENV_READ", "INSIDE_INTERPOLATION",
+            ], "found \(names.sorted())")
         #expect(SettingsScanner.environmentName(forKey: "password.scrypt.log.n") == "PASSWORD_SCRYPT_LOG_N")
         #expect(SettingsScanner.environmentName(forKey: "http.serverTimeout") == "HTTP_SERVER_TIMEOUT")
     }

@@ -105,9 +105,15 @@ struct SettingsScanner {
                 if character == "/", peek(1) == "*" {
                     var nesting = 0
                     repeat {
-                        if peek(0) == "/", peek(1) == "*" { nesting += 1; index += 2 }
-                        else if peek(0) == "*", peek(1) == "/" { nesting -= 1; index += 2 }
-                        else { index += 1 }
+                        if peek(0) == "/", peek(1) == "*" {
+                            nesting += 1
+                            index += 2
+                        } else if peek(0) == "*", peek(1) == "/" {
+                            nesting -= 1
+                            index += 2
+                        } else {
+                            index += 1
+                        }
                     } while nesting > 0 && index < characters.count
                     continue
                 }
@@ -128,21 +134,30 @@ struct SettingsScanner {
                 if character == "`" {
                     var name = ""
                     index += 1
-                    while let next = peek(0), next != "`", next != "\n" { name.append(next); index += 1 }
+                    while let next = peek(0), next != "`", next != "\n" {
+                        name.append(next)
+                        index += 1
+                    }
                     index += 1
                     tokens.append(.identifier(name))
                     continue
                 }
                 if Self.isIdentifier(character) {
                     var name = ""
-                    while let next = peek(0), Self.isIdentifier(next) { name.append(next); index += 1 }
+                    while let next = peek(0), Self.isIdentifier(next) {
+                        name.append(next)
+                        index += 1
+                    }
                     tokens.append(.identifier(name))
                     continue
                 }
                 if insideInterpolation {
                     if character == "(" { depth += 1 }
                     if character == ")" {
-                        if depth == 0 { index += 1; return }
+                        if depth == 0 {
+                            index += 1
+                            return
+                        }
                         depth -= 1
                     }
                 }
@@ -171,7 +186,8 @@ struct SettingsScanner {
                     continue
                 }
                 if character == "\"", (0..<quotes).allSatisfy({ peek($0) == "\"" }),
-                   (0..<hashes).allSatisfy({ peek(quotes + $0) == "#" }) {
+                    (0..<hashes).allSatisfy({ peek(quotes + $0) == "#" })
+                {
                     index += quotes + hashes
                     return text
                 }
@@ -246,13 +262,17 @@ struct SettingsScanner {
                 var depth = 0
                 while open < tokens.count {
                     if tokens[open] == .symbol("<") { depth += 1 }
-                    if tokens[open] == .symbol(">") { depth -= 1; if depth == 0 { break } }
+                    if tokens[open] == .symbol(">") {
+                        depth -= 1
+                        if depth == 0 { break }
+                    }
                     open += 1
                 }
                 open += 1
             }
             guard open < tokens.count, tokens[open] == .symbol("("), let parameterList = items(tokens, from: open),
-                  let close = closing(tokens, from: open) else { continue }
+                let close = closing(tokens, from: open)
+            else { continue }
             let parameters = parameterList.map { parameter -> String in
                 let names = parameter.prefix { $0 != .symbol(":") }.compactMap { token -> String? in
                     if case .identifier(let name) = token { return name }
@@ -260,8 +280,12 @@ struct SettingsScanner {
                 }
                 return names.count >= 2 ? names[1] : (names.first ?? "")
             }
-            guard let bodyStart = tokens[(close + 1)...].firstIndex(where: { $0 == .symbol("{") || $0 == .identifier("func") }),
-                  tokens[bodyStart] == .symbol("{"), let bodyEnd = closing(tokens, from: bodyStart) else { continue }
+            guard
+                let bodyStart = tokens[(close + 1)...].firstIndex(where: {
+                    $0 == .symbol("{") || $0 == .identifier("func")
+                }),
+                tokens[bodyStart] == .symbol("{"), let bodyEnd = closing(tokens, from: bodyStart)
+            else { continue }
             functions.append(Function(name: name, parameters: parameters, body: bodyStart..<bodyEnd))
         }
         return functions
@@ -311,15 +335,20 @@ struct SettingsScanner {
         if tokens.first == .symbol("["), tokens.last == .symbol("]"), tokens.count > 2 {
             var components: [String] = []
             for (offset, token) in tokens.dropFirst().dropLast().enumerated() {
-                if offset.isMultiple(of: 2), case .literal(let component) = token { components.append(component) }
-                else if !offset.isMultiple(of: 2), token == .symbol(",") { continue }
-                else { return .other }
+                if offset.isMultiple(of: 2), case .literal(let component) = token {
+                    components.append(component)
+                } else if !offset.isMultiple(of: 2), token == .symbol(",") {
+                    continue
+                } else {
+                    return .other
+                }
             }
             return .keys([components.joined(separator: ".")])
         }
         // `name`, `Self.name`, `Type.name`
         if let last = tokens.last, case .identifier(let name) = last,
-           tokens.count == 1 || (tokens.count == 3 && tokens[1] == .symbol(".")) {
+            tokens.count == 1 || (tokens.count == 3 && tokens[1] == .symbol("."))
+        {
             if let constant = constants[name] { return .keys([constant]) }
             return tokens.count == 1 ? .parameter(name) : .other
         }
@@ -336,7 +365,8 @@ struct SettingsScanner {
                 guard value + 3 < tokens.count, case .identifier = tokens[value + 1] else { continue }
                 value += 2
             }
-            guard tokens[value] == .symbol("="), value + 1 < tokens.count, case .literal(let text) = tokens[value + 1] else { continue }
+            guard tokens[value] == .symbol("="), value + 1 < tokens.count, case .literal(let text) = tokens[value + 1]
+            else { continue }
             if value + 2 < tokens.count, case .symbol(let next) = tokens[value + 2], ".(+".contains(next) { continue }
             constants[name] = text
         }
@@ -356,20 +386,26 @@ struct SettingsScanner {
                 while end < tokens.count {
                     if case .symbol(let character) = tokens[end] {
                         if "([{".contains(character) { depth += 1 }
-                        if ")]}".contains(character) { if depth == 0 { break }; depth -= 1 }
+                        if ")]}".contains(character) {
+                            if depth == 0 { break }
+                            depth -= 1
+                        }
                         if character == ",", depth == 0 { break }
                     }
                     end += 1
                 }
                 uses.append(keyExpression(tokens[(index + 2)..<end], constants: constants))
-            } else if tokens[index] == .identifier("ConfigKey"), index + 1 < tokens.count, tokens[index + 1] == .symbol("("),
-                      !(index >= 2 && tokens[index - 1] == .symbol(":") && tokens[index - 2] == .identifier("forKey")),
-                      let arguments = items(tokens, from: index + 1), arguments.count == 1 {
+            } else if tokens[index] == .identifier("ConfigKey"), index + 1 < tokens.count,
+                tokens[index + 1] == .symbol("("),
+                !(index >= 2 && tokens[index - 1] == .symbol(":") && tokens[index - 2] == .identifier("forKey")),
+                let arguments = items(tokens, from: index + 1), arguments.count == 1
+            {
                 uses.append(keyExpression(unlabelled(arguments[0]), constants: constants))
             } else if case .identifier(let name) = tokens[index], let position = wrappers[name],
-                      index + 1 < tokens.count, tokens[index + 1] == .symbol("("),
-                      !(index > 0 && tokens[index - 1] == .identifier("func")),
-                      let arguments = items(tokens, from: index + 1), position < arguments.count {
+                index + 1 < tokens.count, tokens[index + 1] == .symbol("("),
+                !(index > 0 && tokens[index - 1] == .identifier("func")),
+                let arguments = items(tokens, from: index + 1), position < arguments.count
+            {
                 uses.append(keyExpression(unlabelled(arguments[position]), constants: constants))
             }
         }
@@ -403,17 +439,23 @@ struct SettingsScanner {
         var names: [String] = []
         for case .keys(let keys) in keyUses(in: tokens, wrappers: wrappers, constants: constants(in: tokens)) {
             // A key is words joined by dots; anything else handed to a helper's name-alike is not one.
-            names += keys.filter { $0.range(of: "^[A-Za-z0-9_-]+(\\.[A-Za-z0-9_-]+)*$", options: .regularExpression) != nil }
-                .map(environmentName(forKey:))
+            names += keys.filter {
+                $0.range(of: "^[A-Za-z0-9_-]+(\\.[A-Za-z0-9_-]+)*$", options: .regularExpression) != nil
+            }
+            .map(environmentName(forKey:))
         }
         for index in tokens.indices {
             guard index + 3 < tokens.count, case .literal(let name) = tokens[index + 2] else { continue }
-            if tokens[index] == .identifier("environment"), tokens[index + 1] == .symbol("["), tokens[index + 3] == .symbol("]") {
-                let assigned = index + 5 < tokens.count && tokens[index + 4] == .symbol("=") && tokens[index + 5] != .symbol("=")
+            if tokens[index] == .identifier("environment"), tokens[index + 1] == .symbol("["),
+                tokens[index + 3] == .symbol("]")
+            {
+                let assigned =
+                    index + 5 < tokens.count && tokens[index + 4] == .symbol("=") && tokens[index + 5] != .symbol("=")
                 if !assigned { names.append(name) }
             }
             if tokens[index] == .identifier("getenv") || tokens[index] == .identifier("secure_getenv"),
-               tokens[index + 1] == .symbol("("), tokens[index + 3] == .symbol(")") {
+                tokens[index + 1] == .symbol("("), tokens[index + 3] == .symbol(")")
+            {
                 names.append(name)
             }
         }

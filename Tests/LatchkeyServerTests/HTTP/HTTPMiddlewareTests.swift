@@ -2,6 +2,7 @@ import Foundation
 import Hummingbird
 import HummingbirdTesting
 import Testing
+
 @testable import LatchkeyServer
 
 @Suite struct HTTPMiddlewareTests {
@@ -157,7 +158,8 @@ import Testing
         try await Application(router: failing).test(.router) { client in
             try await client.execute(uri: "/readyz", method: .get) { response in
                 #expect(response.status == .serviceUnavailable)
-                #expect(String(buffer: response.body) == #"{"kafka":"degraded","postgres":"failing","status":"not_ready"}"#)
+                #expect(
+                    String(buffer: response.body) == #"{"kafka":"degraded","postgres":"failing","status":"not_ready"}"#)
             }
         }
     }

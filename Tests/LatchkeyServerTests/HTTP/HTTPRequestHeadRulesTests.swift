@@ -1,9 +1,12 @@
 import NIOHTTP1
 import Testing
+
 @testable import LatchkeyServer
 
 @Suite struct HTTPRequestHeadRulesTests {
-    func head(_ fields: [(String, String)], method: HTTPMethod = .POST, version: HTTPVersion = .http1_1) -> HTTPRequestHead {
+    func head(_ fields: [(String, String)], method: HTTPMethod = .POST, version: HTTPVersion = .http1_1)
+        -> HTTPRequestHead
+    {
         HTTPRequestHead(version: version, method: method, uri: "/x", headers: HTTPHeaders(fields))
     }
 
@@ -15,13 +18,17 @@ import Testing
     }
 
     @Test func hostMustBeOneHostAndPort() {
-        for valid in ["example.com", "API.Example.com:8443", "127.0.0.1", "127.0.0.1:80", "[::1]", "[::1]:8080",
-                      "[v1.fe80::a+en1]", "xn--bcher-kva.example", "a%2Db.example", "host:", ""] {
+        for valid in [
+            "example.com", "API.Example.com:8443", "127.0.0.1", "127.0.0.1:80", "[::1]", "[::1]:8080",
+            "[v1.fe80::a+en1]", "xn--bcher-kva.example", "a%2Db.example", "host:", "",
+        ] {
             #expect(HTTPRequestHeadRules.isValidHost(valid), "\(valid)")
         }
-        for invalid in ["user@example.com", "example.com/path", "example.com?x", "example.com#x", "exa mple.com",
-                        "example.com:99999", "example.com:123456", "example.com:8o", "[::1", "[]", "[::1]x", "a%2", "a%zz",
-                        "example.com:80:80", "\"example.com\"", "exa\\mple.com"] {
+        for invalid in [
+            "user@example.com", "example.com/path", "example.com?x", "example.com#x", "exa mple.com",
+            "example.com:99999", "example.com:123456", "example.com:8o", "[::1", "[]", "[::1]x", "a%2", "a%zz",
+            "example.com:80:80", "\"example.com\"", "exa\\mple.com",
+        ] {
             #expect(!HTTPRequestHeadRules.isValidHost(invalid), "\(invalid)")
         }
         #expect(status(head([("Host", "example.com")])) == nil)
@@ -48,8 +55,12 @@ import Testing
 
     @Test func framingTellsWhetherTheConnectionEndsAfterTheAnswer() throws {
         let host = ("Host", "a.example")
-        func framing(_ head: HTTPRequestHead) throws -> HTTPRequestHeadRules.Framing { try HTTPRequestHeadRules.check(head).get() }
-        #expect(try framing(head([host, ("Content-Length", "12")])) == .init(contentLength: 12, closesConnection: false, expectsContinue: false))
+        func framing(_ head: HTTPRequestHead) throws -> HTTPRequestHeadRules.Framing {
+            try HTTPRequestHeadRules.check(head).get()
+        }
+        #expect(
+            try framing(head([host, ("Content-Length", "12")]))
+                == .init(contentLength: 12, closesConnection: false, expectsContinue: false))
         #expect(try framing(head([host, ("Connection", "close")])).closesConnection)
         #expect(try framing(head([], version: .http1_0)).closesConnection)
         #expect(try !framing(head([("Connection", "keep-alive")], version: .http1_0)).closesConnection)

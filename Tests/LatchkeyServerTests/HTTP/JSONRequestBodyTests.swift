@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import LatchkeyServer
 
 /// The one reading of JSON request bodies: what it refuses, and that the typed values come from exactly
@@ -11,7 +12,10 @@ import Testing
     }
 
     static func refusal(_ bytes: [UInt8]) -> JSONRequestBody.Problem? {
-        do { _ = try JSONRequestBody(bytes); return nil } catch { return error }
+        do {
+            _ = try JSONRequestBody(bytes)
+            return nil
+        } catch { return error }
     }
 
     @Test func refusesWhatAnotherParserCouldReadDifferently() {
@@ -29,7 +33,10 @@ import Testing
             ("negative number out of range", Array(#"{"uses":-1e400}"#.utf8)),
             ("trailing data", Array(#"{"uses":1} {"uses":2}"#.utf8)),
             ("trailing comma", Array(#"{"uses":1,}"#.utf8)),
-            ("too deep", Array(("{\"a\":" + String(repeating: "[", count: 100) + String(repeating: "]", count: 100) + "}").utf8)),
+            (
+                "too deep",
+                Array(("{\"a\":" + String(repeating: "[", count: 100) + String(repeating: "]", count: 100) + "}").utf8)
+            ),
         ]
         for (what, bytes) in cases {
             guard case .malformed? = Self.refusal(bytes) else {
@@ -52,7 +59,8 @@ import Testing
     }
 
     @Test func decodesTypedValuesFromTheAcceptedDocument() throws {
-        let body = try JSONRequestBody(Array(#"{"uses":5,"description":"caf\u00e9 \ud83d\ude00 ☕","other":[1,2.5,null]}"#.utf8))
+        let body = try JSONRequestBody(
+            Array(#"{"uses":5,"description":"caf\u00e9 \ud83d\ude00 ☕","other":[1,2.5,null]}"#.utf8))
         #expect(try body.decode(Tokens.self) == Tokens(uses: 5, description: "café 😀 ☕"))
         #expect(try body.string("description") == "café 😀 ☕")
         #expect(try body.string("missing") == nil)
@@ -61,7 +69,9 @@ import Testing
         #expect(throws: JSONRequestBody.Problem.self) { try body.requireOnly(["uses", "description"]) }
         try body.requireOnly(["uses", "description", "other"])
         let wrongType = try JSONRequestBody(Array(#"{"uses":"ten"}"#.utf8))
-        #expect(throws: JSONRequestBody.Problem.invalidMember("uses: expected an integer")) { try wrongType.decode(Tokens.self) }
+        #expect(throws: JSONRequestBody.Problem.invalidMember("uses: expected an integer")) {
+            try wrongType.decode(Tokens.self)
+        }
         let null = try JSONRequestBody(Array(#"{"flag":null}"#.utf8))
         #expect(throws: JSONRequestBody.Problem.self) { try null.bool("flag") }
     }

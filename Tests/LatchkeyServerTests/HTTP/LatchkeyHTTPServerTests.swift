@@ -1,16 +1,18 @@
 import Configuration
 import Hummingbird
 import HummingbirdTesting
+import LatchkeyCore
 import LatchkeyTestSupport
 import Testing
-import LatchkeyCore
+
 @testable import LatchkeyServer
 
 /// The connection guard of ``LatchkeyHTTPServer`` in-process, over raw sockets: what keeps a connection
 /// usable and what ends it.
 @Suite struct LatchkeyHTTPServerTests {
     /// `POST /refuse` answers 401 without reading its body; `GET /ok` answers 200.
-    func withServer(_ settings: HTTPServerSettings = .init(), _ body: @Sendable (Int) async throws -> Void) async throws {
+    func withServer(_ settings: HTTPServerSettings = .init(), _ body: @Sendable (Int) async throws -> Void) async throws
+    {
         let router = Router(context: LatchkeyRequestContext.self)
         router.add(middleware: ErrorMiddleware())
         router.post("/refuse") { _, _ -> Response in Response(status: .unauthorized) }
@@ -18,7 +20,8 @@ import LatchkeyCore
         router.post("/echo") { request, _ -> Response in
             Response(status: .ok, body: .init(byteBuffer: try await request.body.collect(upTo: 1 << 20)))
         }
-        let app = Application(router: router, server: .latchkey(settings), configuration: .init(address: .hostname("127.0.0.1", port: 0)))
+        let app = Application(
+            router: router, server: .latchkey(settings), configuration: .init(address: .hostname("127.0.0.1", port: 0)))
         try await app.test(.live) { client in try await body(try #require(client.port)) }
     }
 
@@ -27,7 +30,9 @@ import LatchkeyCore
             // Refused with its body at hand: the body is read and dropped, the connection serves the next request.
             let small = try await RawClient.connect(port: port)
             defer { small.close() }
-            await small.send("POST /refuse HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\n" + String(repeating: "a", count: 1000))
+            await small.send(
+                "POST /refuse HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\n" + String(repeating: "a", count: 1000)
+            )
             #expect(await small.waitFor(.seconds(20)) { $0.statuses == [401] })
             await small.send("GET /ok HTTP/1.1\r\nHost: x\r\n\r\n")
             #expect(await small.waitFor(.seconds(20)) { $0.statuses == [401, 200] }, "\(small.received)")
@@ -64,7 +69,8 @@ import LatchkeyCore
         try await withServer { port in
             let client = try await RawClient.connect(port: port)
             defer { client.close() }
-            await client.send("""
+            await client.send(
+                """
                 GET /ok HTTP/1.1\r\nHost: x\r\n\r\nPOST /echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n\
                 3\r\nabc\r\n0\r\n\r\nGET /ok HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\nGET /ok HTTP/1.1\r\nHost: x\r\n\r\n
                 """)
@@ -87,11 +93,16 @@ import LatchkeyCore
 
     @Test func settingsAreReadFromTheEnvironment() throws {
         func read(_ environment: [String: String]) throws -> HTTPServerSettings {
-            try HTTPServerSettings(reader: ConfigReader(providers: [EnvironmentVariablesProvider(environmentVariables: environment)]))
+            try HTTPServerSettings(
+                reader: ConfigReader(providers: [EnvironmentVariablesProvider(environmentVariables: environment)]))
         }
-        #expect(try read([:]) == HTTPServerSettings(headerTimeoutSeconds: 10, idleTimeoutSeconds: 60, maxConnections: 4096))
-        #expect(try read(["HTTP_HEADER_TIMEOUT_SECONDS": "3", "HTTP_IDLE_TIMEOUT_SECONDS": "30", "HTTP_MAX_CONNECTIONS": "50"])
-            == HTTPServerSettings(headerTimeoutSeconds: 3, idleTimeoutSeconds: 30, maxConnections: 50))
+        #expect(
+            try read([:]) == HTTPServerSettings(headerTimeoutSeconds: 10, idleTimeoutSeconds: 60, maxConnections: 4096))
+        #expect(
+            try read([
+                "HTTP_HEADER_TIMEOUT_SECONDS": "3", "HTTP_IDLE_TIMEOUT_SECONDS": "30", "HTTP_MAX_CONNECTIONS": "50",
+            ])
+                == HTTPServerSettings(headerTimeoutSeconds: 3, idleTimeoutSeconds: 30, maxConnections: 50))
         #expect(throws: ConfigurationError.self) { try read(["HTTP_HEADER_TIMEOUT_SECONDS": "0"]) }
         #expect(throws: ConfigurationError.self) { try read(["HTTP_IDLE_TIMEOUT_SECONDS": "100000"]) }
         #expect(throws: ConfigurationError.self) { try read(["HTTP_MAX_CONNECTIONS": "0"]) }

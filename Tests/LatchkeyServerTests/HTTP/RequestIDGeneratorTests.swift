@@ -1,6 +1,7 @@
 import Foundation
 import HTTPTypes
 import Testing
+
 @testable import LatchkeyServer
 
 @Suite struct RequestIDGeneratorTests {

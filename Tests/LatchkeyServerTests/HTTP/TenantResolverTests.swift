@@ -4,13 +4,15 @@ import HummingbirdTesting
 import LatchkeyCore
 import LatchkeyTestSupport
 import Testing
+
 @testable import LatchkeyServer
 
 @Suite struct TenantResolverTests {
     @Test func resolvesKnownTenantsAndRefusesEverythingElseWith404JSON() async throws {
         try await TestDatabase.withApp { database in
             let tenant = TestEnvironment.uniqueTenant("res")
-            try await TestDatabase.createTenant(tenant, in: database, policy: #"{"version": 3, "max_clients_per_user": 7}"#)
+            try await TestDatabase.createTenant(
+                tenant, in: database, policy: #"{"version": 3, "max_clients_per_user": 7}"#)
             let router = Router(context: LatchkeyRequestContext.self)
             router.add(middleware: ErrorMiddleware())
             router.group("/t/{tenant}")
@@ -27,7 +29,8 @@ import Testing
                 for bad in ["unknown-tenant-x", "UPPER", "-lead", String(repeating: "a", count: 64), "a%2Fb", "%00"] {
                     try await client.execute(uri: "/t/\(bad)/whoami", method: .get) { response in
                         #expect(response.status == .notFound, "\(bad)")
-                        let body = try JSONDecoder().decode([String: String].self, from: Data(response.body.readableBytesView))
+                        let body = try JSONDecoder().decode(
+                            [String: String].self, from: Data(response.body.readableBytesView))
                         #expect(body["error"] == "not_found")
                     }
                 }

@@ -1,6 +1,7 @@
 import Foundation
 import LatchkeyTestSupport
 import Testing
+
 @testable import LatchkeyCore
 @testable import LatchkeyKafka
 @testable import LatchkeyPersistence
@@ -10,7 +11,8 @@ import Testing
     static let services = ["registration-gateway", "token-service", "dpop-verifier", "audit-consumer"]
 
     func environment(kafka: String, database: String? = nil) throws -> [String: String] {
-        var app = try TestEnvironment.appDatabase(), system = try TestEnvironment.systemDatabase()
+        var app = try TestEnvironment.appDatabase()
+        var system = try TestEnvironment.systemDatabase()
         if let database {
             app.database = database
             system.database = database
@@ -21,7 +23,8 @@ import Testing
         let key = KeyMaterial.generateConfigurationValue
         return [
             "DATABASE_URL": url(app), "DATABASE_SYSTEM_URL": url(system), "KAFKA_BROKERS": kafka, "LOG_LEVEL": "info",
-            "TOKEN_SERVICE_PUBLIC_URL": "http://127.0.0.1:8082", "REGISTRATION_GATEWAY_PUBLIC_URL": "http://127.0.0.1:8081",
+            "TOKEN_SERVICE_PUBLIC_URL": "http://127.0.0.1:8082",
+            "REGISTRATION_GATEWAY_PUBLIC_URL": "http://127.0.0.1:8081",
             "KEY_ENCRYPTION_KEY": key(), "SECRET_HASH_KEY": key(), "DPOP_NONCE_SECRET": key(),
             "DPOP_UPSTREAM_URL": "http://127.0.0.1:9", "DPOP_EXTERNAL_ORIGINS": "http://127.0.0.1:8083",
             "DPOP_ISSUERS": "http://127.0.0.1:8082/t/demo", "DPOP_AUDIENCES": "http://127.0.0.1:8082/t/demo",
@@ -50,7 +53,8 @@ import Testing
             let cluster = try EmbeddedKafkaCluster(brokers: 1)
             defer { cluster.shutdown() }
             let process = try ServiceProcess(
-                "registration-gateway", environment: environment(kafka: cluster.bootstrapServers, database: scratch.database))
+                "registration-gateway",
+                environment: environment(kafka: cluster.bootstrapServers, database: scratch.database))
             // Generous: on a loaded CI machine start-up plus the orderly stop of its services takes a while.
             let status = await process.waitForExit(timeout: .seconds(60))
             #expect(status == 1, "\(process.capturedOutput().suffix(3_000))")
@@ -78,8 +82,10 @@ import Testing
             let process = try ServiceProcess(name, environment: env, port: taken.port)
             // The grace period plus start-up on a loaded machine; a process that hangs never gets there.
             let status = await process.waitForExit(timeout: .seconds(45))
-            #expect(status != nil && status != 0,
-                    "\(name) on a taken port: exit status \(status.map(String.init) ?? "none (still running)"): \(process.capturedOutput().suffix(2_000))")
+            #expect(
+                status != nil && status != 0,
+                "\(name) on a taken port: exit status \(status.map(String.init) ?? "none (still running)"): \(process.capturedOutput().suffix(2_000))"
+            )
         }
     }
 
@@ -99,11 +105,14 @@ import Testing
                         env["SHUTDOWN_GRACE_SECONDS"] = String(grace)
                         let process = try ServiceProcess(name, environment: env)
                         let healthy = await process.waitUntilHealthy(timeout: .seconds(60))
-                        #expect(healthy, "\(name), round \(round): not healthy: \(process.capturedOutput().suffix(2_000))")
+                        #expect(
+                            healthy, "\(name), round \(round): not healthy: \(process.capturedOutput().suffix(2_000))")
                         cluster.shutdown()
                         let status = await process.stop(signal: SIGTERM, timeout: .seconds(grace + 20))
-                        #expect(status != nil,
-                                "\(name), round \(round): still running \(grace + 20) s after SIGTERM: \(process.capturedOutput().suffix(2_000))")
+                        #expect(
+                            status != nil,
+                            "\(name), round \(round): still running \(grace + 20) s after SIGTERM: \(process.capturedOutput().suffix(2_000))"
+                        )
                         guard healthy, status != nil else { return }
                     }
                 }

@@ -71,7 +71,9 @@ struct SchemaCompiler {
             oneOf: try subschemas(keywords["oneOf"], "oneOf", path))
     }
 
-    private mutating func resolve(_ reference: JSONValue, path: String) throws(JSONSchema.CompilationError) -> SchemaNode {
+    private mutating func resolve(_ reference: JSONValue, path: String) throws(JSONSchema.CompilationError)
+        -> SchemaNode
+    {
         let prefix = "#/$defs/"
         guard let target = reference.stringValue, target.hasPrefix(prefix) else {
             throw error(path, "only local references (#/$defs/name) are supported")
@@ -95,7 +97,9 @@ struct SchemaCompiler {
         _ value: JSONValue?, _ keyword: String, _ path: String
     ) throws(JSONSchema.CompilationError) -> [SchemaNode] {
         guard let value else { return [] }
-        guard let list = value.arrayValue, !list.isEmpty else { throw error(path, "\(keyword) must be a non-empty array") }
+        guard let list = value.arrayValue, !list.isEmpty else {
+            throw error(path, "\(keyword) must be a non-empty array")
+        }
         var nodes: [SchemaNode] = []
         for (index, element) in list.enumerated() {
             nodes.append(try compile(element, path: join(path, "\(keyword)/\(index)")))
@@ -111,7 +115,9 @@ struct SchemaCompiler {
         return types
     }
 
-    private func array(_ value: JSONValue?, _ keyword: String, path: String) throws(JSONSchema.CompilationError) -> [JSONValue]? {
+    private func array(_ value: JSONValue?, _ keyword: String, path: String) throws(JSONSchema.CompilationError)
+        -> [JSONValue]?
+    {
         guard let value else { return nil }
         guard let list = value.arrayValue else { throw error(path, "\(keyword) must be an array") }
         return list
@@ -125,7 +131,9 @@ struct SchemaCompiler {
         return list
     }
 
-    private func count(_ value: JSONValue?, _ keyword: String, _ path: String) throws(JSONSchema.CompilationError) -> Int? {
+    private func count(_ value: JSONValue?, _ keyword: String, _ path: String) throws(JSONSchema.CompilationError)
+        -> Int?
+    {
         guard let value else { return nil }
         guard let number = value.doubleValue, number >= 0, number.rounded() == number, number < 1e9 else {
             throw error(path, "\(keyword) must be a non-negative integer")

@@ -67,14 +67,17 @@ final class SchemaNode: Sendable {
     /// The first failed assertion for `value` at `path`, or nil. With `explain` false the error
     /// carries no path or message: subschemas of `not`, `anyOf` and `oneOf` only need a yes or no,
     /// and building messages for every expected mismatch would dominate the cost of validation.
-    func validate(_ value: JSONValue, path: inout [PathComponent], explain: Bool = true) -> JSONSchema.ValidationError? {
+    func validate(_ value: JSONValue, path: inout [PathComponent], explain: Bool = true) -> JSONSchema.ValidationError?
+    {
         switch kind {
         case .acceptAll: return nil
         case .rejectAll: return fail(path, explain, "no value is allowed here")
         case .assertions: break
         }
         if let types, !types.contains(where: { $0.admits(value) }) {
-            return fail(path, explain, "expected \(types.map(\.rawValue).joined(separator: " or ")), found \(Self.typeName(value))")
+            return fail(
+                path, explain,
+                "expected \(types.map(\.rawValue).joined(separator: " or ")), found \(Self.typeName(value))")
         }
         if let constant, constant != value {
             return fail(path, explain, "must be \(Self.render(constant))")
@@ -116,7 +119,8 @@ final class SchemaNode: Sendable {
             path.append(.member(name))
             defer { path.removeLast() }
             if let propertyNames, let error = propertyNames.validate(.string(name), path: &path, explain: explain) {
-                return explain ? JSONSchema.ValidationError(path: error.path, message: "member name \(error.message)") : error
+                return explain
+                    ? JSONSchema.ValidationError(path: error.path, message: "member name \(error.message)") : error
             }
             if let schema = properties[name] {
                 if let error = schema.validate(member, path: &path, explain: explain) { return error }
@@ -133,7 +137,9 @@ final class SchemaNode: Sendable {
     private func validateArray(
         _ elements: [JSONValue], path: inout [PathComponent], explain: Bool
     ) -> JSONSchema.ValidationError? {
-        if let minItems, elements.count < minItems { return fail(path, explain, "must have at least \(minItems) items") }
+        if let minItems, elements.count < minItems {
+            return fail(path, explain, "must have at least \(minItems) items")
+        }
         if let maxItems, elements.count > maxItems { return fail(path, explain, "must have at most \(maxItems) items") }
         if uniqueItems, Set(elements).count != elements.count { return fail(path, explain, "items must be unique") }
         if let items {
@@ -150,8 +156,12 @@ final class SchemaNode: Sendable {
         if minLength != nil || maxLength != nil {
             // JSON Schema counts characters as Unicode code points.
             let length = text.unicodeScalars.count
-            if let minLength, length < minLength { return fail(path, explain, "must be at least \(minLength) characters") }
-            if let maxLength, length > maxLength { return fail(path, explain, "must be at most \(maxLength) characters") }
+            if let minLength, length < minLength {
+                return fail(path, explain, "must be at least \(minLength) characters")
+            }
+            if let maxLength, length > maxLength {
+                return fail(path, explain, "must be at most \(maxLength) characters")
+            }
         }
         for pattern in patterns where !pattern.matches(text) {
             return fail(path, explain, "does not match the pattern \(pattern.source)")

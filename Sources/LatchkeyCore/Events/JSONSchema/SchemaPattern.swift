@@ -224,9 +224,15 @@ struct PatternParser {
         guard let scalar = current else { return atom }
         let bounds: (Int, Int?)
         switch scalar {
-        case "*": index += 1; bounds = (0, nil)
-        case "+": index += 1; bounds = (1, nil)
-        case "?": index += 1; bounds = (0, 1)
+        case "*":
+            index += 1
+            bounds = (0, nil)
+        case "+":
+            index += 1
+            bounds = (1, nil)
+        case "?":
+            index += 1
+            bounds = (0, 1)
         case "{":
             index += 1
             let min = try parseInteger()
