@@ -28,7 +28,8 @@ func buildApplication(
         systemDatabase: systemDatabase, interval: tokenSettings.keyLifecycleInterval,
         publishDelay: tokenSettings.keyPublishDelay)
     let outboxServices = try runtime.makeOutboxServices()
-    let upstream = UpstreamProviderClient(logger: logger, policy: tokenSettings.outbound)
+    let upstream = UpstreamProviderClient(
+        logger: logger, policy: tokenSettings.outbound, timeout: tokenSettings.upstreamTimeout)
     try TokenServiceRoutes(runtime: runtime, settings: tokenSettings, upstream: upstream).register(on: router)
     var services: [any Service] = outboxServices + [keyLifecycle]
     if tokenSettings.replayStore == .postgres {

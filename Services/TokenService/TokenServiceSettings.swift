@@ -33,6 +33,8 @@ struct TokenServiceSettings: Sendable {
     var upstreamSecretReferences = SecretReferenceAllowList()
     /// Where requests to upstream identity providers may go.
     var outbound = OutboundPolicy.publicHTTPSOnly
+    /// The longest a request to an upstream identity provider (discovery, JWKS, code exchange) may take.
+    var upstreamTimeout: Duration = .seconds(5)
     /// `PLATFORM_TENANT`: its sign-up page is closed unless its policy opens it (`self_signup`).
     var platformTenant: TenantSlug?
     /// Where DPoP proof and client-assertion `jti`s are remembered: this process (`memory`, one replica)
@@ -57,7 +59,7 @@ struct TokenServiceSettings: Sendable {
     /// Reads `TOKEN_SERVICE_PUBLIC_URL`, `REGISTRATION_GATEWAY_PUBLIC_URL`, `KEY_ENCRYPTION_KEY`
     /// (+ `KEY_ENCRYPTION_KEY_PREVIOUS`), `SECRET_HASH_KEY`, `DPOP_NONCE_SECRET`, `DPOP_IAT_WINDOW_SECONDS`,
     /// `SIGNING_KEY_LIFECYCLE_INTERVAL_SECONDS`, `SIGNING_KEY_PUBLISH_DELAY_SECONDS`, `UPSTREAM_SECRET_REFERENCES`,
-    /// `OUTBOUND_ALLOW_LOOPBACK_HTTP`, `OUTBOUND_ALLOWED_NETWORKS`, `PLATFORM_TENANT`, `TRUSTED_PROXIES`,
+    /// `OUTBOUND_ALLOW_LOOPBACK_HTTP`, `OUTBOUND_ALLOWED_NETWORKS`, `UPSTREAM_TIMEOUT_SECONDS`, `PLATFORM_TENANT`, `TRUSTED_PROXIES`,
     /// `PASSWORD_SCRYPT_LOG_N`, `PASSWORD_HASH_CONCURRENCY`, `PASSWORD_HASH_WAIT_MS`, `DPOP_REPLAY_STORE`.
     init(reader: ConfigReader) throws {
         let env = SettingsReader(reader)
@@ -80,6 +82,7 @@ struct TokenServiceSettings: Sendable {
         keyPublishDelay = try env.seconds("signing.key.publish.delay.seconds", default: 600, range: 0...86_400)
         upstreamSecretReferences = try SecretReferenceAllowList(reader: reader)
         outbound = try OutboundPolicy(reader: reader)
+        upstreamTimeout = try env.seconds("upstream.timeout.seconds", default: 5, range: 1...60)
         replayStore = try DPoPReplayStore(reader: reader)
         let hashing = try PasswordHashingSettings(reader: reader)
         passwordHasher = hashing.hasher

@@ -43,6 +43,8 @@ struct TokenServiceHarness: Sendable {
         // The federation tests' upstream provider is another tenant of this service on loopback http, and
         // its client secret a temporary file an operator would have allowed.
         settings.outbound = OutboundPolicy(allowLoopbackHTTP: true)
+        // That provider is this test process, which a loaded machine can keep busy for seconds.
+        settings.upstreamTimeout = .seconds(30)
         settings.upstreamSecretReferences = SecretReferenceAllowList(
             ["file:" + FileManager.default.temporaryDirectory.appendingPathComponent("latchkey-up-").path + "*"])
         return settings

@@ -36,8 +36,8 @@ final class UpstreamProviderClient: Sendable {
     let keys: JWKSCache
     private let discovery: DiscoveryCache
 
-    init(logger: Logger, policy: OutboundPolicy) {
-        let client = GuardedHTTPClient(policy: policy, timeout: .seconds(5), maximumBytes: 256 * 1024)
+    init(logger: Logger, policy: OutboundPolicy, timeout: Duration) {
+        let client = GuardedHTTPClient(policy: policy, timeout: .init(timeout), maximumBytes: 256 * 1024)
         let discovery = DiscoveryCache()
         self.client = client
         self.discovery = discovery
