@@ -34,23 +34,6 @@ import Testing
                 var system = try TestEnvironment.systemDatabase()
                 system.database = owner.database
                 try await body(Scratch(owner: owner, app: app, system: system))
-                try await waitForOtherSessionsToEnd(owner)
-            }
-        }
-
-        /// Closed pools take a moment to leave the server; the owner cannot terminate the service
-        /// roles' sessions, so dropping the database must wait for them.
-        static func waitForOtherSessionsToEnd(_ owner: DatabaseConfiguration) async throws {
-            try await withPostgresClient(owner) { client in
-                try await eventually("the scratch database's other sessions to end", within: .seconds(90)) {
-                    let rows = try await client.query(
-                        """
-                        SELECT count(*)::int8 FROM pg_stat_activity
-                        WHERE datname = current_database() AND pid <> pg_backend_pid()
-                        """, logger: TestEnvironment.logger)
-                    for try await count in rows.decode(Int64.self) { return count == 0 }
-                    return true
-                }
             }
         }
 
