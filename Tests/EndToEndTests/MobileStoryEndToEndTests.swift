@@ -6,7 +6,7 @@ import Testing
 
 @testable import LatchkeyCLI
 
-/// DESIGN §3 across real processes: the story of `latchkey demo run`, a second tenant refused
+/// The mobile story across real processes: the story of `latchkey demo run`, a second tenant refused
 /// everywhere, and an audit consumer that crashes mid-flow without losing or duplicating anything.
 @Suite(.serialized) struct MobileStoryEndToEndTests {
     @Test func theMobileStoryAcrossTheWholePlatform() async throws {

@@ -89,7 +89,7 @@ import Testing
         }
     }
 
-    /// One accepted and one refused request per rule of DESIGN §4.
+    /// One accepted and one refused request per registration metadata rule.
     @Test(
         arguments: [
             // native redirect URIs

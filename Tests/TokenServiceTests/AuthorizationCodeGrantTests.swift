@@ -8,7 +8,7 @@ import Testing
 
 @testable import TokenService
 
-/// A public native app as in DESIGN §3 step 3: PKCE and a DPoP key of its own.
+/// A public native app as in the mobile story: PKCE and a DPoP key of its own.
 struct NativeApp {
     let clientID: String
     let dpop: DPoPProofSigner

@@ -12,7 +12,7 @@ import PostgresNIO
 #endif
 
 /// `GET /t/{tenant}/auth/{provider}` and its `/callback`: sign-in through an upstream OpenID Connect
-/// provider as a confidential client (seed 003, backend-for-frontend), then the pending authorization resumes.
+/// provider as a confidential client (backend-for-frontend: the browser never holds upstream tokens), then the pending authorization resumes.
 struct FederationController: Sendable {
     let settings: TokenServiceSettings
     let database: Database

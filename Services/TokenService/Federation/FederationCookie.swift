@@ -2,7 +2,7 @@ import Foundation
 import Hummingbird
 
 /// What the browser carries between `/auth/{provider}` and its callback, AES-GCM-sealed in a cookie
-/// (seed 003: OAuth state and PKCE in an encrypted cookie, no server-side state).
+/// (OAuth state and PKCE in an encrypted cookie, so no server-side state).
 struct FederationState: Codable, Sendable {
     var state: String
     var nonce: String

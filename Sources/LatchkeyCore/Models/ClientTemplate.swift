@@ -1,7 +1,7 @@
 import Foundation
 
 /// A template client: instances registered with its `software_id` copy its metadata, and may
-/// override only the members it lists (templatized DCR, seed 000).
+/// override only the members it lists (templatized dynamic registration).
 public struct ClientTemplate: Codable, Sendable, Hashable, Identifiable {
     /// Members a registration may always send alongside `software_id`: they identify the
     /// software rather than change the client.

@@ -1,6 +1,6 @@
 import Foundation
 
-/// How a client came to be registered (seed 000's registration mechanisms).
+/// How a client came to be registered (DCR token, initial access token, open registration, or the admin API).
 public enum RegistrationMechanism: String, ProtocolStringEnum {
     /// RFC 7591 with a user's DCR access token (scope `dcr`).
     case userToken = "user_token"

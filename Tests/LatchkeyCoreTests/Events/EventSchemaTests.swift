@@ -4,7 +4,7 @@ import Testing
 @testable import LatchkeyCore
 
 /// Every event type's samples must validate against its shipped schema, and the schemas must
-/// refuse what DESIGN §5 forbids (a secret member, a wrong envelope).
+/// refuse what events must never carry (a secret member, a wrong envelope).
 @Suite struct EventSchemaTests {
     @Test func everyEventTypeHasASchemaResource() throws {
         for type in LatchkeyEventType.allCases {

@@ -3,7 +3,7 @@ import Testing
 
 @testable import LatchkeyCore
 
-/// DESIGN §5: no secret, token, code or password ever appears in an event.
+/// No secret, token, code or password ever appears in an event.
 @Suite struct EventSecretLeakTests {
     static let forbiddenKeys: Set<String> = [
         "client_secret", "registration_access_token", "access_token", "refresh_token", "code", "password",

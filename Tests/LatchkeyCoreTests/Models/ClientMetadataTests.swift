@@ -15,7 +15,7 @@ import Testing
         softwareStatement: "eyJhbGciOiJFUzI1NiJ9.e30.sig", postLogoutRedirectURIs: ["com.acme.mobile:/logout"])
 
     @Test func decodesTheSeedRegistrationRequestIgnoringUnknownMembers() throws {
-        // The request of seed 000, with the members Latchkey does not define.
+        // A full RFC 7591 registration request, with the members Latchkey does not define.
         let json = """
             {"redirect_uris": ["io.curity.dcrclient:/callback"],
              "post_logout_redirect_uris": ["io.curity.dcrclient:/logoutcallback"],
