@@ -1,3 +1,5 @@
+import LatchkeyCore
+
 /// The RFC 3986 §3 syntax checks of one redirect URI, on its raw characters (printable ASCII without
 /// a fragment, checked before): characters, percent-encoding, the port, an empty target and dot segments.
 extension RedirectURIValidator {
@@ -57,22 +59,13 @@ extension RedirectURIValidator {
             }
         }
 
-        private static func isHexDigit(_ byte: UInt8) -> Bool {
-            switch byte {
-            case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "a")...UInt8(ascii: "f"),
-                UInt8(ascii: "A")...UInt8(ascii: "F"):
-                return true
-            default:
-                return false
-            }
-        }
-
         /// Every `%` starts `%HH`.
         private static func checkPercentEncoding(_ bytes: [UInt8]) throws(Problem) {
             var index = 0
             while index < bytes.count {
                 if bytes[index] == UInt8(ascii: "%") {
-                    guard index + 2 < bytes.count, isHexDigit(bytes[index + 1]), isHexDigit(bytes[index + 2]) else {
+                    guard index + 2 < bytes.count, bytes[index + 1].isASCIIHexDigit, bytes[index + 2].isASCIIHexDigit
+                    else {
                         throw Problem(reason: "every % must start a percent-encoded octet (%HH)")
                     }
                     index += 3

@@ -1,3 +1,4 @@
+import LatchkeyCore
 import NIOHTTP1
 
 /// What RFC 9112 requires of a request head before a server may act on it, checked once per request
@@ -130,9 +131,9 @@ enum HTTPRequestHeadRules {
                 let byte = bytes[index]
                 if byte == UInt8(ascii: "%") {
                     let first = bytes.index(after: index)
-                    guard first != bytes.endIndex, isHexDigit(bytes[first]) else { return false }
+                    guard first != bytes.endIndex, bytes[first].isASCIIHexDigit else { return false }
                     let second = bytes.index(after: first)
-                    guard second != bytes.endIndex, isHexDigit(bytes[second]) else { return false }
+                    guard second != bytes.endIndex, bytes[second].isASCIIHexDigit else { return false }
                     index = second
                 } else if !isUnreserved(byte) && !isSubDelimiter(byte) {
                     return false
@@ -171,16 +172,6 @@ enum HTTPRequestHeadRules {
         case UInt8(ascii: "!"), UInt8(ascii: "$"), UInt8(ascii: "&"), UInt8(ascii: "'"), UInt8(ascii: "("),
             UInt8(ascii: ")"),
             UInt8(ascii: "*"), UInt8(ascii: "+"), UInt8(ascii: ","), UInt8(ascii: ";"), UInt8(ascii: "="):
-            return true
-        default:
-            return false
-        }
-    }
-
-    private static func isHexDigit(_ byte: UInt8) -> Bool {
-        switch byte {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "a")...UInt8(ascii: "f"),
-            UInt8(ascii: "A")...UInt8(ascii: "F"):
             return true
         default:
             return false

@@ -98,11 +98,7 @@ enum SchemaFormat: String, Sendable {
             case 8, 13, 18, 23:
                 guard byte == UInt8(ascii: "-") else { return false }
             default:
-                guard
-                    (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte)
-                        || (UInt8(ascii: "a")...UInt8(ascii: "f")).contains(byte)
-                        || (UInt8(ascii: "A")...UInt8(ascii: "F")).contains(byte)
-                else { return false }
+                guard byte.isASCIIHexDigit else { return false }
             }
         }
         return true
