@@ -5,9 +5,10 @@ import LatchkeyServer
 import Logging
 
 extension ServiceDescriptor {
-    /// `dpop-verifier`, port 8083 by default.
+    /// `dpop-verifier`, port 8083 by default. It keeps its state in memory and learns of revocations from
+    /// Kafka, so it has no database: no credentials to leak from the pod beside every API.
     static let dpopVerifier = ServiceDescriptor(
-        name: "dpop-verifier", defaultPort: 8083, needsSystemDatabase: false, resources: .module)
+        name: "dpop-verifier", defaultPort: 8083, needsDatabase: false, needsSystemDatabase: false, resources: .module)
 }
 
 /// Builds the dpop-verifier application; `Main` and the tests call this.

@@ -9,16 +9,20 @@ public enum TestServiceSettings {
     public static func make(
         _ descriptor: ServiceDescriptor, kafkaBrokers: String, database: String? = nil
     ) async throws -> ServiceSettings {
-        try await TestDatabase.prepare()
-        var app = try TestEnvironment.appDatabase()
-        var system = try TestEnvironment.systemDatabase()
-        if let database {
-            app.database = database
-            system.database = database
+        // A service without a database gets none, so its tests show it needs none.
+        var app: DatabaseConfiguration?
+        var system: DatabaseConfiguration?
+        if descriptor.needsDatabase {
+            try await TestDatabase.prepare()
+            app = try TestEnvironment.appDatabase()
+            if descriptor.needsSystemDatabase { system = try TestEnvironment.systemDatabase() }
+            if let database {
+                app?.database = database
+                system?.database = database
+            }
         }
         var settings = ServiceSettings(
-            serviceName: descriptor.name, host: "127.0.0.1", port: 0, database: app,
-            systemDatabase: descriptor.needsSystemDatabase ? system : nil,
+            serviceName: descriptor.name, host: "127.0.0.1", port: 0, database: app, systemDatabase: system,
             kafkaBrokers: kafkaBrokers, managementPort: ServiceProcess.freePort(),
             resources: descriptor.resources)
         settings.kafkaOutageDegrades = descriptor.kafkaOutageDegrades

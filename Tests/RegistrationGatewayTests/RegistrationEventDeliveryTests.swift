@@ -25,9 +25,9 @@ import Testing
             try await TestDatabase.migrate(scratch)
             let settings = try await TestServiceSettings.make(
                 .registrationGateway, kafkaBrokers: cluster.bootstrapServers, database: scratch.database)
-            let database = settings.database
+            let database = try #require(settings.database)
             let h = try await harness(in: database)
-            let token = try await h.dcrToken(database: settings.database)
+            let token = try await h.dcrToken(database: database)
             let app = try buildApplication(
                 settings: settings, gateway: GatewayHarness.gatewaySettings(), logger: TestServiceSettings.logger)
             let clientID = try await app.test(.router) { client in

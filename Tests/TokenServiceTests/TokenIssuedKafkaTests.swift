@@ -22,10 +22,10 @@ import Testing
             try cluster.createTopic(topic, partitions: 1)
             var serviceSettings = try await TestServiceSettings.make(
                 .tokenService, kafkaBrokers: cluster.bootstrapServers)
-            serviceSettings.database.database = owner.database
+            serviceSettings.database?.database = owner.database
             serviceSettings.systemDatabase?.database = owner.database
             let settings = try TokenServiceHarness.makeSettings()
-            try await withPostgresClient(serviceSettings.database) { appClient in
+            try await withPostgresClient(try #require(serviceSettings.database)) { appClient in
                 let database = Database(client: appClient, logger: TestEnvironment.logger)
                 let fixture = TokenServiceHarness(
                     tenant: TestEnvironment.uniqueTenant("tok"), settings: settings, database: database,

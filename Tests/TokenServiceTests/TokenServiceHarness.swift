@@ -97,11 +97,11 @@ struct TokenServiceHarness: Sendable {
         defer { cluster.shutdown() }
         let databaseName = try await OwnDatabase.shared.name()
         var serviceSettings = try await TestServiceSettings.make(.tokenService, kafkaBrokers: cluster.bootstrapServers)
-        serviceSettings.database.database = databaseName
+        serviceSettings.database?.database = databaseName
         serviceSettings.systemDatabase?.database = databaseName
         var settings = try makeSettings(publicURL: origin)
         configure(&settings)
-        try await withPostgresClient(serviceSettings.database) { client in
+        try await withPostgresClient(try #require(serviceSettings.database)) { client in
             let database = Database(client: client, logger: TestEnvironment.logger)
             let fixture = TokenServiceHarness(
                 tenant: TestEnvironment.uniqueTenant("tok"), origin: origin, settings: settings, database: database,

@@ -6,24 +6,50 @@ each core resource against the Kubernetes JSON schemas of kubernetes-validate (s
 fields are errors), checks the custom resources (Strimzi, CloudNativePG) structurally, and checks
 the rules the deployment promises: probes, resources, hardened security contexts, secrets only by
 reference, a PodDisruptionBudget and an HPA for every Deployment, a default-deny NetworkPolicy.
+
+The custom resources are validated against the CRD schemas of the tested operator releases (TESTED),
+kept in crds/ (descriptions stripped). To move to a newer release, import its CRDs and update TESTED:
+    python3 infra/k8s/validate.py --import-crd 040-Crd-kafka.yaml postgresql.cnpg.io_poolers.yaml ...
 """
 import argparse
+import json
 import os
+import re
 import shutil
 import subprocess
 import sys
+from urllib.parse import parse_qs, urlsplit
 
-import kubernetes_validate
 import yaml
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+CRDS = os.path.join(HERE, "crds")
+REPOSITORY = os.path.dirname(os.path.dirname(HERE))
+# The operator releases the manifests are written for and whose CRD schemas are in crds/ (docs/deployment.md).
+TESTED = {
+    "strimzi": "1.2.0",
+    # Kafka versions Strimzi 1.2.0 supports, with their KRaft metadata versions (its kafka-versions.yaml).
+    "kafka": {"4.2.0": "4.2-IV1", "4.2.1": "4.2-IV1", "4.3.0": "4.3-IV0", "4.3.1": "4.3-IV0"},
+    "cloudnative-pg": "1.30.0",
+    "barman-cloud-plugin": "0.14.0",
+}
+BARMAN_PLUGIN = "barman-cloud.cloudnative-pg.io"
+# Connections PostgreSQL keeps beyond the pools: superuser_reserved_connections (3) and the operator's
+# instance manager, probes and backups.
+RESERVED_CONNECTIONS = 13
+# pool_max when a postgres:// URL does not set it (DatabaseConfiguration).
+DEFAULT_POOL_MAX = 10
 TARGETS = ["base", "overlays/dev", "overlays/prod"]
-# Custom resources: no schema offline, so the fields the operators need are checked here.
+# Custom resources: validated against crds/, plus the fields the manifests rely on.
 CUSTOM_KINDS = {
-    ("kafka.strimzi.io/v1beta2", "KafkaTopic"): ["spec.topicName", "spec.partitions", "spec.replicas"],
-    ("kafka.strimzi.io/v1beta2", "Kafka"): ["spec.kafka.listeners"],
-    ("kafka.strimzi.io/v1beta2", "KafkaNodePool"): ["spec.replicas", "spec.roles", "spec.storage"],
-    ("postgresql.cnpg.io/v1", "Cluster"): ["spec.instances", "spec.storage.size", "spec.bootstrap.initdb.owner"],
+    ("kafka.strimzi.io/v1", "KafkaTopic"): ["spec.topicName", "spec.partitions", "spec.replicas"],
+    ("kafka.strimzi.io/v1", "Kafka"): ["spec.kafka.listeners", "spec.kafka.version", "spec.kafka.metadataVersion"],
+    ("kafka.strimzi.io/v1", "KafkaNodePool"): ["spec.replicas", "spec.roles", "spec.storage"],
+    ("postgresql.cnpg.io/v1", "Cluster"): ["spec.instances", "spec.storage.size", "spec.bootstrap.initdb.owner",
+                                           "spec.plugins", "spec.postgresql.parameters.max_connections"],
+    ("postgresql.cnpg.io/v1", "Pooler"): ["spec.cluster.name", "spec.instances", "spec.pgbouncer.poolMode"],
+    ("postgresql.cnpg.io/v1", "ScheduledBackup"): ["spec.cluster.name", "spec.schedule", "spec.method"],
+    ("barmancloud.cnpg.io/v1", "ObjectStore"): ["spec.configuration.destinationPath"],
 }
 EXPECTED_TOPICS = {
     "latchkey.client-registered", "latchkey.token-issued", "latchkey.client-revoked", "latchkey.client-updated",
@@ -106,7 +132,185 @@ def check_deployment(doc, errors):
             errors.append(f"Deployment {name}/{container['name']}: no container port named management")
 
 
+def strip_descriptions(node):
+    if isinstance(node, dict):
+        return {key: strip_descriptions(value) for key, value in node.items() if key != "description"}
+    if isinstance(node, list):
+        return [strip_descriptions(item) for item in node]
+    return node
+
+
+def import_crds(paths):
+    """Writes the schema of every served version of each CRD file to crds/<group>_<kind>.<version>.json."""
+    os.makedirs(CRDS, exist_ok=True)
+    for path in paths:
+        for crd in yaml.safe_load_all(open(path, encoding="utf-8")):
+            if not crd or crd.get("kind") != "CustomResourceDefinition":
+                continue
+            group, kind = crd["spec"]["group"], crd["spec"]["names"]["kind"]
+            for version in crd["spec"]["versions"]:
+                if not version.get("served"):
+                    continue
+                name = f"{group}_{kind}.{version['name']}.json"
+                with open(os.path.join(CRDS, name), "w", encoding="utf-8") as out:
+                    json.dump(strip_descriptions(version["schema"]["openAPIV3Schema"]), out, sort_keys=True,
+                              separators=(",", ":"))
+                    out.write("\n")
+                print(f"wrote crds/{name}")
+
+
+def strict(schema):
+    """The API server's view of a structural schema: fields it does not declare are rejected."""
+    if isinstance(schema, list):
+        return [strict(item) for item in schema]
+    if not isinstance(schema, dict):
+        return schema
+    result = {key: strict(value) for key, value in schema.items()}
+    if (result.get("type") == "object" and "properties" in result and "additionalProperties" not in result
+            and not result.get("x-kubernetes-preserve-unknown-fields")):
+        result["additionalProperties"] = False
+    if result.get("x-kubernetes-int-or-string"):
+        result.pop("type", None)
+        result["anyOf"] = [{"type": "integer"}, {"type": "string"}]
+    return result
+
+
+def crd_schema(api_version, kind, cache={}):
+    group, _, version = api_version.rpartition("/")
+    path = os.path.join(CRDS, f"{group}_{kind}.{version}.json")
+    if path not in cache:
+        cache[path] = strict(json.load(open(path, encoding="utf-8"))) if os.path.exists(path) else None
+    return cache[path]
+
+
+def check_custom_resource(target, doc, errors):
+    import jsonschema
+
+    kind, name = doc["kind"], doc["metadata"]["name"]
+    schema = crd_schema(doc["apiVersion"], kind)
+    if schema is None:
+        errors.append(f"{target}: {kind} {name}: no CRD schema for {doc['apiVersion']} in infra/k8s/crds")
+        return
+    for error in jsonschema.Draft7Validator(schema).iter_errors(doc):
+        errors.append(f"{target}: {kind} {name}: {error.message} at {'.'.join(map(str, error.path))}")
+
+
+def container_environment(container, config_maps):
+    """The container's variables, with envFrom ConfigMaps and $(VAR) references resolved."""
+    values = {}
+    for source in container.get("envFrom", []):
+        ref = lookup(source, "configMapRef.name")
+        values.update(config_maps.get(ref, {}))
+    for variable in container.get("env", []):
+        if "value" in variable:
+            values[variable["name"]] = re.sub(r"\$\(([A-Z_][A-Z0-9_]*)\)",
+                                              lambda m: values.get(m.group(1), m.group(0)), variable["value"])
+        else:
+            values[variable["name"]] = None  # from a Secret
+    return values
+
+
+def url_host_and_pool(url):
+    parts = urlsplit(url)
+    return parts.hostname, int(parse_qs(parts.query).get("pool_max", [DEFAULT_POOL_MAX])[0])
+
+
+def check_versions(target, kinds, errors):
+    """Strimzi's Kafka on a version the tested release supports, compose on the same; backups through the plugin."""
+    for kafka in kinds.get("Kafka", []):
+        version = lookup(kafka, "spec.kafka.version")
+        metadata = lookup(kafka, "spec.kafka.metadataVersion")
+        if version not in TESTED["kafka"]:
+            errors.append(f"{target}: Kafka {version} is not supported by Strimzi {TESTED['strimzi']}")
+        elif metadata != TESTED["kafka"][version]:
+            errors.append(f"{target}: Kafka {version} takes metadataVersion {TESTED['kafka'][version]}, not {metadata}")
+        for pattern, where in ((r"apache/kafka:([0-9.]+)", "docker-compose.yml"), (r"apache/kafka:([0-9.]+)", ".env.example")):
+            images = set(re.findall(pattern, open(os.path.join(REPOSITORY, where), encoding="utf-8").read()))
+            if images != {version}:
+                errors.append(f"{target}: {where} runs apache/kafka {sorted(images)}, Strimzi's Kafka is {version}")
+    stores = {d["metadata"]["name"] for d in kinds.get("ObjectStore", [])}
+    for cluster in kinds.get("Cluster", []):
+        name = cluster["metadata"]["name"]
+        if lookup(cluster, "spec.backup.barmanObjectStore") is not None:
+            errors.append(f"{target}: Cluster {name}: backups go through the Barman Cloud plugin, not spec.backup")
+        archivers = [p for p in cluster["spec"].get("plugins", []) if p.get("name") == BARMAN_PLUGIN and p.get("isWALArchiver")]
+        if len(archivers) != 1:
+            errors.append(f"{target}: Cluster {name}: needs the {BARMAN_PLUGIN} plugin as its WAL archiver")
+        elif lookup(archivers[0], "parameters.barmanObjectName") not in stores:
+            errors.append(f"{target}: Cluster {name}: its barmanObjectName is not an ObjectStore here")
+        backups = [b for b in kinds.get("ScheduledBackup", []) if lookup(b, "spec.cluster.name") == name]
+        if not any(b["spec"].get("method") == "plugin" and lookup(b, "spec.pluginConfiguration.name") == BARMAN_PLUGIN
+                   for b in backups):
+            errors.append(f"{target}: Cluster {name}: no ScheduledBackup with method plugin ({BARMAN_PLUGIN})")
+
+
+def check_database_connections(target, kinds, errors):
+    """Request traffic through the transaction-mode Pooler, sessions on -rw, no database for the sidecar,
+    and every pool at its HPA maximum within max_connections."""
+    config_maps = {}
+    for config_map in kinds.get("ConfigMap", []):
+        config_maps[config_map["metadata"]["name"]] = config_map.get("data", {})
+    clusters = {c["metadata"]["name"]: c for c in kinds.get("Cluster", [])}
+    poolers = {p["metadata"]["name"]: p for p in kinds.get("Pooler", [])}
+    hpa_max = {h["spec"]["scaleTargetRef"]["name"]: h["spec"]["maxReplicas"] for h in kinds.get("HorizontalPodAutoscaler", [])}
+    for pooler in poolers.values():
+        where = f"{target}: Pooler {pooler['metadata']['name']}"
+        if lookup(pooler, "spec.pgbouncer.poolMode") != "transaction" or pooler["spec"].get("type", "rw") != "rw":
+            errors.append(f"{where}: must be a transaction-mode pool in front of the primary (type rw)")
+        if lookup(pooler, "spec.cluster.name") not in clusters:
+            errors.append(f"{where}: its cluster is not a Cluster here")
+    direct = {name: 0 for name in clusters}
+    pooled_clients = {name: 0 for name in poolers}
+    workloads = [(d["metadata"]["name"], d["spec"]["template"]["spec"], hpa_max.get(d["metadata"]["name"], d["spec"].get("replicas", 1)))
+                 for d in kinds.get("Deployment", [])]
+    workloads += [(j["metadata"]["name"], j["spec"]["template"]["spec"], j["spec"].get("parallelism", 1)) for j in kinds.get("Job", [])]
+    for workload, spec, replicas in workloads:
+        for container in spec.get("containers", []):
+            env = container_environment(container, config_maps)
+            where = f"{target}: {workload}/{container['name']}"
+            if container["name"] == "dpop-verifier":
+                if any(name.startswith("DATABASE_") for name in env):
+                    errors.append(f"{where}: the sidecar has no database; it must get no DATABASE_* variable")
+                continue
+            for variable in ("DATABASE_URL", "DATABASE_SYSTEM_URL", "DATABASE_MIGRATION_URL"):
+                if not env.get(variable):
+                    continue
+                host, pool = url_host_and_pool(env[variable])
+                if "$(" in (host or ""):
+                    errors.append(f"{where}: {variable} has an unresolved reference: {host}")
+                    continue
+                if host in poolers:
+                    if variable != "DATABASE_URL":
+                        errors.append(f"{where}: {variable} needs a session (advisory locks, SET): use the -rw service, not {host}")
+                    pooled_clients[host] += replicas * pool
+                elif host.endswith("-rw") and host[:-3] in clusters:
+                    if variable == "DATABASE_URL" and poolers:
+                        errors.append(f"{where}: DATABASE_URL (request traffic) must go through the Pooler, not {host}")
+                    direct[host[:-3]] += replicas * pool
+                else:
+                    errors.append(f"{where}: {variable} points at {host}, neither a Pooler nor a Cluster's -rw service")
+    for name, pooler in poolers.items():
+        parameters = lookup(pooler, "spec.pgbouncer.parameters") or {}
+        instances = pooler["spec"].get("instances", 1)
+        per_instance = int(parameters.get("max_db_connections") or 0) or (
+            int(parameters.get("default_pool_size", 20)) + int(parameters.get("reserve_pool_size", 0)))
+        # Only latchkey_app goes through it: one database and one user, so one pool per instance.
+        direct[pooler["spec"]["cluster"]["name"]] += instances * per_instance
+        max_client = int(parameters.get("max_client_conn", 100))
+        if pooled_clients[name] > max_client:
+            errors.append(f"{target}: Pooler {name}: {pooled_clients[name]} client connections at HPA maximum "
+                          f"exceed max_client_conn {max_client} of one instance")
+    for name, cluster in clusters.items():
+        limit = int(lookup(cluster, "spec.postgresql.parameters.max_connections") or 100)
+        needed = direct[name] + RESERVED_CONNECTIONS
+        if needed > limit:
+            errors.append(f"{target}: Cluster {name}: pools at HPA maximum need {needed} connections "
+                          f"(with {RESERVED_CONNECTIONS} reserved), max_connections is {limit}")
+
+
 def validate_target(target, version, errors):
+    import kubernetes_validate
+
     docs = render(target)
     kinds = {}
     for doc in docs:
@@ -123,6 +327,7 @@ def validate_target(target, version, errors):
             for path in custom:
                 if lookup(doc, path) is None:
                     errors.append(f"{target}: {kind} {name}: {path} missing")
+            check_custom_resource(target, doc, errors)
             continue
         group = doc["apiVersion"].rpartition("/")[0]
         if "." in group and not group.endswith("k8s.io"):
@@ -161,13 +366,20 @@ def validate_target(target, version, errors):
         errors.append(f"{target}: KafkaTopics {sorted(topics)} differ from {sorted(EXPECTED_TOPICS)}")
     if not kinds.get("Job"):
         errors.append(f"{target}: no migration Job")
+    check_versions(target, kinds, errors)
+    check_database_connections(target, kinds, errors)
     return len(docs)
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--kubernetes-version", default="1.30.0")
+    parser.add_argument("--import-crd", nargs="+", metavar="CRD_YAML",
+                        help="store the schemas of these CustomResourceDefinition files in crds/ and exit")
     args = parser.parse_args()
+    if args.import_crd:
+        import_crds(args.import_crd)
+        return 0
     failed = False
     for target in TARGETS:
         errors = []

@@ -4,14 +4,26 @@ import Prometheus
 /// A named dependency check behind `/readyz`. A required check that fails makes the service unready; any
 /// other failing check only marks it degraded (still ready, the body says which dependency is missing).
 public struct ReadinessCheck: Sendable {
+    /// What one run of a check found.
+    public enum Outcome: Sendable, Equatable {
+        /// The dependency is usable; the value is what `/readyz` reports for it (`ok` unless there is more
+        /// to say, e.g. a newer schema this build still works with).
+        case passed(String)
+        case failed
+    }
+
     public let name: String
     public let isRequired: Bool
-    public let check: @Sendable () async -> Bool
+    public let report: @Sendable () async -> Outcome
 
-    public init(_ name: String, isRequired: Bool = true, check: @escaping @Sendable () async -> Bool) {
+    public init(_ name: String, isRequired: Bool = true, report: @escaping @Sendable () async -> Outcome) {
         self.name = name
         self.isRequired = isRequired
-        self.check = check
+        self.report = report
+    }
+
+    public init(_ name: String, isRequired: Bool = true, check: @escaping @Sendable () async -> Bool) {
+        self.init(name, isRequired: isRequired) { await check() ? .passed("ok") : .failed }
     }
 }
 
@@ -34,7 +46,10 @@ public struct HealthRoutes<Context: RequestContext>: Sendable {
             let results = await withTaskGroup(of: (String, String).self) { group in
                 for check in checks {
                     group.addTask {
-                        (check.name, await check.check() ? "ok" : check.isRequired ? "failing" : "degraded")
+                        switch await check.report() {
+                        case .passed(let state): (check.name, state)
+                        case .failed: (check.name, check.isRequired ? "failing" : "degraded")
+                        }
                     }
                 }
                 var results: [String: String] = [:]

@@ -29,12 +29,13 @@ public enum ServiceMain {
                 try await app.runService()
                 // Threads a library started (librdkafka's among them) must not keep the process alive.
                 terminateProcess(status: 0)
-            case "migrate":
+            case "migrate" where descriptor.needsDatabase:
                 try await migrate(reader: reader, logger: logger)
             case "-h", "--help", "help":
                 print(
-                    "usage: \(name) [serve|migrate]\n  serve    run the service (default)\n  migrate  apply database migrations (DATABASE_MIGRATION_URL, else DATABASE_URL)"
-                )
+                    descriptor.needsDatabase
+                        ? "usage: \(name) [serve|migrate]\n  serve    run the service (default)\n  migrate  apply database migrations (DATABASE_MIGRATION_URL, else DATABASE_URL)"
+                        : "usage: \(name) [serve]\n  serve    run the service (default)")
             default:
                 throw ConfigurationError("unknown command \(arguments[0]); try --help")
             }

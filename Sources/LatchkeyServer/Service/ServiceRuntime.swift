@@ -13,12 +13,11 @@ import ServiceLifecycle
 public struct ServiceRuntime: Sendable {
     public let settings: ServiceSettings
     public let logger: Logger
-    public let postgres: PostgresClient
-    public let database: Database
+    /// The pool on `DATABASE_URL` and the schema check; nil for a service without a database.
+    public let primary: PrimaryDatabase?
     /// Cross-tenant pool (`latchkey_system`), present when the service runs an outbox relay or audit work.
     public let systemPostgres: PostgresClient?
     public let systemDatabase: Database?
-    public let migrator: Migrator
     public let kafka: KafkaConfiguration
     /// One admin client for readiness probes and topic checks, created once.
     public let kafkaAdmin: KafkaAdmin
@@ -26,8 +25,14 @@ public struct ServiceRuntime: Sendable {
     public init(settings: ServiceSettings, logger: Logger) throws {
         self.settings = settings
         self.logger = logger
-        self.postgres = settings.database.makeClient(logger: logger)
-        self.database = Database(client: postgres, logger: logger)
+        if let configuration = settings.database {
+            let client = configuration.makeClient(logger: logger)
+            self.primary = PrimaryDatabase(
+                client: client, database: Database(client: client, logger: logger),
+                migrator: try Migrator(logger: logger))
+        } else {
+            self.primary = nil
+        }
         if let system = settings.systemDatabase {
             let client = system.makeClient(logger: logger)
             self.systemPostgres = client
@@ -36,9 +41,29 @@ public struct ServiceRuntime: Sendable {
             self.systemPostgres = nil
             self.systemDatabase = nil
         }
-        self.migrator = try Migrator(logger: logger)
         self.kafka = KafkaConfiguration(bootstrapServers: settings.kafkaBrokers, clientID: settings.serviceName)
         self.kafkaAdmin = try KafkaAdmin(configuration: kafka, logger: logger)
+    }
+
+    /// A service's own database: its pool, its queries and the check of its schema.
+    public struct PrimaryDatabase: Sendable {
+        public let client: PostgresClient
+        public let database: Database
+        public let migrator: Migrator
+    }
+
+    /// The pool of a service with a database; a service declared without one that reaches for it is a
+    /// programming error, caught by its first start.
+    public var postgres: PostgresClient { requirePrimary().client }
+    public var database: Database { requirePrimary().database }
+    public var migrator: Migrator { requirePrimary().migrator }
+
+    private func requirePrimary() -> PrimaryDatabase {
+        guard let primary else {
+            preconditionFailure(
+                "\(settings.serviceName) is declared without a database (ServiceDescriptor.needsDatabase)")
+        }
+        return primary
     }
 
     /// The Kafka producer and the outbox relay that feeds it (relay on the cross-tenant pool).
@@ -56,22 +81,30 @@ public struct ServiceRuntime: Sendable {
 
     /// The pools, to add to the application's service group (they must run before any query).
     public var services: [any Service] {
-        [postgres] + (systemPostgres.map { [$0] } ?? [])
+        (primary.map { [$0.client] } ?? []) + (systemPostgres.map { [$0] } ?? [])
     }
 
-    /// Postgres reachable with the expected schema, and Kafka answering a metadata request (only degraded
-    /// when the service's outbox absorbs an outage).
+    /// Postgres reachable with a schema this build works with (`N (build B)` when it is newer than the
+    /// build's), and Kafka answering a metadata request (only degraded when the service's outbox absorbs
+    /// an outage). A service without a database has no database checks.
     public func readinessChecks(_ extra: [ReadinessCheck] = []) -> [ReadinessCheck] {
-        let database = self.database
-        let migrator = self.migrator
         let admin = self.kafkaAdmin
-        return [
-            ReadinessCheck("postgres") { await database.isReachable() },
-            ReadinessCheck("schema") { (try? await migrator.checkSchema(client: database.client)) != nil },
+        var checks: [ReadinessCheck] = []
+        if let primary {
+            checks.append(ReadinessCheck("postgres") { await primary.database.isReachable() })
+            checks.append(
+                ReadinessCheck("schema") {
+                    guard let state = try? await primary.migrator.checkSchema(client: primary.client) else {
+                        return .failed
+                    }
+                    return .passed(state.summary)
+                })
+        }
+        checks.append(
             ReadinessCheck("kafka", isRequired: !settings.kafkaOutageDegrades) {
                 (try? await admin.metadata(timeout: .seconds(2))) != nil
-            },
-        ] + extra
+            })
+        return checks + extra
     }
 
     /// The router of every service: request id, access log and JSON errors, then, unless turned off, the
@@ -125,7 +158,7 @@ public struct ServiceRuntime: Sendable {
         }
     }
 
-    /// Builds the application; refuses to start when the schema is not at the expected version.
+    /// Builds the application; refuses to start on a schema this build does not work with.
     /// `readiness` adds the service's own checks to `/readyz` on the management port.
     public func makeApplication<Builder: HTTPResponderBuilder>(
         router: Builder, server: HTTPServerBuilder? = nil, readiness: [ReadinessCheck] = [],
@@ -144,14 +177,18 @@ public struct ServiceRuntime: Sendable {
             services: services + extra + [management] + shutdownDeadline,
             logger: logger)
         reportOpenAPICoverage(of: [managementRouter] + ((router as? Router<LatchkeyRequestContext>).map { [$0] } ?? []))
-        let migrator = self.migrator
-        let client = self.postgres
+        guard let primary else { return app }
         let logger = self.logger
         let name = settings.serviceName
         let ownsProcess = settings.ownsProcess
         app.beforeServerStarts {
             do {
-                try await migrator.checkSchema(client: client)
+                let state = try await primary.migrator.checkSchema(client: primary.client)
+                if state.databaseVersion != state.buildVersion {
+                    logger.notice(
+                        "database schema is newer than this build and declared compatible with it",
+                        metadata: ["schema": "\(state.databaseVersion)", "build": "\(state.buildVersion)"])
+                }
             } catch {
                 logger.critical(
                     "refusing to start", metadata: ["service": "\(name)", "reason": "\(error.logDescription)"])

@@ -14,7 +14,8 @@ public struct ServiceSettings: Sendable {
     public var managementHost: String
     /// 0 binds an ephemeral port (tests).
     public var managementPort: Int
-    public var database: DatabaseConfiguration
+    /// The tenant-scoped role (`DATABASE_URL`); nil for a service without a database.
+    public var database: DatabaseConfiguration?
     /// Cross-tenant role for the outbox relay and audit work; nil where a service needs none.
     public var systemDatabase: DatabaseConfiguration?
     public var kafkaBrokers: String
@@ -34,7 +35,7 @@ public struct ServiceSettings: Sendable {
     public var kafkaOutageDegrades = false
 
     public init(
-        serviceName: String, host: String = "127.0.0.1", port: Int, database: DatabaseConfiguration,
+        serviceName: String, host: String = "127.0.0.1", port: Int, database: DatabaseConfiguration?,
         systemDatabase: DatabaseConfiguration?, kafkaBrokers: String,
         topicPrefix: String = LatchkeyEventType.defaultTopicPrefix,
         managementHost: String? = nil, managementPort: Int? = nil,
@@ -57,14 +58,19 @@ public struct ServiceSettings: Sendable {
         servicePort == 0 ? 0 : servicePort + 1000
     }
 
-    /// Reads `HTTP_HOST`, `HTTP_PORT`, `MANAGEMENT_HOST`, `MANAGEMENT_PORT`, `DATABASE_URL`,
-    /// `DATABASE_SYSTEM_URL`, `KAFKA_BROKERS`, `KAFKA_TOPIC_PREFIX`, `LOG_LEVEL`, `SHUTDOWN_GRACE_SECONDS`
-    /// and the server limits of ``HTTPServerSettings``.
+    /// Reads `HTTP_HOST`, `HTTP_PORT`, `MANAGEMENT_HOST`, `MANAGEMENT_PORT`, `DATABASE_URL` (unless the
+    /// service has no database), `DATABASE_SYSTEM_URL`, `KAFKA_BROKERS`, `KAFKA_TOPIC_PREFIX`, `LOG_LEVEL`,
+    /// `SHUTDOWN_GRACE_SECONDS` and the server limits of ``HTTPServerSettings``.
     public init(reader: ConfigReader, descriptor: ServiceDescriptor) throws {
         let serviceName = descriptor.name
         let env = SettingsReader(reader)
-        let databaseURL = try env.required(
-            "database.url", secret: true, example: "postgres://latchkey_app:…@host:5432/latchkey")
+        var database: DatabaseConfiguration?
+        if descriptor.needsDatabase {
+            let url = try env.required(
+                "database.url", secret: true, example: "postgres://latchkey_app:…@host:5432/latchkey")
+            database = try DatabaseConfiguration(url: url)
+            database?.applicationName = serviceName
+        }
         var systemDatabase: DatabaseConfiguration?
         if descriptor.needsSystemDatabase {
             let url = try env.required(
@@ -73,8 +79,6 @@ public struct ServiceSettings: Sendable {
             systemDatabase?.applicationName = "\(serviceName)-system"
         }
         let brokers = try env.required("kafka.brokers", example: "host:port[,host:port…]")
-        var database = try DatabaseConfiguration(url: databaseURL)
-        database.applicationName = serviceName
         // `ServiceMain` sets the logger's level; a misspelt level still stops the service here.
         _ = try Self.logLevel(env)
         let host = env.text("http.host", default: "127.0.0.1")

@@ -55,12 +55,17 @@ import Testing
                 let migrator = try Migrator(logger: logger)
                 try await migrator.migrate(client: client)
                 var edited = migrator.migrations
-                edited[0] = Migration(version: 1, name: edited[0].name, sql: edited[0].sql + "\n-- edited")
+                edited[0] = try Migration(version: 1, name: edited[0].name, sql: edited[0].sql + "\n-- edited")
                 await #expect(throws: MigrationError.checksumMismatch(version: 1, name: edited[0].name)) {
                     try await Migrator(migrations: edited, logger: logger).checkSchema(client: client)
                 }
+                // The latest bundled migration declares no range: the build before it does not work on it.
                 let older = Migrator(migrations: Array(migrator.migrations.dropLast()), logger: logger)
-                await #expect(throws: MigrationError.unknownAppliedVersion(migrator.expectedVersion)) {
+                let previous = older.expectedVersion
+                await #expect(
+                    throws: MigrationError.incompatibleSchemaVersion(
+                        found: migrator.expectedVersion, build: previous, compatibleFrom: migrator.expectedVersion)
+                ) {
                     try await older.checkSchema(client: client)
                 }
             }

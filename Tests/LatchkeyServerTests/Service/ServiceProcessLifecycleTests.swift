@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTypes
 import LatchkeyTestSupport
 import Testing
 
@@ -60,6 +61,27 @@ import Testing
             #expect(status == 1, "\(process.capturedOutput().suffix(3_000))")
             #expect(process.capturedOutput().contains("run `latchkey migrate`"))
         }
+    }
+
+    /// The sidecar runs beside every API, so it holds no database credentials: without any `DATABASE_*`
+    /// variable it starts, and its readiness depends on Kafka and its revocation backlog only.
+    @Test func theSidecarRunsWithoutADatabase() async throws {
+        let cluster = try EmbeddedKafkaCluster(brokers: 1)
+        defer { cluster.shutdown() }
+        for event in [LatchkeyEventType.clientRevoked, .tokenRevoked, .userDisabled] {
+            try cluster.createTopic(event.topic(), partitions: 1)
+        }
+        let env = try environment(kafka: cluster.bootstrapServers).filter { !$0.key.hasPrefix("DATABASE_") }
+        let process = try ServiceProcess("dpop-verifier", environment: env)
+        let healthy = await process.waitUntilHealthy(timeout: .seconds(60))
+        #expect(healthy, "\(process.capturedOutput().suffix(2_000))")
+        let management = ManagementClient(port: process.managementPort)
+        try await eventually("the sidecar is ready", within: .seconds(60)) {
+            try await management.execute(uri: "/readyz").status == .ok
+        }
+        #expect(
+            try await management.execute(uri: "/readyz").text == #"{"kafka":"ok","revocations":"ok","status":"ready"}"#)
+        #expect(await process.stop() == 0, "\(process.capturedOutput().suffix(2_000))")
     }
 
     @Test func missingConfigurationIsNamed() async throws {
