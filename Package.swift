@@ -364,6 +364,9 @@ let package = Package(
                 .product(name: "NIOHTTP1", package: "swift-nio"),
             ]),
         platformTests(
+            "LatchkeyCLITests",
+            extra: ["LatchkeyCore", "LatchkeyPersistence"]),
+        platformTests(
             "EndToEndTests",
             extra: [
                 "LatchkeyCore", "LatchkeyPersistence",

@@ -6,5 +6,8 @@ struct LatchkeyCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "latchkey",
         abstract: "Latchkey operator and development commands.",
-        subcommands: [MigrateCommand.self, KafkaClusterCommand.self, DemoCommand.self, KeysCommand.self])
+        subcommands: [
+            MigrateCommand.self, TenantsCommand.self, ClientsCommand.self, ExportCommand.self, ImportCommand.self,
+            KafkaClusterCommand.self, DemoCommand.self, KeysCommand.self,
+        ])
 }

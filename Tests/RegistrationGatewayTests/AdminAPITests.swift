@@ -89,6 +89,35 @@ import Testing
         }
     }
 
+    @Test func platformAdminsListTenantsAndANewTenantIsKnownAtOnce() async throws {
+        let h = try await GatewayHarness.make()
+        let other = try await GatewayHarness.make()
+        let platform = try await adminToken(h)
+        let foreign = try await adminToken(other)
+        let fresh = TestEnvironment.uniqueTenant("new")
+        try await GatewayHarness.withApp(platformTenant: h.tenant) { client in
+            let listed = try await client.send(.get, "/admin/tenants", token: platform)
+            #expect(listed.status == .ok)
+            let ids = (listed.json["tenants"] as? [[String: Any]] ?? []).compactMap { $0["tenant_id"] as? String }
+            #expect(ids.contains(h.tenant) && ids.contains(other.tenant) && ids == ids.sorted())
+            #expect(try await client.send(.get, "/admin/tenants").status == .unauthorized)
+            #expect(try await client.send(.get, "/admin/tenants", token: foreign).status == .unauthorized)
+
+            // Looked up while unknown, then created: the new tenant is administered at once.
+            #expect(try await client.send(.get, "/admin/tenants/\(fresh)", token: platform).status == .notFound)
+            let created = try await client.send(
+                .post, "/admin/tenants", token: platform, json: #"{"tenant_id":"\#(fresh)"}"#)
+            #expect(created.status == .created)
+            #expect(try await client.send(.get, "/admin/tenants/\(fresh)", token: platform).status == .ok)
+            #expect(try await client.send(.get, "/admin/tenants/\(fresh)/templates", token: platform).status == .ok)
+        }
+        // Without a platform tenant nobody may list them.
+        try await GatewayHarness.withApp { client in
+            let listed = try await client.send(.get, "/admin/tenants", token: platform)
+            #expect(listed.status == .notFound)
+        }
+    }
+
     @Test func policyTemplatesAndInitialAccessTokens() async throws {
         let h = try await GatewayHarness.make(
             policy: #"{"registration_mechanisms":["user_token","initial_access_token"]}"#)

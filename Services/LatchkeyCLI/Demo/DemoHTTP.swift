@@ -87,10 +87,14 @@ final class DemoHTTP: @unchecked Sendable {
     }
 
     static func form(_ pairs: [(String, String)]) -> String {
+        pairs.map { "\($0.0)=\(formEncoded($0.1))" }.joined(separator: "&")
+    }
+
+    /// `application/x-www-form-urlencoded` encoding of one value.
+    static func formEncoded(_ value: String) -> String {
         var allowed = CharacterSet.alphanumerics
         allowed.insert(charactersIn: "-._~")
-        return pairs.map { "\($0.0)=\($0.1.addingPercentEncoding(withAllowedCharacters: allowed) ?? "")" }.joined(
-            separator: "&")
+        return value.addingPercentEncoding(withAllowedCharacters: allowed) ?? ""
     }
 
     /// A URL with long query values (codes, tokens) shortened for display.

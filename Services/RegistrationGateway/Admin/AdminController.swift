@@ -39,6 +39,20 @@ struct AdminController: Sendable {
                     verifier: verifier, tenant: CreateTenantRequest.tenant, alternative: bootstrap.principal)
             )
             .post("tenants", use: createTenant)
+        // Listing every tenant is for platform admins: the token must be valid for the platform tenant.
+        let platform = settings.platformTenant
+        router.group("admin")
+            .add(
+                middleware: AdminAuthMiddleware(
+                    verifier: verifier,
+                    tenant: { _, _ in
+                        guard let platform else {
+                            throw OAuthError.notFound("listing tenants needs a platform tenant (PLATFORM_TENANT)")
+                        }
+                        return platform
+                    })
+            )
+            .get("tenants", use: listTenants)
         tenantGroup(router, alternative: bootstrap.principal)
             .post("clients", use: createClient)
         let admin = tenantGroup(router)
@@ -107,11 +121,23 @@ struct AdminController: Sendable {
             return true
         }
         guard created else { throw OAuthError(.conflict, "invalid_request", "tenant \(slug.rawValue) already exists") }
+        // A lookup just before (e.g. an import checking whether the tenant exists) cached it as unknown.
+        tenants.invalidate(slug)
         context.logger.info("tenant created", metadata: ["tenant": .string(slug.rawValue), "actor": .string(actor.id)])
         return EditedResponse(
             status: .created,
             response: TenantView(
                 tenantID: slug.rawValue, displayName: displayName, status: "active", policyVersion: 1, policy: policy))
+    }
+
+    /// Every tenant, by id, for a platform admin (the only admins whose token this route accepts).
+    @Sendable func listTenants(_ request: Request, context: Context) async throws -> TenantListView {
+        guard try context.requireAdmin().isPlatformAdmin else {
+            throw OAuthError(.forbidden, "access_denied", "listing tenants needs a platform admin")
+        }
+        let logger = database.logger
+        return TenantListView(
+            tenants: try await systemDatabase.withTransaction { try await AdminStore.tenants(on: $0, logger: logger) })
     }
 
     @Sendable func readTenant(_ request: Request, context: Context) async throws -> TenantView {

@@ -24,6 +24,28 @@ struct TenantView: ResponseEncodable, Sendable {
     }
 }
 
+/// One tenant of `GET /admin/tenants`.
+struct TenantSummaryView: Encodable, Sendable {
+    var tenantID: String
+    var displayName: String
+    var status: String
+    var policyVersion: Int
+    var createdAt: Date
+
+    enum CodingKeys: String, CodingKey {
+        case tenantID = "tenant_id"
+        case displayName = "display_name"
+        case status
+        case policyVersion = "policy_version"
+        case createdAt = "created_at"
+    }
+}
+
+/// `GET /admin/tenants`.
+struct TenantListView: ResponseEncodable, Sendable {
+    var tenants: [TenantSummaryView]
+}
+
 /// `PUT /admin/tenants/{tenant}/policy`.
 struct TenantPolicyView: ResponseEncodable, Sendable {
     var tenantID: String

@@ -28,6 +28,20 @@ enum AdminStore {
         return false
     }
 
+    /// Every tenant, by id. Needs the system role (cross-tenant).
+    static func tenants(on connection: PostgresConnection, logger: Logger) async throws -> [TenantSummaryView] {
+        let rows = try await connection.query(
+            "SELECT tenant_id, display_name, status, policy_version, created_at FROM tenants ORDER BY tenant_id",
+            logger: logger)
+        var tenants: [TenantSummaryView] = []
+        for try await (id, name, status, version, created) in rows.decode((String, String, String, Int, Date).self) {
+            tenants.append(
+                TenantSummaryView(
+                    tenantID: id, displayName: name, status: status, policyVersion: version, createdAt: created))
+        }
+        return tenants
+    }
+
     static func anyTenantExists(on connection: PostgresConnection, logger: Logger) async throws -> Bool {
         let rows = try await connection.query("SELECT EXISTS (SELECT 1 FROM tenants)", logger: logger)
         for try await exists in rows.decode(Bool.self) { return exists }
