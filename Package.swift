@@ -365,7 +365,7 @@ let package = Package(
             ]),
         platformTests(
             "LatchkeyCLITests",
-            extra: ["LatchkeyCore", "LatchkeyPersistence"]),
+            extra: ["LatchkeyCore", "LatchkeyKafka", "LatchkeyPersistence"]),
         platformTests(
             "EndToEndTests",
             extra: [

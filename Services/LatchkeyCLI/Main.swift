@@ -1,6 +1,6 @@
 import ArgumentParser
 
-/// `latchkey`: operator and developer commands (migrations, signing keys, the embedded Kafka cluster, the demo).
+/// `latchkey`: operator and developer commands (migrations, tenants and clients, signing keys, Kafka topics, the embedded Kafka cluster, the demo).
 @main
 struct LatchkeyCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -8,6 +8,6 @@ struct LatchkeyCommand: AsyncParsableCommand {
         abstract: "Latchkey operator and development commands.",
         subcommands: [
             MigrateCommand.self, TenantsCommand.self, ClientsCommand.self, ExportCommand.self, ImportCommand.self,
-            KafkaClusterCommand.self, DemoCommand.self, KeysCommand.self,
+            KafkaClusterCommand.self, KafkaCommand.self, DemoCommand.self, KeysCommand.self,
         ])
 }

@@ -1,5 +1,6 @@
 import Foundation
 import LatchkeyCore
+import LatchkeyPersistence
 import LatchkeyServer
 import Logging
 import PostgresNIO

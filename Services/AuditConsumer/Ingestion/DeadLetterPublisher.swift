@@ -1,3 +1,4 @@
+import LatchkeyCore
 import LatchkeyKafka
 
 /// Publishes refused records to `<prefix>dead-letter`, unchanged, with where they came from and why.
@@ -18,7 +19,7 @@ struct DeadLetterPublisher: Sendable {
     }
 
     static func topic(prefix: String) -> String {
-        prefix + "dead-letter"
+        LatchkeyEventType.deadLetterTopic(prefix: prefix)
     }
 
     /// Sends every record and waits for all delivery reports; throws the first failure.

@@ -67,6 +67,11 @@ public enum LatchkeyEventType: String, ProtocolStringEnum {
         self = match
     }
 
+    /// The topic where the audit consumer parks records it cannot ingest, under `prefix`.
+    public static func deadLetterTopic(prefix: String = LatchkeyEventType.defaultTopicPrefix) -> String {
+        prefix + "dead-letter"
+    }
+
     /// Every topic under `prefix`, once each, for topic creation and an audit consumer's subscription.
     public static func allTopics(prefix: String = LatchkeyEventType.defaultTopicPrefix) -> [String] {
         var seen = Set<String>()
