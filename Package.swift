@@ -94,7 +94,7 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
             ],
-            resources: [.copy("Events/Schemas")],
+            resources: [.copy("Events/Schemas"), .copy("Passwords/common-passwords.txt")],
             swiftSettings: swiftSettings
         ),
         .systemLibrary(

@@ -50,9 +50,14 @@ struct TokenServiceRoutes {
         let directory = TenantDirectory(database: database)
         let keyStore = TenantKeyStore(keys: TenantSigningKeys(envelope: settings.keyEnvelope), database: database)
         let outbox = OutboxWriter(topicPrefix: runtime.settings.topicPrefix)
+        let clientKeys = JWKSDocumentFetcher(policy: settings.outbound)
         let authentication = TokenEndpointAuthentication(
             database: database, hasher: settings.secretHasher,
-            assertions: ClientAssertionVerifier(replayCache: settings.replayStore.makeCache(database: database)))
+            assertions: ClientAssertionVerifier(
+                replayCache: settings.replayStore.makeCache(database: database),
+                remoteKeys: JWKSCache(clock: settings.clientKeysClock, logger: runtime.logger) {
+                    try await clientKeys.fetch($0)
+                }))
         let dpop = TokenEndpointDPoP(
             nonces: settings.dpopNonces, iatWindowSeconds: settings.dpopIatWindowSeconds,
             replayCache: settings.replayStore.makeCache(database: database))

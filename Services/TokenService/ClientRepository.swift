@@ -17,12 +17,26 @@ struct StoredClient: Sendable {
     var authenticatedUser: UUID? = nil
     /// Trusted by an administrator as the tenant's own app: signed-in users are not asked to consent.
     var firstParty: Bool = false
+    /// The secret a rotation replaced, and until when it still authenticates (the overlap).
+    var previousSecretHash: String? = nil
+    var previousSecretExpiresAt: Date? = nil
 
     var authMethod: TokenEndpointAuthMethod { metadata.tokenEndpointAuthMethod ?? .clientSecretBasic }
     var grantTypes: [GrantType] { metadata.grantTypes ?? [.authorizationCode] }
     var registeredScopes: [String] { TenantPolicy.scopeTokens(metadata.scope ?? "") }
     /// The tenant's static DCR client: a static client registered with the reserved `dcr` scope.
     var isDCRClient: Bool { isStatic && registeredScopes.contains("dcr") }
+
+    /// Whether `secret` is the client's current secret, or the rotated-out one within its overlap.
+    func acceptsSecret(_ secret: String, hasher: KeyedHasher, at now: Date) -> Bool {
+        let current = secretHash.map { hasher.matches(secret, storedHash: $0) } ?? false
+        var previous = false
+        if let hash = previousSecretHash, let until = previousSecretExpiresAt, until > now {
+            previous = hasher.matches(secret, storedHash: hash)
+        }
+        // Both compared every time, so timing does not tell which one matched.
+        return current || previous
+    }
 
     func isUsable(at now: Date) -> Bool {
         guard status == .active else { return false }
@@ -39,18 +53,21 @@ enum ClientRepository {
         let rows = try await connection.query(
             """
             SELECT client_id, status, client_kind, client_type, application_type, metadata::text,
-                   client_secret_hash, client_secret_expires_at, authenticated_user, first_party
+                   client_secret_hash, client_secret_expires_at, authenticated_user, first_party,
+                   previous_client_secret_hash, previous_client_secret_expires_at
             FROM clients WHERE client_id = \(clientID)
             """, logger: logger)
-        for try await (id, status, kind, type, appType, metadataJSON, hash, expires, user, firstParty) in rows.decode(
-            (String, String, String, String, String, String, String?, Date?, UUID?, Bool).self)
+        typealias Row = (String, String, String, String, String, String, String?, Date?, UUID?, Bool, String?, Date?)
+        for try await (id, status, kind, type, appType, metadataJSON, hash, expires, user, firstParty, old, oldUntil)
+            in rows.decode(Row.self)
         {
             return StoredClient(
                 clientID: id, status: ClientStatus(rawValue: status) ?? .revoked, isStatic: kind == "static",
                 clientType: ClientType(rawValue: type) ?? .public,
                 applicationType: ApplicationType(rawValue: appType) ?? .native,
                 metadata: try LatchkeyJSON.makeDecoder().decode(ClientMetadata.self, from: Data(metadataJSON.utf8)),
-                secretHash: hash, secretExpiresAt: expires, authenticatedUser: user, firstParty: firstParty)
+                secretHash: hash, secretExpiresAt: expires, authenticatedUser: user, firstParty: firstParty,
+                previousSecretHash: old, previousSecretExpiresAt: oldUntil)
         }
         return nil
     }

@@ -29,9 +29,9 @@ struct TokenEndpointAuthentication: Sendable {
         case .noAuthentication:
             guard client.clientType == .public else { throw Self.invalidClient(tenant: tenant) }
         case .clientSecretBasic, .clientSecretPost:
-            guard let secret = presented.secret, let stored = client.secretHash,
-                hasher.matches(secret, storedHash: stored)
-            else { throw Self.invalidClient(tenant: tenant) }
+            guard let secret = presented.secret, client.acceptsSecret(secret, hasher: hasher, at: Date()) else {
+                throw Self.invalidClient(tenant: tenant)
+            }
         case .privateKeyJWT:
             guard let assertion = presented.assertion,
                 await assertions.verify(assertion, client: client, endpoints: endpoints)

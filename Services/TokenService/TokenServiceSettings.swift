@@ -33,6 +33,8 @@ struct TokenServiceSettings: Sendable {
     var upstreamSecretReferences = SecretReferenceAllowList()
     /// Where requests to upstream identity providers may go.
     var outbound = OutboundPolicy.publicHTTPSOnly
+    /// The clock of the cache of clients' `jwks_uri` key sets (tests move it past the refresh interval).
+    var clientKeysClock: any WallClock = SystemWallClock()
     /// The longest a request to an upstream identity provider (discovery, JWKS, code exchange) may take.
     var upstreamTimeout: Duration = .seconds(5)
     /// `PLATFORM_TENANT`: its sign-up page is closed unless its policy opens it (`self_signup`).

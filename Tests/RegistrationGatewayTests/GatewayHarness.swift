@@ -10,6 +10,7 @@ import LatchkeyTestSupport
 import Logging
 import NIOCore
 import PostgresNIO
+import Synchronization
 import Testing
 
 @testable import RegistrationGateway
@@ -65,7 +66,8 @@ struct GatewayHarness {
     /// A DCR token of this tenant; every claim can be bent to test a refusal.
     func dcrToken(
         sub: String? = nil, scope: String = "dcr", audience: String? = nil, issuer: String? = nil,
-        expiresIn: Int64 = 300, signingTenant: String? = nil, database configuration: DatabaseConfiguration? = nil
+        expiresIn: Int64 = 300, signingTenant: String? = nil, database configuration: DatabaseConfiguration? = nil,
+        boundTo jkt: String? = nil
     ) async throws -> String {
         let signer = signingTenant ?? tenant
         let load: @Sendable (Database) async throws -> (kid: String, key: SigningKey)? = { database in
@@ -87,7 +89,8 @@ struct GatewayHarness {
             iss: issuer ?? "\(Self.tokenServiceURL)/t/\(tenant)", sub: sub ?? user.uuidString,
             aud: Audience(audience ?? "\(Self.publicURL)/t/\(tenant)/register"),
             clientID: Self.clientID(subject: sub, scope: scope),
-            scope: scope, jti: UUID().uuidString, iat: now, exp: now + expiresIn)
+            scope: scope, jti: UUID().uuidString, iat: now, exp: now + expiresIn,
+            cnf: jkt.map { AccessTokenClaims.Confirmation(jkt: $0) })
         return try CompactJWS.sign(
             claims: claims, using: active.key, header: JWSHeaderParameters(typ: "at+jwt", kid: active.kid))
     }
@@ -101,9 +104,10 @@ struct GatewayHarness {
     }()
 
     /// Runs `body` against the gateway app (router test client, the shared embedded cluster unless `kafka` is given).
+    /// With `live`, over real HTTP on a loopback port instead of the router test client.
     static func withApp(
         kafka: String? = nil, fetchStatementJWKS: JWKSCache.Fetch? = nil, keyRotation: Bool = false,
-        platformTenant: String? = nil,
+        platformTenant: String? = nil, live: Bool = false,
         _ body: @escaping @Sendable (any TestClientProtocol) async throws -> Void
     ) async throws {
         let settings = try await TestServiceSettings.make(
@@ -111,7 +115,32 @@ struct GatewayHarness {
         let app = try buildApplication(
             settings: settings, gateway: gatewaySettings(keyRotation: keyRotation, platformTenant: platformTenant),
             logger: TestServiceSettings.logger, fetchStatementJWKS: fetchStatementJWKS)
-        try await app.test(.router, body)
+        try await app.test(live ? .live : .router, body)
+    }
+
+    /// Adds another active user to the tenant.
+    func addUser() async throws -> UUID {
+        let user = UUID()
+        try await TestDatabase.withApp { database in
+            try await database.withTenantTransaction(tenant) { connection in
+                try await connection.query(
+                    "INSERT INTO users (tenant_id, user_id, username) VALUES (\(tenant), \(user), \("bob-\(user)"))",
+                    logger: database.logger)
+            }
+        }
+        return user
+    }
+
+    /// ``withApp(kafka:fetchStatementJWKS:keyRotation:platformTenant:live:_:)`` for a body that returns a value.
+    static func withAppResult<T: Sendable>(
+        _ body: @escaping @Sendable (any TestClientProtocol) async throws -> T
+    ) async throws -> T {
+        let result = Mutex<T?>(nil)
+        try await withApp { client in
+            let value = try await body(client)
+            result.withLock { $0 = value }
+        }
+        return try #require(result.withLock { $0 })
     }
 
     /// Inserts a template client.
@@ -162,9 +191,9 @@ struct GatewayHarness {
 extension TestClientProtocol {
     func send(
         _ method: HTTPRequest.Method, _ uri: String, token: String? = nil, json: String? = nil,
-        contentType: String = "application/json", forwardedFor: String? = nil
+        contentType: String = "application/json", forwardedFor: String? = nil, headers extra: HTTPFields = [:]
     ) async throws -> TestResponse {
-        var headers: HTTPFields = [:]
+        var headers = extra
         if let token { headers[.authorization] = "Bearer \(token)" }
         if let forwardedFor { headers[HTTPField.Name("X-Forwarded-For")!] = forwardedFor }
         if json != nil { headers[.contentType] = contentType }

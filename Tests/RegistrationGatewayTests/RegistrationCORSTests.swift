@@ -43,7 +43,7 @@ import Testing
             #expect(register.status == .noContent)
             #expect(register.headers[Self.allowOrigin] == Self.app)
             #expect(register.headers[Self.allowMethods] == "POST, OPTIONS")
-            #expect(register.headers[Self.allowHeaders] == "Authorization, Content-Type")
+            #expect(register.headers[Self.allowHeaders] == "Authorization, Content-Type, DPoP, Idempotency-Key")
             #expect(register.headers[Self.maxAge] == "600")
             #expect(register.headers[.vary] == "Origin")
             #expect(register.headers[Self.allowCredentials] == nil)

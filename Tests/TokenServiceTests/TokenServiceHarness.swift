@@ -198,11 +198,11 @@ struct TokenServiceHarness: Sendable {
         grantTypes: [GrantType] = [.clientCredentials], scope: String = "openid profile",
         redirectURIs: [String] = ["com.example.app:/cb"], isStatic: Bool? = nil, dpopBound: Bool? = nil,
         applicationType: ApplicationType = .native, status: ClientStatus = .active, jwks: JWKSet? = nil,
-        firstParty: Bool = false, authenticatedUser: UUID? = nil
+        jwksURI: String? = nil, firstParty: Bool = false, authenticatedUser: UUID? = nil
     ) async throws -> String? {
         let metadata = ClientMetadata(
             redirectURIs: redirectURIs, tokenEndpointAuthMethod: authMethod, grantTypes: grantTypes, scope: scope,
-            jwks: try jwks.map { try JSONValue(encoding: $0) }, applicationType: applicationType,
+            jwksURI: jwksURI, jwks: try jwks.map { try JSONValue(encoding: $0) }, applicationType: applicationType,
             dpopBoundAccessTokens: dpopBound)
         let json = String(decoding: try LatchkeyJSON.encode(metadata), as: UTF8.self)
         let secret = authMethod.usesClientSecret ? SecretTokens.generate() : nil

@@ -61,6 +61,7 @@ struct AdminController: Sendable {
         admin.get("clients", use: listClients)
         admin.get("clients/:client_id", use: readClient)
         admin.post("clients/:client_id/revoke", use: revokeClient)
+        admin.post("clients/:client_id/rotate-secret", use: rotateSecret)
         admin.post("users/:user_id/revoke-clients", use: revokeUserClients)
         admin.post("users/:user_id/disable", use: disableUser)
         admin.post("users/:user_id/enable", use: enableUser)
@@ -68,6 +69,7 @@ struct AdminController: Sendable {
         admin.put("templates/:software_id", use: putTemplate)
         admin.get("templates", use: listTemplates)
         admin.post("users", use: createUser)
+        admin.post("users/:user_id/password", use: resetPassword)
         admin.post("initial-access-tokens", use: createInitialAccessToken)
         admin.delete("initial-access-tokens/:token_id", use: revokeInitialAccessToken)
         admin.get("keys", use: listKeys)
@@ -315,6 +317,39 @@ struct AdminController: Sendable {
         return ClientRevokedView(clientID: clientID, revokedAt: now, reason: detail ?? "admin")
     }
 
+    /// Issues an active client that authenticates with a secret a new one (shown once); the old secret keeps
+    /// working for the policy's `client_secret_overlap`. `ClientUpdated` names the rotation, never a secret.
+    @Sendable func rotateSecret(_ request: Request, context: Context) async throws -> SecretRotatedView {
+        let (tenant, actor) = try authorized(context)
+        let clientID = try context.parameters.require("client_id")
+        let hasher = settings.secretHasher
+        let logger = database.logger
+        let (client, rotated) = try await database.withTenantTransaction(tenant.slug.rawValue) { connection in
+            guard
+                var stored = try await ClientRepository.find(
+                    clientID, tenant: tenant.slug.rawValue, forUpdate: true, on: connection, logger: logger),
+                stored.record.status.isActive
+            else { throw OAuthError.notFound("no active client with this id in this tenant") }
+            guard stored.clientSecretHash != nil else {
+                throw OAuthError.invalidRequest("this client does not authenticate with a client secret")
+            }
+            let rotated = try await ClientSecretRotation.rotate(
+                &stored, policy: tenant.policy, hasher: hasher, at: Date(), on: connection, logger: logger)
+            let event = ClientUpdated(
+                tenant: tenant.slug, clientID: clientID, changedFields: [], secretRotated: true,
+                authenticatedUser: stored.record.authenticatedUser, templateID: stored.record.templateID, actor: actor)
+            try await outbox.append(
+                CloudEvent(source: EventSource.registrationGateway, data: event), on: connection, logger: logger)
+            return (stored.record, rotated)
+        }
+        context.logger.info(
+            "client secret rotated", metadata: ["client_id": .string(clientID), "actor": .string(actor.id)])
+        return SecretRotatedView(
+            clientID: client.clientID, clientSecret: rotated.secret,
+            clientSecretExpiresAt: client.clientSecretExpiresAtEpochSeconds,
+            previousSecretExpiresAt: rotated.previousValidUntil)
+    }
+
     /// Revokes every active client of one user (reason required): one `ClientRevoked` per client, and the
     /// user's sessions, refresh tokens and live access tokens end with them (`TokenRevoked` per client).
     @Sendable func revokeUserClients(_ request: Request, context: Context) async throws -> UserClientsRevokedView {
@@ -389,23 +424,8 @@ struct AdminController: Sendable {
         let body = try await AdminBody.read(CreateUserRequest.self, from: request)
         let username = try Self.bounded(body.username, field: "username", maximum: 64)
         let email = try body.email.map { try Self.bounded($0, field: "email", maximum: 254) }
-        guard body.password.count >= 12, body.password.utf8.count <= 1024,
-            body.password.lowercased() != username.lowercased()
-        else {
-            throw OAuthError.invalidRequest("password must have 12–1024 characters and differ from the username")
-        }
-        let hash: String
-        let hasher = settings.passwordHasher
-        let password = body.password
-        do { hash = try await settings.hashingLimiter.run { try hasher.hash(password) } } catch let busy
-            as PasswordHashingLimiter.Busy
-        {
-            throw OAuthError(
-                .serviceUnavailable, "temporarily_unavailable", "password hashing is saturated; retry shortly",
-                headers: [.retryAfter: String(busy.retryAfterSeconds)])
-        } catch {
-            throw OAuthError(.internalServerError, "server_error", "the password could not be hashed")
-        }
+        try tenant.policy.passwordPolicy.require(body.password, username: username)
+        let hash = try await hashPassword(body.password)
         let id = UUID()
         let logger = database.logger
         try await database.withTenantTransaction(tenant.slug.rawValue) { connection in
@@ -423,6 +443,45 @@ struct AdminController: Sendable {
         }
         return EditedResponse(
             status: .created, response: UserCreatedView(userID: id.uuidString.lowercased(), username: username))
+    }
+
+    /// Sets a user's password (the tenant's password policy applies). Sessions and tokens stay: revoking them
+    /// is its own decision (`revoke-clients`, `disable`).
+    @Sendable func resetPassword(_ request: Request, context: Context) async throws -> Response {
+        let (tenant, actor) = try authorized(context)
+        let user = try Self.userID(context)
+        let body = try await AdminBody.read(ResetPasswordRequest.self, from: request)
+        let logger = database.logger
+        guard
+            let username = try await database.withTenantTransaction(
+                tenant.slug.rawValue,
+                { connection in
+                    try await AdminStore.username(of: user, on: connection, logger: logger)
+                })
+        else { throw OAuthError.notFound("no such user in this tenant") }
+        try tenant.policy.passwordPolicy.require(body.password, username: username)
+        let hash = try await hashPassword(body.password)
+        try await database.withTenantTransaction(tenant.slug.rawValue) { connection in
+            guard try await AdminStore.setPassword(of: user, hash: hash, on: connection, logger: logger) else {
+                throw OAuthError.notFound("no such user in this tenant")
+            }
+        }
+        logger.info("password reset by an administrator", metadata: ["user": "\(user)", "actor": "\(actor.id)"])
+        return Response(status: .noContent, headers: [.cacheControl: "no-store"])
+    }
+
+    /// scrypt in a hashing slot; a saturated limiter is 503 with `Retry-After`.
+    private func hashPassword(_ password: String) async throws -> String {
+        let hasher = settings.passwordHasher
+        do { return try await settings.hashingLimiter.run { try hasher.hash(password) } } catch let busy
+            as PasswordHashingLimiter.Busy
+        {
+            throw OAuthError(
+                .serviceUnavailable, "temporarily_unavailable", "password hashing is saturated; retry shortly",
+                headers: [.retryAfter: String(busy.retryAfterSeconds)])
+        } catch {
+            throw OAuthError(.internalServerError, "server_error", "the password could not be hashed")
+        }
     }
 
     // MARK: Templates and initial access tokens

@@ -49,6 +49,11 @@ struct TemplateRequest: Decodable, Sendable {
 }
 
 /// `POST …/users`: an account created by an administrator (e.g. a demo or service user).
+/// `POST /admin/tenants/{t}/users/{id}/password`.
+struct ResetPasswordRequest: Decodable, Sendable {
+    var password: String
+}
+
 struct CreateUserRequest: Decodable, Sendable {
     var username: String
     var email: String?

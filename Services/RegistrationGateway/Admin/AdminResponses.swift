@@ -109,6 +109,23 @@ struct ClientRevokedView: ResponseEncodable, Sendable {
     }
 }
 
+/// `POST …/clients/{client_id}/rotate-secret`: the new secret, shown once.
+struct SecretRotatedView: ResponseEncodable, Sendable {
+    var clientID: String
+    var clientSecret: String
+    /// Seconds since the epoch, 0 = never (RFC 7591).
+    var clientSecretExpiresAt: Int
+    /// Until when the replaced secret still authenticates; absent when it stopped at once.
+    var previousSecretExpiresAt: Date?
+
+    enum CodingKeys: String, CodingKey {
+        case clientID = "client_id"
+        case clientSecret = "client_secret"
+        case clientSecretExpiresAt = "client_secret_expires_at"
+        case previousSecretExpiresAt = "previous_secret_expires_at"
+    }
+}
+
 /// `POST …/users/{user_id}/revoke-clients`.
 struct UserClientsRevokedView: ResponseEncodable, Sendable {
     var authenticatedUser: String

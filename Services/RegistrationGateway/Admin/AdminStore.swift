@@ -140,6 +140,24 @@ enum AdminStore {
         return false
     }
 
+    /// The username of `user`, nil when the tenant has no such user.
+    static func username(of user: UUID, on connection: PostgresConnection, logger: Logger) async throws -> String? {
+        let rows = try await connection.query("SELECT username FROM users WHERE user_id = \(user)", logger: logger)
+        for try await name in rows.decode(String.self) { return name }
+        return nil
+    }
+
+    /// Replaces a user's password hash; false when the tenant has no such user.
+    static func setPassword(of user: UUID, hash: String, on connection: PostgresConnection, logger: Logger)
+        async throws -> Bool
+    {
+        let rows = try await connection.query(
+            "UPDATE users SET password_hash = \(hash), updated_at = now() WHERE user_id = \(user) RETURNING 1",
+            logger: logger)
+        for try await _ in rows.decode(Int.self) { return true }
+        return false
+    }
+
     /// Stores a new initial access token (its hash only).
     static func createInitialAccessToken(
         _ tenant: String, id: UUID, hash: String, uses: Int, expiresAt: Date, description: String?, actor: String,

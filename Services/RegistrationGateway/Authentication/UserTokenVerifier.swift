@@ -42,35 +42,59 @@ struct UserTokenVerifier: Sendable {
         return claims
     }
 
+    /// Who a DCR token speaks for, and the app instance the request proved to be.
+    struct DCRSubject: Sendable, Hashable {
+        var user: UUID
+        /// The RFC 7638 thumbprint of the key a DPoP proof of this request was signed with: the key of the
+        /// app instance registering. Never taken from metadata (`jwks`) a request merely sends.
+        var instanceJKT: String?
+    }
+
     /// The user a DCR token speaks for. A DPoP-bound token (`cnf.jkt`) counts only with the DPoP scheme and
     /// a proof of its key for this request (`ath`, `htm`, `htu` from the configured public URL): a bound token
-    /// presented as Bearer is a downgrade, and an unbound one presented as DPoP is refused too.
-    func verifyDCRToken(_ credential: BearerToken.Credential, request: Request, tenant: String) async throws -> UUID {
+    /// presented as Bearer is a downgrade, and an unbound one presented as DPoP is refused too. An unbound
+    /// Bearer token may come with a DPoP proof (its `ath` naming the token) to identify the app instance.
+    func verifyDCRToken(_ credential: BearerToken.Credential, request: Request, tenant: String) async throws
+        -> DCRSubject
+    {
         let endpoint = settings.registrationEndpoint(tenant: tenant)
         let claims = try await verify(credential.token, tenant: tenant, scope: Self.dcrScope, audience: endpoint)
+        let proofHeaders = request.headers[values: Self.dpopHeader]
+        var instance: String?
         if let jkt = claims.cnf?.jkt {
             guard credential.isDPoP else {
                 throw BearerToken.invalidToken("a DPoP-bound token must be presented with the DPoP scheme and a proof")
             }
-            do throws(DPoPError) {
-                _ = try await proofs.verify(
-                    headerValues: request.headers[values: Self.dpopHeader], method: request.method.rawValue,
-                    url: endpoint,
-                    accessToken: credential.token, expectedJKT: jkt)
-            } catch {
-                throw OAuthError(
-                    .unauthorized, error.errorCode, error.reason,
-                    headers: [
-                        .wwwAuthenticate:
-                            "DPoP error=\"\(error.errorCode)\", algs=\"\(JWSAlgorithm.allCases.map(\.rawValue).joined(separator: " "))\""
-                    ])
-            }
+            instance = try await verifyProof(
+                proofHeaders, request: request, endpoint: endpoint, token: credential.token, jkt: jkt)
         } else if credential.isDPoP {
             throw BearerToken.invalidToken("the token is not DPoP-bound")
+        } else if !proofHeaders.isEmpty {
+            instance = try await verifyProof(
+                proofHeaders, request: request, endpoint: endpoint, token: credential.token, jkt: nil)
         }
         guard let user = UUID(uuidString: claims.sub) else {
             throw BearerToken.invalidToken("token subject is not a user")
         }
-        return user
+        return DCRSubject(user: user, instanceJKT: instance)
+    }
+
+    /// The thumbprint of the key that signed the request's proof; a bad proof is 401 `invalid_dpop_proof`.
+    private func verifyProof(_ values: [String], request: Request, endpoint: String, token: String, jkt: String?)
+        async throws -> String
+    {
+        do throws(DPoPError) {
+            return try await proofs.verify(
+                headerValues: values, method: request.method.rawValue, url: endpoint, accessToken: token,
+                expectedJKT: jkt
+            ).jkt
+        } catch {
+            throw OAuthError(
+                .unauthorized, error.errorCode, error.reason,
+                headers: [
+                    .wwwAuthenticate:
+                        "DPoP error=\"\(error.errorCode)\", algs=\"\(JWSAlgorithm.allCases.map(\.rawValue).joined(separator: " "))\""
+                ])
+        }
     }
 }

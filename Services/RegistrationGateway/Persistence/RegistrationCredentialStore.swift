@@ -21,6 +21,20 @@ enum RegistrationCredentialStore {
         return nil
     }
 
+    /// The id of the usable initial access token with this hash, used up or not: the principal of an
+    /// idempotent registration, whose replay must not take another use. Nil when unknown, revoked or expired.
+    static func initialAccessTokenID(
+        hash: String, tenant: String, on connection: PostgresConnection, logger: Logger
+    ) async throws -> UUID? {
+        let rows = try await connection.query(
+            """
+            SELECT token_id FROM initial_access_tokens
+            WHERE tenant_id = \(tenant) AND token_hash = \(hash) AND revoked_at IS NULL AND expires_at > now()
+            """, logger: logger)
+        for try await id in rows.decode(UUID.self) { return id }
+        return nil
+    }
+
     /// The template with this `software_id`, if the tenant has one. `share` locks it until the
     /// transaction ends, so a template update (which walks the template's instances) waits for a
     /// registration that read the old version, and never misses the instance it creates.

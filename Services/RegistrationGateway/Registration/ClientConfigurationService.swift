@@ -55,12 +55,12 @@ struct ClientConfigurationService: Sendable {
         // Verified before the transaction: fetching an issuer's keys must not hold a connection.
         let request = try await statements.applying(to: request, policy: policy)
         return try await database.withTenantTransaction(tenant.id) { connection in
-            let stored = try await authorize(clientID, token: token, tenant: tenant.id, forUpdate: true, on: connection)
+            var stored = try await authorize(clientID, token: token, tenant: tenant.id, forUpdate: true, on: connection)
             guard sentClientID == clientID else {
                 throw RegistrationError.invalidMetadata("client_id in the body must match the client being updated")
             }
             if let sentSecret {
-                guard let hash = stored.clientSecretHash, hasher.matches(sentSecret, storedHash: hash) else {
+                guard stored.acceptsSecret(sentSecret, hasher: hasher, at: Date()) else {
                     throw RegistrationError.invalidMetadata("client_secret does not match the client's secret")
                 }
             }
@@ -97,9 +97,19 @@ struct ClientConfigurationService: Sendable {
             try await ClientRepository.updateMetadata(
                 record, registrationTokenHash: newToken.map(hasher.hash), template: link, on: connection,
                 logger: database.logger)
+            // RFC 7592 §2.2 lets the server issue a new secret here: one that expires soon is replaced, so an
+            // instance that updates itself in time never ends up with a dead secret.
+            var rotated: ClientSecretRotation.Rotated?
+            if ClientSecretRotation.isDue(stored, policy: policy, at: record.updatedAt) {
+                stored.record = record
+                rotated = try await ClientSecretRotation.rotate(
+                    &stored, policy: policy, hasher: hasher, at: record.updatedAt, on: connection,
+                    logger: database.logger)
+                record = stored.record
+            }
             let actor: EventActor = record.authenticatedUser.map(EventActor.user) ?? .client(clientID)
             let event = ClientUpdated(
-                tenant: tenant.slug, clientID: clientID, changedFields: changed,
+                tenant: tenant.slug, clientID: clientID, changedFields: changed, secretRotated: rotated != nil,
                 registrationTokenRotated: newToken != nil,
                 authenticatedUser: record.authenticatedUser, templateID: record.templateID, actor: actor)
             try await outbox.append(
@@ -107,6 +117,7 @@ struct ClientConfigurationService: Sendable {
                 logger: database.logger)
             var updated = response(for: record, tenant: tenant.id, registrationToken: newToken)
             updated.softwareStatement = request.softwareStatement
+            updated.clientSecret = rotated?.secret
             return updated
         }
     }

@@ -6,7 +6,7 @@ import LatchkeyServer
 /// CORS for the registration endpoints (browser-based clients), origins from the tenant policy's
 /// `registration_cors_origins`: the allowed `Origin` is echoed exactly (never `*`, never credentials).
 struct RegistrationCORS: Sendable {
-    static let allowedHeaders = "Authorization, Content-Type"
+    static let allowedHeaders = "Authorization, Content-Type, DPoP, Idempotency-Key"
     static let exposedHeaders = "Retry-After, WWW-Authenticate"
     /// Seconds a browser may cache a preflight answer.
     static let maxAge = 600

@@ -28,13 +28,15 @@ struct RegistrationController: Sendable {
         let tenant = try context.requireTenant()
         // Counted before anything else, so floods of bad tokens or bodies are throttled too. Forwarded-for
         // headers count only from TRUSTED_PROXIES: from anyone else they are whatever the client wants.
-        try await rateLimiter.enforce(
-            tenant: tenant, source: clientAddresses.clientAddress(request, context: context),
-            open: request.headers[.authorization] == nil)
+        let source = clientAddresses.clientAddress(request, context: context)
+        try await rateLimiter.enforce(tenant: tenant, source: source, open: request.headers[.authorization] == nil)
         let caller = try await registration.authenticate(request, tenant: tenant)
+        let idempotencyKey = try IdempotencyKey.from(request)
         let body = try await RegistrationRequestBody.read(request)
         return EditedResponse(
-            status: .created, response: try await registration.register(body.metadata, caller: caller, tenant: tenant))
+            status: .created,
+            response: try await registration.register(
+                body, caller: caller, tenant: tenant, source: source, idempotencyKey: idempotencyKey))
     }
 
     @Sendable func read(_ request: Request, context: Context) async throws -> RegistrationResponse {

@@ -13,6 +13,9 @@ struct RegistrationRequestBody: Sendable {
 
     var metadata: ClientMetadata
     var credentials: ClientCredentials
+    /// The body as canonical JSON (sorted members, one spelling per value): two bodies that mean the same
+    /// are the same request for an `Idempotency-Key`.
+    var canonical: String
 
     /// The body of `POST /register` and `PUT /register/{client_id}`: strict JSON (``JSONRequestBody``), every
     /// problem an `invalid_client_metadata` (RFC 7591 §3.2.2).
@@ -27,7 +30,8 @@ struct RegistrationRequestBody: Sendable {
             return RegistrationRequestBody(
                 metadata: try body.decode(ClientMetadata.self),
                 credentials: ClientCredentials(
-                    clientID: try body.string("client_id"), clientSecret: try body.string("client_secret")))
+                    clientID: try body.string("client_id"), clientSecret: try body.string("client_secret")),
+                canonical: String(decoding: CanonicalJSON.encode(.object(body.members)), as: UTF8.self))
         } catch {
             throw RegistrationError.invalidMetadata(error.description)
         }

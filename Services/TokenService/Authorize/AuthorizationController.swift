@@ -23,7 +23,8 @@ struct AuthorizationController: Sendable {
         self.settings = settings
         self.database = database
         self.pages = try PageRenderer()
-        self.accounts = try UserAccounts(passwordHasher: settings.passwordHasher, outbox: outbox)
+        self.accounts = try UserAccounts(
+            passwordHasher: settings.passwordHasher, sessionHasher: settings.secretHasher, outbox: outbox)
         self.throttle = SignInThrottle()
         self.sessions = SSOSessions(hasher: settings.secretHasher)
         self.codes = AuthorizationCodes(hasher: settings.secretHasher)
@@ -40,6 +41,8 @@ struct AuthorizationController: Sendable {
         group.get("signup") { request, context in try await showPage(.signUp, request, context) }
         group.post("signup") { request, context in try await signUp(request, context) }
         group.post("consent") { request, context in try await answerConsent(request, context) }
+        group.get("account/password") { request, context in try await showPasswordChange(request, context) }
+        group.post("account/password") { request, context in try await changePassword(request, context) }
     }
 
     // MARK: /authorize
@@ -169,6 +172,9 @@ struct AuthorizationController: Sendable {
             "signUpURL": "\(base)/signup?authorization_request=\(sealed)",
             "signInURL": "\(base)/login?authorization_request=\(sealed)",
             "hasProviders": !tenant.policy.upstreamIdentityProviders.isEmpty,
+            "passwordMinLength": tenant.policy.passwordPolicy.minLength,
+            "passwordMaxLength": tenant.policy.passwordPolicy.maxLength,
+            "passwordHint": SignUpRules.passwordHint(tenant.policy.passwordPolicy),
             // "Continue with …" links: the sealed request travels to the federation start.
             "providers": tenant.policy.upstreamIdentityProviders.map { provider in
                 [
@@ -315,14 +321,14 @@ struct AuthorizationController: Sendable {
         }
     }
 
-    private func tooManyAttempts(_ tenant: ResolvedTenant, retryAfter: Int) -> Response {
+    func tooManyAttempts(_ tenant: ResolvedTenant, retryAfter: Int) -> Response {
         pages.error(
             "Too many sign-in attempts. Please wait before trying again.", tenant: tenant, status: .tooManyRequests,
             retryAfter: retryAfter)
     }
 
     /// Every password-hashing slot is taken: 503 `temporarily_unavailable` with `Retry-After`.
-    private func busy(_ tenant: ResolvedTenant, _ busy: PasswordHashingLimiter.Busy) -> Response {
+    func busy(_ tenant: ResolvedTenant, _ busy: PasswordHashingLimiter.Busy) -> Response {
         pages.error(
             "The service is busy (temporarily_unavailable). Please try again in a moment.", tenant: tenant,
             status: .serviceUnavailable, retryAfter: busy.retryAfterSeconds)
@@ -357,7 +363,7 @@ struct AuthorizationController: Sendable {
                     status: .tooManyRequests, retryAfter: wait)
             }
             if let problem = SignUpRules.usernameProblem(username) ?? SignUpRules.emailProblem(email)
-                ?? SignUpRules.passwordProblem(password, username: username)
+                ?? SignUpRules.passwordProblem(password, username: username, policy: tenant.policy.passwordPolicy)
             {
                 return try reshow(problem)
             }
@@ -496,7 +502,7 @@ struct AuthorizationController: Sendable {
         Response(status: .found, headers: [.location: location, .cacheControl: "no-store", .pragma: "no-cache"])
     }
 
-    private func cookie(_ name: String, _ value: String, tenant: String, maxAge: Int?, sameSite: Cookie.SameSite)
+    func cookie(_ name: String, _ value: String, tenant: String, maxAge: Int?, sameSite: Cookie.SameSite)
         -> Cookie
     {
         Cookie(

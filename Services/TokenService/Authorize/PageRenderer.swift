@@ -17,6 +17,7 @@ struct PageRenderer: Sendable {
             "sign-in": try MustacheTemplate(string: PageTemplates.signIn),
             "sign-up": try MustacheTemplate(string: PageTemplates.signUp),
             "consent": try MustacheTemplate(string: PageTemplates.consent),
+            "change-password": try MustacheTemplate(string: PageTemplates.changePassword),
             "error": try MustacheTemplate(string: PageTemplates.error),
         ])
     }

@@ -43,8 +43,8 @@ enum PageTemplates {
         <label for="email">Email</label>
         <input id="email" name="email" type="email" autocomplete="email" required maxlength="254" value="{{email}}">
         <label for="password">Password</label>
-        <input id="password" name="password" type="password" autocomplete="new-password" required minlength="12" maxlength="1024" aria-describedby="password-rule">
-        <p id="password-rule" class="hint">At least 12 characters, mixing letters with digits or symbols (or upper and lower case), and not your username.</p>
+        <input id="password" name="password" type="password" autocomplete="new-password" required minlength="{{passwordMinLength}}" maxlength="{{passwordMaxLength}}" aria-describedby="password-rule">
+        <p id="password-rule" class="hint">{{passwordHint}}</p>
         <button type="submit">Create account</button>
         </form>
         <p>Already have an account? <a href="{{signInURL}}">Sign in</a></p>
@@ -64,6 +64,27 @@ enum PageTemplates {
         <button type="submit" name="decision" value="allow" autofocus>Allow</button>
         <button type="submit" name="decision" value="deny" class="secondary">Deny</button>
         </form>
+        {{> footer}}
+        """
+
+    /// A signed-in user's password change: current password, new password twice.
+    static let changePassword = """
+        {{> header}}
+        {{#done}}<p role="status">Your password was changed. Other sign-in sessions were ended.</p>{{/done}}
+        {{^done}}
+        <form method="post" action="{{action}}" {{#error}}aria-describedby="form-error"{{/error}}>
+        <input type="hidden" name="csrf_token" value="{{csrfToken}}">
+        <p>Signed in as <strong>{{username}}</strong>.</p>
+        <label for="current-password">Current password</label>
+        <input id="current-password" name="current_password" type="password" autocomplete="current-password" required maxlength="1024" autofocus>
+        <label for="new-password">New password</label>
+        <input id="new-password" name="new_password" type="password" autocomplete="new-password" required minlength="{{passwordMinLength}}" maxlength="{{passwordMaxLength}}" aria-describedby="password-rule">
+        <p id="password-rule" class="hint">{{passwordHint}}</p>
+        <label for="confirm-password">New password again</label>
+        <input id="confirm-password" name="confirm_password" type="password" autocomplete="new-password" required maxlength="{{passwordMaxLength}}">
+        <button type="submit">Change password</button>
+        </form>
+        {{/done}}
         {{> footer}}
         """
 

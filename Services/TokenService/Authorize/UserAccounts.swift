@@ -11,9 +11,12 @@ struct UserAccounts: Sendable {
     /// Verified against when the username is unknown, so both failures cost one scrypt.
     let dummyHash: String
     let outbox: OutboxWriter
+    /// Hashes session cookies as `SSOSessions` stores them.
+    let sessionHasher: KeyedHasher
 
-    init(passwordHasher: PasswordHasher, outbox: OutboxWriter) throws {
+    init(passwordHasher: PasswordHasher, sessionHasher: KeyedHasher, outbox: OutboxWriter) throws {
         self.passwordHasher = passwordHasher
+        self.sessionHasher = sessionHasher
         self.outbox = outbox
         self.dummyHash = try passwordHasher.hash(SecretTokens.generate())
     }
@@ -34,6 +37,40 @@ struct UserAccounts: Sendable {
             found = StoredPassword(userID: id, hash: hash, isActive: status == "active")
         }
         return found
+    }
+
+    /// The stored password and username of an active user, by id.
+    func find(userID: UUID, on connection: PostgresConnection, logger: Logger) async throws
+        -> (stored: StoredPassword, username: String)?
+    {
+        let rows = try await connection.query(
+            "SELECT password_hash, status, username FROM users WHERE user_id = \(userID)", logger: logger)
+        for try await (hash, status, username) in rows.decode((String?, String, String).self) {
+            return (StoredPassword(userID: userID, hash: hash, isActive: status == "active"), username)
+        }
+        return nil
+    }
+
+    /// Replaces the password hash if it is still `old`, and ends the user's other sign-in sessions (a changed
+    /// password is often a suspected leak); false when another change came first.
+    func replacePassword(
+        of userID: UUID, from old: String, to new: String, keeping session: String, on connection: PostgresConnection,
+        logger: Logger
+    ) async throws -> Bool {
+        let rows = try await connection.query(
+            """
+            UPDATE users SET password_hash = \(new), updated_at = now()
+            WHERE user_id = \(userID) AND password_hash = \(old) RETURNING 1
+            """, logger: logger)
+        var changed = false
+        for try await _ in rows.decode(Int.self) { changed = true }
+        guard changed else { return false }
+        try await connection.query(
+            """
+            UPDATE sso_sessions SET revoked_at = now()
+            WHERE user_id = \(userID) AND revoked_at IS NULL AND session_hash <> \(sessionHasher.hash(session))
+            """, logger: logger)
+        return true
     }
 
     /// The user id when `stored` exists, is active and `password` matches; nil otherwise, after the
@@ -101,27 +138,24 @@ enum SignUpRules {
         return nil
     }
 
-    /// At least 12 characters, at most 1024 bytes, not all of one character class, not the username.
-    static func passwordProblem(_ password: String, username: String) -> String? {
-        guard password.count >= 12 else { return "The password must have at least 12 characters." }
-        guard password.utf8.count <= 1024 else { return "The password is too long." }
-        var classes = Set<Int>()
-        for character in password {
-            if character.isLowercase {
-                classes.insert(0)
-            } else if character.isUppercase {
-                classes.insert(1)
-            } else if character.isNumber {
-                classes.insert(2)
-            } else {
-                classes.insert(3)
-            }
+    /// Every rule of the tenant's password policy the password breaks, as sentences for the page; nil when none.
+    static func passwordProblem(_ password: String, username: String, policy: PasswordPolicy) -> String? {
+        let violations = policy.violations(of: password, username: username)
+        guard !violations.isEmpty else { return nil }
+        return violations.map { $0.message(policy) }.joined(separator: " ")
+    }
+
+    /// The hint under a new-password field, from the policy.
+    static func passwordHint(_ policy: PasswordPolicy) -> String {
+        var parts = ["At least \(policy.minLength) characters"]
+        if policy.digitsOnly { parts[0] = "At least \(policy.minLength) digits" }
+        if !policy.digitsOnly && policy.minCharacterClasses > 1 {
+            parts.append(
+                "mixing \(policy.minCharacterClasses) kinds of characters (lower case, upper case, digits, symbols)")
         }
-        guard classes.count >= 2 else {
-            return "The password must mix character kinds (letters with digits or symbols, or upper and lower case)."
-        }
-        guard password.lowercased() != username.lowercased() else { return "The password must not be your username." }
-        return nil
+        if policy.forbidSequences { parts.append("no sequences such as 1234") }
+        if policy.differsFromUsername { parts.append("not your username") }
+        return parts.joined(separator: ", ") + "."
     }
 
     private static func isAlphanumeric(_ byte: UInt8) -> Bool {

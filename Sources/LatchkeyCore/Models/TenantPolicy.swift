@@ -37,6 +37,11 @@ public struct TenantPolicy: Codable, Sendable, Hashable {
     public var maxClientsPerUser: Int
     /// Seconds a client secret stays valid after issue; 0 means it never expires.
     public var clientSecretLifetime: Int
+    /// An RFC 7592 PUT issues a new client secret when the current one expires within this many seconds.
+    public var clientSecretRotationWindow: Int
+    /// Seconds a rotated-out client secret still authenticates, so instances holding it never lock
+    /// themselves out while they switch (never beyond its own expiry); 0 ends it at once.
+    public var clientSecretOverlap: Int
     /// Issue a new registration access token on every RFC 7592 PUT (the old one stops working).
     public var rotateRegistrationAccessToken: Bool
     /// Seconds without use after which a dynamic client is expired; 0 means never.
@@ -57,6 +62,8 @@ public struct TenantPolicy: Codable, Sendable, Hashable {
     /// Whether users may create their own accounts on the sign-up page. Unset means on, except in the
     /// platform tenant, whose users could otherwise reach a platform administrator's sign-in.
     public var selfSignup: Bool?
+    /// Rules for user passwords or PINs, wherever one is set.
+    public var passwordPolicy: PasswordPolicy
 
     /// Algorithms a tenant may sign its tokens with.
     public static let signingAlgorithms: [JWSAlgorithm] = [.es256, .rs256, .edDSA]
@@ -69,6 +76,8 @@ public struct TenantPolicy: Codable, Sendable, Hashable {
         allowedGrantTypes: [GrantType] = [.authorizationCode, .refreshToken],
         maxClientsPerUser: Int = 10,
         clientSecretLifetime: Int = 0,
+        clientSecretRotationWindow: Int = 604_800,
+        clientSecretOverlap: Int = 86_400,
         rotateRegistrationAccessToken: Bool = true,
         inactiveClientTTL: Int = 7_776_000,
         pkce: PKCEPolicy = PKCEPolicy(),
@@ -81,7 +90,8 @@ public struct TenantPolicy: Codable, Sendable, Hashable {
         branding: TenantBranding = TenantBranding(),
         registrationCORSOrigins: [String] = [],
         signingAlgorithm: JWSAlgorithm = .es256,
-        selfSignup: Bool? = nil
+        selfSignup: Bool? = nil,
+        passwordPolicy: PasswordPolicy = PasswordPolicy()
     ) {
         self.version = version
         self.registrationMechanisms = registrationMechanisms
@@ -90,6 +100,8 @@ public struct TenantPolicy: Codable, Sendable, Hashable {
         self.allowedGrantTypes = allowedGrantTypes
         self.maxClientsPerUser = maxClientsPerUser
         self.clientSecretLifetime = clientSecretLifetime
+        self.clientSecretRotationWindow = clientSecretRotationWindow
+        self.clientSecretOverlap = clientSecretOverlap
         self.rotateRegistrationAccessToken = rotateRegistrationAccessToken
         self.inactiveClientTTL = inactiveClientTTL
         self.pkce = pkce
@@ -103,6 +115,7 @@ public struct TenantPolicy: Codable, Sendable, Hashable {
         self.registrationCORSOrigins = registrationCORSOrigins
         self.signingAlgorithm = signingAlgorithm
         self.selfSignup = selfSignup
+        self.passwordPolicy = passwordPolicy
     }
 
     /// Whether the sign-up page is open in this tenant (`isPlatformTenant`: it is `PLATFORM_TENANT`).
@@ -121,6 +134,8 @@ public struct TenantPolicy: Codable, Sendable, Hashable {
         case allowedGrantTypes = "allowed_grant_types"
         case maxClientsPerUser = "max_clients_per_user"
         case clientSecretLifetime = "client_secret_lifetime"
+        case clientSecretRotationWindow = "client_secret_rotation_window"
+        case clientSecretOverlap = "client_secret_overlap"
         case rotateRegistrationAccessToken = "rotate_registration_access_token"
         case inactiveClientTTL = "inactive_client_ttl"
         case pkce
@@ -134,6 +149,7 @@ public struct TenantPolicy: Codable, Sendable, Hashable {
         case registrationCORSOrigins = "registration_cors_origins"
         case signingAlgorithm = "signing_algorithm"
         case selfSignup = "self_signup"
+        case passwordPolicy = "password_policy"
     }
 
     public init(from decoder: any Decoder) throws {
@@ -157,6 +173,9 @@ public struct TenantPolicy: Codable, Sendable, Hashable {
         maxClientsPerUser = try c.decodeIfPresent(Int.self, forKey: .maxClientsPerUser) ?? d.maxClientsPerUser
         clientSecretLifetime =
             try c.decodeIfPresent(Int.self, forKey: .clientSecretLifetime) ?? d.clientSecretLifetime
+        clientSecretRotationWindow =
+            try c.decodeIfPresent(Int.self, forKey: .clientSecretRotationWindow) ?? d.clientSecretRotationWindow
+        clientSecretOverlap = try c.decodeIfPresent(Int.self, forKey: .clientSecretOverlap) ?? d.clientSecretOverlap
         rotateRegistrationAccessToken =
             try c.decodeIfPresent(Bool.self, forKey: .rotateRegistrationAccessToken) ?? d.rotateRegistrationAccessToken
         inactiveClientTTL = try c.decodeIfPresent(Int.self, forKey: .inactiveClientTTL) ?? d.inactiveClientTTL
@@ -175,6 +194,7 @@ public struct TenantPolicy: Codable, Sendable, Hashable {
         registrationCORSOrigins =
             try c.decodeIfPresent([String].self, forKey: .registrationCORSOrigins) ?? d.registrationCORSOrigins
         selfSignup = try c.decodeIfPresent(Bool.self, forKey: .selfSignup)
+        passwordPolicy = try c.decodeIfPresent(PasswordPolicy.self, forKey: .passwordPolicy) ?? d.passwordPolicy
         signingAlgorithm = d.signingAlgorithm
         if let name = try c.decodeIfPresent(String.self, forKey: .signingAlgorithm) {
             // Case-sensitive: "none", "HS256" or "es256" never select anything.

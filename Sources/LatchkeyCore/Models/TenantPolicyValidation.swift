@@ -76,6 +76,7 @@ extension TenantPolicy {
         check(tree["rate_limits"]?["registration"], RateLimit.CodingKeys.self, at: "rate_limits.registration")
         check(tree["rate_limits"]?["login"], RateLimit.CodingKeys.self, at: "rate_limits.login")
         check(tree["branding"], TenantBranding.CodingKeys.self, at: "branding")
+        check(tree["password_policy"], PasswordPolicy.CodingKeys.self, at: "password_policy")
         for (index, issuer) in (tree["trusted_software_statement_issuers"]?.arrayValue ?? []).enumerated() {
             check(
                 issuer, TrustedSoftwareStatementIssuer.CodingKeys.self,
@@ -119,6 +120,8 @@ extension TenantPolicy {
 
         nonNegative("max_clients_per_user", maxClientsPerUser)
         duration("client_secret_lifetime", clientSecretLifetime, zeroAllowed: true)
+        duration("client_secret_rotation_window", clientSecretRotationWindow, zeroAllowed: true)
+        duration("client_secret_overlap", clientSecretOverlap, zeroAllowed: true, max: 2_592_000)
         duration("inactive_client_ttl", inactiveClientTTL, zeroAllowed: true)
 
         duration("token_lifetimes.access_token", tokenLifetimes.accessToken, zeroAllowed: false)
@@ -199,6 +202,8 @@ extension TenantPolicy {
                 "signing_algorithm",
                 "must be one of " + Self.signingAlgorithms.map(\.rawValue).joined(separator: ", "))
         }
+
+        for found in passwordPolicy.problems() { problem("password_policy.\(found.member)", found.message) }
 
         for (index, origin) in registrationCORSOrigins.enumerated() where !PolicyURLRules.isOrigin(origin) {
             problem(

@@ -21,6 +21,8 @@ public struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
             // client's mistake, not the server's, and this response is never sent.
             context.logger.debug("request aborted", metadata: ["reason": "\(error.reason)"])
             return OAuthError.jsonResponse(status: .badRequest, code: "invalid_request", description: error.reason)
+        } catch let error as PasswordRejection {
+            return try error.response(from: request, context: context)
         } catch let error as any HTTPResponseError {
             return OAuthError.jsonResponse(
                 status: error.status, code: Self.code(for: error.status), description: error.status.reasonPhrase)

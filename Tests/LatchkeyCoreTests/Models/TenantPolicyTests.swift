@@ -103,6 +103,7 @@ import Testing
             "max_clients_per_user", "client_secret_lifetime", "rotate_registration_access_token", "inactive_client_ttl",
             "pkce", "dpop", "token_lifetimes", "consent", "rate_limits", "trusted_software_statement_issuers",
             "upstream_identity_providers", "branding", "registration_cors_origins", "signing_algorithm",
+            "password_policy", "client_secret_rotation_window", "client_secret_overlap",
         ]
         #expect(Set(tree.objectValue?.keys.map { $0 } ?? []) == expectedKeys)
         #expect(tree["pkce"]?["required_for"] == "all")
@@ -161,6 +162,8 @@ import Testing
         policy.allowedGrantTypes = [.authorizationCode, .implicit]
         policy.maxClientsPerUser = -1
         policy.clientSecretLifetime = -5
+        policy.clientSecretRotationWindow = -1
+        policy.clientSecretOverlap = 2_592_001
         policy.inactiveClientTTL = TenantPolicy.maximumDurationSeconds + 1
         policy.tokenLifetimes = TokenLifetimes(
             accessToken: 0, refreshToken: -1, dcrAccessToken: 7200, authorizationCode: 601, idToken: -60)
@@ -185,7 +188,8 @@ import Testing
         let expected: Set<String> = [
             "version", "allowed_scopes[1]", "allowed_scopes[2]", "allowed_scopes[3]", "allowed_grant_types[1]",
             "max_clients_per_user", "client_secret_lifetime", "inactive_client_ttl",
-            "token_lifetimes.access_token", "token_lifetimes.refresh_token", "token_lifetimes.dcr_access_token",
+            "client_secret_rotation_window", "client_secret_overlap", "token_lifetimes.access_token",
+            "token_lifetimes.refresh_token", "token_lifetimes.dcr_access_token",
             "token_lifetimes.authorization_code", "token_lifetimes.id_token", "consent.remember_for",
             "rate_limits.registration.per_source_per_minute", "rate_limits.login_per_user_per_minute",
             "trusted_software_statement_issuers[0].issuer", "trusted_software_statement_issuers[0].jwks_uri",
