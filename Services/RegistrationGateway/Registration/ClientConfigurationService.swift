@@ -130,6 +130,7 @@ struct ClientConfigurationService: Sendable {
             try await outbox.append(
                 CloudEvent(source: EventSource.registrationGateway, data: event), on: connection,
                 logger: database.logger)
+            BusinessMetrics.revoked(event)
         }
     }
 
