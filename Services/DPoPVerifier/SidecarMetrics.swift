@@ -23,6 +23,9 @@ final class SidecarMetrics: Sendable {
     let tokenCacheEntries: Gauge
     let revokedClients: Gauge
     let revocationLag: Gauge
+    /// Unix time the revocation listener was last seen caught up with every partition: alerts on its age
+    /// catch a stalled or disconnected listener even while no revocation happens.
+    let revocationCaughtUp: Gauge
     let revocationEventsApplied: Counter
     let revocationEventsMalformed: Counter
     /// The counters of allowed requests, made once: they count every proxied request (no lookup by label).
@@ -44,9 +47,13 @@ final class SidecarMetrics: Sendable {
         tokenCacheEntries = registry.makeGauge(
             descriptor: Self.name("token_cache", "entries", "Verified access tokens cached by hash"))
         revokedClients = registry.makeGauge(
-            descriptor: Self.name("revoked_clients", "count", "Clients in the revoked set"))
+            descriptor: Self.name("revoked_clients", "", "Clients in the revoked set"))
         revocationLag = registry.makeGauge(
             descriptor: Self.name("revocation_consumer_lag", "messages", "ClientRevoked records not yet read"))
+        revocationCaughtUp = registry.makeGauge(
+            descriptor: Self.name(
+                "revocation_stream_caught_up_timestamp", "seconds",
+                "Unix time the revocation listener last had read every partition up to its high watermark"))
         let events = Self.name("revocation_events", "total", "ClientRevoked records read, by outcome")
         revocationEventsApplied = registry.makeCounter(descriptor: events, labels: [("outcome", "applied")])
         revocationEventsMalformed = registry.makeCounter(descriptor: events, labels: [("outcome", "malformed")])

@@ -56,6 +56,7 @@ struct TokenController: Sendable {
         case .implicit:
             throw OAuthError(.badRequest, "unsupported_grant_type", "grant type is not supported")
         }
+        BusinessMetrics.tokenIssued(tenant: tenant.slug.rawValue, grantType: grant.rawValue)
         return try JSONResponse.make(response, extraHeaders: dpop.responseHeaders(tenant: tenant))
     }
 }

@@ -44,6 +44,7 @@ struct TokenRevocation: Sendable {
             revokedAt: now)
         try await outbox.append(
             CloudEvent(source: EventSource.tokenService, data: event), on: connection, logger: logger)
+        BusinessMetrics.revoked(event)
         return count
     }
 
@@ -66,6 +67,7 @@ struct TokenRevocation: Sendable {
             revokedJTIs: [jti], accessTokensExpireAt: expiry, reason: reason, actor: actor, revokedAt: Date())
         try await outbox.append(
             CloudEvent(source: EventSource.tokenService, data: event), on: connection, logger: logger)
+        BusinessMetrics.revoked(event)
         return true
     }
 }

@@ -28,7 +28,7 @@ import Testing
                 }
                 try await management.execute(uri: "/metrics") { response in
                     #expect(response.status == .ok)
-                    #expect(String(buffer: response.body).contains("latchkey_audit_consumer_lag_total"))
+                    #expect(String(buffer: response.body).contains("latchkey_audit_consumer_total_lag_messages"))
                 }
                 try await client.execute(uri: "/no-such-route", method: .get) { response in
                     #expect(response.status == .notFound)

@@ -60,7 +60,8 @@ import Testing
                 #expect(text.contains("latchkey_audit_end_to_end_delay_seconds_bucket"))
                 // Lag series exist per partition (their values are shared with other tests' services).
                 #expect(
-                    AuditTest.metric(text, #"latchkey_audit_consumer_lag{topic="latchkey.token-issued",partition="0"}"#)
+                    AuditTest.metric(
+                        text, #"latchkey_audit_consumer_lag_messages{topic="latchkey.token-issued",partition="0"}"#)
                         != nil)
             }
         }

@@ -564,7 +564,7 @@ import Testing
                 #"latchkey_dpop_requests_total{outcome="rejected",reason="missing_credentials"}"#,
                 "latchkey_dpop_verification_duration_seconds_bucket",
                 "latchkey_dpop_replay_cache_entries", "latchkey_dpop_replay_cache_evictions_total",
-                "latchkey_dpop_token_cache_entries", "latchkey_dpop_revoked_clients_count",
+                "latchkey_dpop_token_cache_entries", "latchkey_dpop_revoked_clients",
                 "latchkey_dpop_revocation_consumer_lag_messages",
                 #"latchkey_dpop_jwks_refreshes_total{tenant="acme",outcome="success"}"#,
             ] {

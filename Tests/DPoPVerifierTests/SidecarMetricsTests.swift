@@ -39,7 +39,7 @@ import Testing
         #expect(value(text, "latchkey_dpop_replay_cache_entries") == 3)
         #expect(value(text, "latchkey_dpop_replay_cache_evictions_total") == 2)
         #expect(value(text, "latchkey_dpop_token_cache_entries") == 0)
-        #expect(value(text, "latchkey_dpop_revoked_clients_count") == 1)
+        #expect(value(text, "latchkey_dpop_revoked_clients") == 1)
 
         metrics.countRequest(outcome: "rejected", reason: "dpop_replay")
         metrics.countRequest(outcome: "rejected", reason: "dpop_replay")

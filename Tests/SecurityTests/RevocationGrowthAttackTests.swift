@@ -27,7 +27,7 @@ import Testing
 
             // 1. The attack over HTTP: sign up, then register and delete clients in a loop.
             let dcrToken = try await signUpForADCRToken(platform)
-            let before = try await metric(platform, "latchkey_dpop_revoked_clients_count") ?? 0
+            let before = try await metric(platform, "latchkey_dpop_revoked_clients") ?? 0
             let loops = 20
             for index in 0..<loops {
                 let registered = try expect(
@@ -42,14 +42,13 @@ import Testing
                         "DELETE", "\(platform.endpoints.gateway)/t/\(platform.endpoints.tenant)/register/\(clientID)",
                         headers: [("Authorization", "Bearer \(registrationToken)")]), 204, "delete \(index)")
             }
-            let arrived = try await waitForMetric(platform, "latchkey_dpop_revoked_clients_count", within: .seconds(30))
-            {
+            let arrived = try await waitForMetric(platform, "latchkey_dpop_revoked_clients", within: .seconds(30)) {
                 $0 >= before + Double(loops)
             }
             #expect(arrived, "the loop's revocations never reached the sidecar")
             // Each is kept while a token of its client could pass: one second, the slack and the skew.
             let drained = try await waitForMetric(
-                platform, "latchkey_dpop_revoked_clients_count", within: .seconds(150)
+                platform, "latchkey_dpop_revoked_clients", within: .seconds(150)
             ) { $0 == 0 }
             #expect(drained, "revocations of clients whose tokens all expired are still held")
 
@@ -69,10 +68,11 @@ import Testing
                 return consumed
             }
             #expect(consumed, "the sidecar did not read the 100k revocations")
-            let held = try await metric(platform, "latchkey_dpop_revoked_clients_count") ?? -1
+            let held = try await metric(platform, "latchkey_dpop_revoked_clients") ?? -1
             #expect(held <= 50_000, "revocations that were over when read are held: \(held)")
-            let emptied = try await waitForMetric(platform, "latchkey_dpop_revoked_clients_count", within: .seconds(60))
-            { $0 == 0 }
+            let emptied = try await waitForMetric(platform, "latchkey_dpop_revoked_clients", within: .seconds(60)) {
+                $0 == 0
+            }
             #expect(emptied, "expired revocations are still held")
             let residentAfter = try residentKilobytes(sidecarPID)
             // Generous (about 8 MiB here): the consumer's buffers and the allocator's arenas vary with the machine's
@@ -90,7 +90,7 @@ import Testing
             let replayed = try await metric(platform, #"latchkey_dpop_revocation_events_total{outcome="applied"}"#) ?? 0
             #expect(replayed >= Double(retained) && retained > 10_000, "replayed \(replayed) of \(retained) records")
             #expect(
-                try await metric(platform, "latchkey_dpop_revoked_clients_count") == 0,
+                try await metric(platform, "latchkey_dpop_revoked_clients") == 0,
                 "a restarted sidecar holds revocations that no longer matter")
         }
     }

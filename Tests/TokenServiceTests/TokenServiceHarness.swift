@@ -28,6 +28,8 @@ struct TokenServiceHarness: Sendable {
     let database: Database
     /// The PostgreSQL database `database` is connected to (for the relay-role queries).
     let databaseName: String
+    /// The service's management port (`/metrics`).
+    var managementPort = 0
 
     var issuer: String { "\(origin)/t/\(tenant)" }
     var tokenURL: String { "\(issuer)/token" }
@@ -105,7 +107,7 @@ struct TokenServiceHarness: Sendable {
             let database = Database(client: client, logger: TestEnvironment.logger)
             let fixture = TokenServiceHarness(
                 tenant: TestEnvironment.uniqueTenant("tok"), origin: origin, settings: settings, database: database,
-                databaseName: databaseName)
+                databaseName: databaseName, managementPort: serviceSettings.managementPort)
             try await TestDatabase.createTenant(
                 fixture.tenant, in: database, policy: Self.withTestScopes(policy(origin)))
             // Built right before it runs: an application released unrun leaves its HTTP client without the

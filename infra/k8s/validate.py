@@ -5,7 +5,9 @@ Renders the base and every overlay with `kubectl kustomize` (or a `kustomize` bi
 each core resource against the Kubernetes JSON schemas of kubernetes-validate (strict: unknown
 fields are errors), checks the custom resources (Strimzi, CloudNativePG) structurally, and checks
 the rules the deployment promises: probes, resources, hardened security contexts, secrets only by
-reference, a PodDisruptionBudget and an HPA for every Deployment, a default-deny NetworkPolicy.
+reference, a PodDisruptionBudget and an HPA for every Deployment, a default-deny NetworkPolicy, every
+Deployment's management port scraped by the ServiceMonitor, and every metric the alerting rules and the
+Grafana dashboard query exported by the code.
 
 The custom resources are validated against the CRD schemas of the tested operator releases (TESTED),
 kept in crds/ (descriptions stripped). To move to a newer release, import its CRDs and update TESTED:
@@ -32,6 +34,7 @@ TESTED = {
     "kafka": {"4.2.0": "4.2-IV1", "4.2.1": "4.2-IV1", "4.3.0": "4.3-IV0", "4.3.1": "4.3-IV0"},
     "cloudnative-pg": "1.30.0",
     "barman-cloud-plugin": "0.14.0",
+    "prometheus-operator": "0.93.0",
 }
 BARMAN_PLUGIN = "barman-cloud.cloudnative-pg.io"
 # Connections PostgreSQL keeps beyond the pools: superuser_reserved_connections (3) and the operator's
@@ -50,6 +53,8 @@ CUSTOM_KINDS = {
     ("postgresql.cnpg.io/v1", "Pooler"): ["spec.cluster.name", "spec.instances", "spec.pgbouncer.poolMode"],
     ("postgresql.cnpg.io/v1", "ScheduledBackup"): ["spec.cluster.name", "spec.schedule", "spec.method"],
     ("barmancloud.cnpg.io/v1", "ObjectStore"): ["spec.configuration.destinationPath"],
+    ("monitoring.coreos.com/v1", "ServiceMonitor"): ["spec.selector.matchLabels", "spec.endpoints"],
+    ("monitoring.coreos.com/v1", "PrometheusRule"): ["spec.groups"],
 }
 EXPECTED_TOPICS = {
     "latchkey.client-registered", "latchkey.token-issued", "latchkey.client-revoked", "latchkey.client-updated",
@@ -308,6 +313,79 @@ def check_database_connections(target, kinds, errors):
                           f"(with {RESERVED_CONNECTIONS} reserved), max_connections is {limit}")
 
 
+def exported_metrics():
+    """The metric names the Swift code registers: string literals naming metrics (swift-metrics labels,
+    the Prometheus names given to Hummingbird's metrics) and the sidecar's `name(metric, unit, help)`
+    descriptors, which swift-prometheus joins as latchkey_dpop_<metric>_<unit>."""
+    names = set()
+    literal = re.compile(r'"((?:latchkey|kafka)_[a-z0-9_]+)"')
+    descriptor = re.compile(r'\bname\(\s*"([a-z0-9_]+)",\s*"([a-z0-9_]*)"', re.S)
+    for folder in ("Sources", "Services"):
+        for directory, _, files in os.walk(os.path.join(REPOSITORY, folder)):
+            for file in files:
+                if not file.endswith(".swift"):
+                    continue
+                with open(os.path.join(directory, file), encoding="utf-8") as handle:
+                    text = handle.read()
+                names.update(literal.findall(text))
+                if "MetricNameDescriptor" in text:
+                    for metric, unit in descriptor.findall(text):
+                        names.add("_".join(part for part in ("latchkey", "dpop", metric, unit) if part))
+    return names
+
+
+def queried_metrics(expression):
+    """The metric names a PromQL expression reads (histogram series by their base name)."""
+    names = set()
+    for name in re.findall(r"\b((?:latchkey|kafka)_[a-z0-9_]+)\b", expression):
+        for suffix in ("_bucket", "_sum", "_count"):
+            if name.endswith(suffix) and not name.endswith("_total" + suffix):
+                name = name[: -len(suffix)]
+                break
+        names.add(name)
+    return names
+
+
+def check_monitoring(kinds, target, errors):
+    exported = exported_metrics()
+    monitors = kinds.get("ServiceMonitor", [])
+    if not monitors:
+        errors.append(f"{target}: no ServiceMonitor")
+    scraped = set()
+    for monitor in monitors:
+        selector = lookup(monitor, "spec.selector.matchLabels") or {}
+        ports = {endpoint.get("port") for endpoint in monitor["spec"]["endpoints"]}
+        if "management" not in ports:
+            errors.append(f"{target}: ServiceMonitor {monitor['metadata']['name']} must scrape the port named management")
+        for service in kinds.get("Service", []):
+            labels = service["metadata"].get("labels", {})
+            if all(labels.get(key) == value for key, value in selector.items()) and any(
+                port.get("name") == "management" and port.get("targetPort") == "management"
+                for port in service["spec"].get("ports", [])
+            ):
+                scraped.add(service["spec"].get("selector", {}).get("app.kubernetes.io/name"))
+    for deployment in kinds.get("Deployment", []):
+        if deployment["metadata"]["name"] not in scraped:
+            errors.append(f"{target}: Deployment {deployment['metadata']['name']}: management port not scraped by a ServiceMonitor")
+    rules = [rule for doc in kinds.get("PrometheusRule", []) for group in doc["spec"]["groups"] for rule in group["rules"]]
+    if not rules:
+        errors.append(f"{target}: no PrometheusRule with rules")
+    for rule in rules:
+        for name in sorted(queried_metrics(rule["expr"]) - exported):
+            errors.append(f"{target}: alert {rule.get('alert')}: {name} is not a metric the services export")
+    dashboards = [doc for doc in kinds.get("ConfigMap", []) if doc["metadata"].get("labels", {}).get("grafana_dashboard")]
+    if not dashboards:
+        errors.append(f"{target}: no Grafana dashboard ConfigMap")
+    for doc in dashboards:
+        for file, text in doc.get("data", {}).items():
+            dashboard = json.loads(text)
+            panels = dashboard.get("panels", [])
+            for panel in panels:
+                for query in panel.get("targets", []):
+                    for name in sorted(queried_metrics(query.get("expr", "")) - exported):
+                        errors.append(f"{target}: dashboard {file}, panel '{panel.get('title')}': {name} is not a metric the services export")
+
+
 def validate_target(target, version, errors):
     import kubernetes_validate
 
@@ -368,6 +446,7 @@ def validate_target(target, version, errors):
         errors.append(f"{target}: no migration Job")
     check_versions(target, kinds, errors)
     check_database_connections(target, kinds, errors)
+    check_monitoring(kinds, target, errors)
     return len(docs)
 
 

@@ -20,7 +20,7 @@ final class AuditMetrics: Sendable {
     private let deadLettered = Mutex<[DeadLetterReason: Counter]>([:])
     private let chainLengths = Mutex<[String: Gauge]>([:])
     private let lagGauges = Mutex<[KafkaTopicPartition: Gauge]>([:])
-    private let totalLag = Gauge(label: "latchkey_audit_consumer_lag_total")
+    private let totalLag = Gauge(label: "latchkey_audit_consumer_total_lag_messages")
 
     init() {
         var counters: [LatchkeyEventType: Counter] = [:]
@@ -86,7 +86,7 @@ final class AuditMetrics: Sendable {
         let gauge = lagGauges.withLock { gauges in
             if let gauge = gauges[partition] { return gauge }
             let gauge = Gauge(
-                label: "latchkey_audit_consumer_lag",
+                label: "latchkey_audit_consumer_lag_messages",
                 dimensions: [("topic", partition.topic), ("partition", String(partition.partition))])
             gauges[partition] = gauge
             return gauge

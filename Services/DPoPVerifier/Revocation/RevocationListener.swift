@@ -210,12 +210,18 @@ struct RevocationListener: Service {
                 checkLoaded(progress)
             }
             var lag: Int64 = 0
+            var measured = true
             for partition in progress.partitions where !Task.isCancelled {
                 if let (_, high) = try? await consumer.watermarks(for: partition, timeout: .seconds(2)) {
                     lag += max(0, high - progress.next(partition))
+                } else {
+                    measured = false
                 }
             }
             metrics.revocationLag.set(lag)
+            if measured, lag == 0, revocations.isLoaded {
+                metrics.revocationCaughtUp.set(Date().timeIntervalSince1970)
+            }
         }
     }
 

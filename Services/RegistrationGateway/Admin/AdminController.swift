@@ -406,6 +406,7 @@ struct AdminController: Sendable {
             try await outbox.append(
                 CloudEvent(source: EventSource.registrationGateway, data: event), on: connection,
                 logger: database.logger)
+            BusinessMetrics.revoked(event)
             return ended
         }
         context.logger.info(

@@ -83,5 +83,6 @@ struct ClientRevocation: Sendable {
             authenticatedUser: record.authenticatedUser, actor: actor, revokedAt: now, accessTokensExpireAt: expiry)
         try await outbox.append(
             CloudEvent(source: EventSource.registrationGateway, data: event), on: connection, logger: database.logger)
+        BusinessMetrics.revoked(event)
     }
 }

@@ -69,6 +69,7 @@ struct UserRevocation: Sendable {
                 revokedAt: now)
             try await outbox.append(
                 CloudEvent(source: EventSource.registrationGateway, data: event), on: connection, logger: logger)
+            BusinessMetrics.revoked(event)
         }
         return outcome
     }

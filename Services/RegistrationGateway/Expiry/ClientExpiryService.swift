@@ -92,6 +92,7 @@ struct ClientExpiryService: Service {
                     revokedAt: now)
                 try await outbox.append(
                     CloudEvent(source: EventSource.registrationGateway, data: event), on: connection, logger: logger)
+                BusinessMetrics.revoked(event)
             }
             return candidates.count
         }

@@ -141,6 +141,7 @@ struct ClientConfigurationService: Sendable {
             try await outbox.append(
                 CloudEvent(source: EventSource.registrationGateway, data: event), on: connection,
                 logger: database.logger)
+            BusinessMetrics.revoked(event)
         }
     }
 

@@ -1,4 +1,5 @@
 import Hummingbird
+import LatchkeyCore
 import LatchkeyServer
 
 /// Routes of RFC 7591 (`POST /t/{tenant}/register`) and RFC 7592 (`GET|PUT|DELETE …/register/{client_id}`).
@@ -26,6 +27,22 @@ struct RegistrationController: Sendable {
 
     @Sendable func register(_ request: Request, context: Context) async throws -> EditedResponse<RegistrationResponse> {
         let tenant = try context.requireTenant()
+        do {
+            let response = try await registerClient(request, context: context, tenant: tenant)
+            BusinessMetrics.registration(tenant: tenant.slug.rawValue, outcome: "registered")
+            return response
+        } catch let error as OAuthError {
+            BusinessMetrics.registration(tenant: tenant.slug.rawValue, outcome: error.code)
+            throw error
+        } catch {
+            BusinessMetrics.registration(tenant: tenant.slug.rawValue, outcome: "error")
+            throw error
+        }
+    }
+
+    private func registerClient(_ request: Request, context: Context, tenant: ResolvedTenant) async throws
+        -> EditedResponse<RegistrationResponse>
+    {
         // Counted before anything else, so floods of bad tokens or bodies are throttled too. Forwarded-for
         // headers count only from TRUSTED_PROXIES: from anyone else they are whatever the client wants.
         let source = clientAddresses.clientAddress(request, context: context)

@@ -236,6 +236,7 @@ struct AuthorizationController: Sendable {
             let password = form["password"] ?? ""
             let reshow: [String: Any] = ["username": String(username.prefix(128)), "error": Self.genericFailure]
             guard !username.isEmpty, !password.isEmpty, username.utf8.count <= 128, password.utf8.count <= 1024 else {
+                BusinessMetrics.signInFailure(tenant: tenant.slug.rawValue, reason: .invalidRequest)
                 return try renderForm(
                     .signIn, pending: pending, request: request, tenant: tenant, values: reshow, status: .badRequest)
             }
@@ -277,7 +278,9 @@ struct AuthorizationController: Sendable {
             let known: Bool
             let stored: UserAccounts.StoredPassword?
             switch gate {
-            case .refused(let wait): return tooManyAttempts(tenant, retryAfter: wait)
+            case .refused(let wait):
+                BusinessMetrics.signInFailure(tenant: tenant.slug.rawValue, reason: .throttled)
+                return tooManyAttempts(tenant, retryAfter: wait)
             case .inactiveClient:
                 return pages.error("The application that sent you here is no longer active.", tenant: tenant)
             case .proceed(let isKnown, let row):
@@ -291,9 +294,11 @@ struct AuthorizationController: Sendable {
             } catch let busy
                 as PasswordHashingLimiter.Busy
             {
+                BusinessMetrics.signInFailure(tenant: tenant.slug.rawValue, reason: .busy)
                 return self.busy(tenant, busy)
             }
             guard let userID = verified, let oldHash = stored?.hash else {
+                BusinessMetrics.signInFailure(tenant: tenant.slug.rawValue, reason: .invalidCredentials)
                 try await database.withTenantTransaction(tenant.id) { connection in
                     try await throttle.recordFailure(
                         account: account, source: source, known: known, on: connection, logger: logger)

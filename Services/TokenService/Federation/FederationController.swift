@@ -141,6 +141,7 @@ struct FederationController: Sendable {
         } catch {
             database.logger.warning(
                 "upstream sign-in failed", metadata: ["provider": "\(provider.id)", "error": "\(error.logDescription)"])
+            BusinessMetrics.signInFailure(tenant: tenant.slug.rawValue, reason: .upstreamFailed)
             return pages.error(
                 failed, tenant: tenant, status: error is UpstreamIDTokenValidator.Rejection ? .badRequest : .badGateway)
         }

@@ -5,7 +5,9 @@ import Prometheus
 public enum LatchkeyMetrics {
     public static let registry: PrometheusCollectorRegistry = {
         let registry = PrometheusCollectorRegistry()
-        MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: registry))
+        var factory = PrometheusMetricsFactory(registry: registry)
+        factory.nameAndLabelSanitizer = MetricNames.sanitize
+        MetricsSystem.bootstrap(factory)
         return registry
     }()
 

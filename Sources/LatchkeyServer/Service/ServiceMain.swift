@@ -16,8 +16,9 @@ public enum ServiceMain {
         let name = descriptor.name
         LatchkeyMetrics.bootstrap()
         let reader = ConfigReader(providers: [EnvironmentVariablesProvider()])
+        // A bad LOG_FORMAT or LOG_LEVEL is reported by the settings below; until then the defaults apply.
+        ((try? ServiceSettings.logFormat(SettingsReader(reader))) ?? .text).bootstrap(service: name)
         var logger = Logger(label: name)
-        // A bad LOG_LEVEL is reported by the settings below; until then the logger uses the default.
         logger.logLevel = (try? ServiceSettings.logLevel(SettingsReader(reader))) ?? .info
         let arguments = Array(CommandLine.arguments.dropFirst())
         do {

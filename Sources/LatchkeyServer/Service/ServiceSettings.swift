@@ -60,7 +60,7 @@ public struct ServiceSettings: Sendable {
 
     /// Reads `HTTP_HOST`, `HTTP_PORT`, `MANAGEMENT_HOST`, `MANAGEMENT_PORT`, `DATABASE_URL` (unless the
     /// service has no database), `DATABASE_SYSTEM_URL`, `KAFKA_BROKERS`, `KAFKA_TOPIC_PREFIX`, `LOG_LEVEL`,
-    /// `SHUTDOWN_GRACE_SECONDS` and the server limits of ``HTTPServerSettings``.
+    /// `LOG_FORMAT`, `SHUTDOWN_GRACE_SECONDS` and the server limits of ``HTTPServerSettings``.
     public init(reader: ConfigReader, descriptor: ServiceDescriptor) throws {
         let serviceName = descriptor.name
         let env = SettingsReader(reader)
@@ -79,8 +79,9 @@ public struct ServiceSettings: Sendable {
             systemDatabase?.applicationName = "\(serviceName)-system"
         }
         let brokers = try env.required("kafka.brokers", example: "host:port[,host:port…]")
-        // `ServiceMain` sets the logger's level; a misspelt level still stops the service here.
+        // `ServiceMain` sets the logger's level and format; a misspelt one still stops the service here.
         _ = try Self.logLevel(env)
+        _ = try Self.logFormat(env)
         let host = env.text("http.host", default: "127.0.0.1")
         let port = try env.int("http.port", default: descriptor.defaultPort, range: 0...65535)
         let managementPort = try env.int(
@@ -99,6 +100,11 @@ public struct ServiceSettings: Sendable {
         kafkaOutageDegrades = descriptor.kafkaOutageDegrades
         http = try HTTPServerSettings(reader: reader)
         shutdownGrace = try env.seconds("shutdown.grace.seconds", default: 10, range: 1...600)
+    }
+
+    /// `LOG_FORMAT` (default `text`).
+    static func logFormat(_ env: SettingsReader) throws -> LogFormat {
+        try env.parse("log.format", default: .text, expected: "text or json") { LogFormat(rawValue: $0.lowercased()) }
     }
 
     /// `LOG_LEVEL` (default `info`).

@@ -151,6 +151,13 @@ import Testing
             #expect(status == 401)
             let metrics = try await stack.sidecar.management("/metrics").text
             #expect(metrics.contains(#"latchkey_dpop_revocation_events_total{outcome="malformed"}"#))
+            // Caught up with the topics: the staleness alert's timestamp is recent (the lag report runs every 5 s).
+            let started = Date().timeIntervalSince1970
+            try await eventually("revocation stream caught up", within: .seconds(30)) {
+                let text = try await stack.sidecar.management("/metrics").text
+                let caughtUp = PrometheusText.value(text, "latchkey_dpop_revocation_stream_caught_up_timestamp_seconds")
+                return (caughtUp ?? 0) >= started
+            }
         }
     }
 

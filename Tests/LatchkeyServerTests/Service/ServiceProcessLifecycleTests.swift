@@ -84,6 +84,51 @@ import Testing
         #expect(await process.stop() == 0, "\(process.capturedOutput().suffix(2_000))")
     }
 
+    /// `LOG_FORMAT=json`: everything the process writes is one JSON object per line, and neither its
+    /// configured secrets nor a client secret it was sent appear.
+    @Test func jsonLogsAreOneObjectPerLineWithoutSecrets() async throws {
+        try await TestDatabase.prepare()
+        let cluster = try EmbeddedKafkaCluster(brokers: 1)
+        defer { cluster.shutdown() }
+        var env = try environment(kafka: cluster.bootstrapServers)
+        env["LOG_FORMAT"] = "json"
+        let process = try ServiceProcess("token-service", environment: env)
+        #expect(await process.waitUntilHealthy(timeout: .seconds(60)), "\(process.capturedOutput().suffix(2_000))")
+        let sentinel = "lk-sentinel-" + UUID().uuidString
+        let body = "grant_type=client_credentials&client_id=c&client_secret=\(sentinel)"
+        let client = try await RawClient.connect(port: process.port)
+        defer { client.close() }
+        #expect(
+            await client.send(
+                "POST /t/no-such-tenant/token HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                    + "Content-Type: application/x-www-form-urlencoded\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)"
+            ))
+        #expect(await client.waitFor(.seconds(10)) { $0.status != nil })
+        #expect(client.status == 404)
+        #expect(await process.stop(signal: SIGTERM) == 0)
+
+        let lines = process.capturedOutput().split(separator: "\n").map(String.init)
+        #expect(lines.count >= 3)
+        var messages: [String] = []
+        for line in lines {
+            let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
+            #expect(object != nil, "not a JSON object: \(line)")
+            guard let object else { continue }
+            for field in ["timestamp", "level", "service", "logger", "message"] {
+                #expect(object[field] is String, "\(field) missing: \(line)")
+            }
+            #expect(object["service"] as? String == "token-service")
+            messages.append(object["message"] as? String ?? "")
+        }
+        #expect(messages.contains("request"))
+        let output = process.capturedOutput()
+        let databasePassword = try TestEnvironment.appDatabase().password
+        let secrets = [env["SECRET_HASH_KEY"], env["KEY_ENCRYPTION_KEY"], databasePassword]
+        for secret in secrets.compactMap({ $0 }).filter({ !$0.isEmpty }) + [sentinel] {
+            #expect(!output.contains(secret), "a secret appears in the logs")
+        }
+    }
+
     @Test func missingConfigurationIsNamed() async throws {
         let process = try ServiceProcess("token-service", environment: ["DATABASE_URL": "", "KAFKA_BROKERS": ""])
         let status = await process.waitForExit(timeout: .seconds(10))
