@@ -18,6 +18,10 @@ struct PageRenderer: Sendable {
             "sign-up": try MustacheTemplate(string: PageTemplates.signUp),
             "consent": try MustacheTemplate(string: PageTemplates.consent),
             "error": try MustacheTemplate(string: PageTemplates.error),
+            "sign-out": try MustacheTemplate(string: PageTemplates.signOut),
+            "signed-out": try MustacheTemplate(string: PageTemplates.signedOut),
+            "account": try MustacheTemplate(string: PageTemplates.account),
+            "account-confirm": try MustacheTemplate(string: PageTemplates.accountConfirm),
         ])
     }
 
