@@ -31,7 +31,10 @@ func buildApplication(
     let upstream = UpstreamProviderClient(
         logger: logger, policy: tokenSettings.outbound, timeout: tokenSettings.upstreamTimeout)
     try TokenServiceRoutes(runtime: runtime, settings: tokenSettings, upstream: upstream).register(on: router)
-    var services: [any Service] = outboxServices + [keyLifecycle]
+    let janitor = TokenServiceJanitor(
+        systemDatabase: systemDatabase, interval: tokenSettings.janitorInterval,
+        batchSize: tokenSettings.janitorBatchSize, maximumBatches: tokenSettings.janitorMaximumBatches)
+    var services: [any Service] = outboxServices + [keyLifecycle, janitor]
     if tokenSettings.replayStore == .postgres {
         services.append(ReplayStoreSweeper(store: PostgresDPoPReplayCache(database: runtime.database), logger: logger))
     }
@@ -81,8 +84,13 @@ struct TokenServiceRoutes {
             .addRoutes(to: tenantGroup)
         UserInfoController(settings: settings, database: database, lookup: lookup, dpop: dpop).addRoutes(
             to: tenantGroup)
+        let devices = AccountDevices(outbox: outbox)
+        AccountAPIController(settings: settings, database: database, lookup: lookup, dpop: dpop, devices: devices)
+            .addRoutes(to: tenantGroup)
+        try AccountPageController(settings: settings, database: database, devices: devices).addRoutes(to: tenantGroup)
         let authorization = try AuthorizationController(settings: settings, database: database, outbox: outbox)
         authorization.addRoutes(to: tenantGroup)
+        try LogoutController(settings: settings, database: database, keyStore: keyStore).addRoutes(to: tenantGroup)
         FederationController(
             settings: settings, database: database, authorization: authorization, upstream: upstream, outbox: outbox
         ).addRoutes(to: tenantGroup)

@@ -69,6 +69,7 @@ struct DiscoveryController: Sendable {
             revocationEndpoint: urls.revocation,
             introspectionEndpoint: urls.introspection,
             userinfoEndpoint: urls.userinfo,
+            endSessionEndpoint: urls.endSession,
             scopesSupported: scopes,
             responseTypesSupported: ["code"],
             responseModesSupported: ["query"],
@@ -97,6 +98,7 @@ struct AuthorizationServerMetadata: Codable, Sendable, Equatable {
     var revocationEndpoint: String
     var introspectionEndpoint: String
     var userinfoEndpoint: String
+    var endSessionEndpoint: String
     var scopesSupported: [String]
     var responseTypesSupported: [String]
     var responseModesSupported: [String]
@@ -121,6 +123,7 @@ struct AuthorizationServerMetadata: Codable, Sendable, Equatable {
         case revocationEndpoint = "revocation_endpoint"
         case introspectionEndpoint = "introspection_endpoint"
         case userinfoEndpoint = "userinfo_endpoint"
+        case endSessionEndpoint = "end_session_endpoint"
         case scopesSupported = "scopes_supported"
         case responseTypesSupported = "response_types_supported"
         case responseModesSupported = "response_modes_supported"

@@ -16,6 +16,8 @@ struct TenantEndpoints: Sendable {
     var introspection: String { "\(issuer)/introspect" }
     var userinfo: String { "\(issuer)/userinfo" }
     var jwks: String { "\(issuer)/jwks" }
+    /// OpenID Connect RP-Initiated Logout.
+    var endSession: String { "\(issuer)/logout" }
     /// The gateway's RFC 7591 endpoint; also the audience of `dcr` tokens.
     var registration: String { "\(registrationGatewayPublicURL)/t/\(tenant)/register" }
     /// Audience of ordinary access tokens: the tenant's issuer (resources accept it explicitly).

@@ -42,6 +42,11 @@ struct TokenServiceSettings: Sendable {
     /// Where DPoP proof and client-assertion `jti`s are remembered: this process (`memory`, one replica)
     /// or PostgreSQL (`postgres`, shared by every replica).
     var replayStore: DPoPReplayStore = .memory
+    /// Pause between janitor runs (expired codes, token records, sessions, sign-in counters).
+    var janitorInterval: Duration = .seconds(300)
+    /// Rows one janitor statement deletes at most, and statements per table and run.
+    var janitorBatchSize = 1000
+    var janitorMaximumBatches = 20
 
     init(
         publicURL: String, registrationGatewayPublicURL: String, keyEnvelope: KeyEnvelope, secretHasher: KeyedHasher,
@@ -62,7 +67,8 @@ struct TokenServiceSettings: Sendable {
     /// (+ `KEY_ENCRYPTION_KEY_PREVIOUS`), `SECRET_HASH_KEY`, `DPOP_NONCE_SECRET`, `DPOP_IAT_WINDOW_SECONDS`,
     /// `SIGNING_KEY_LIFECYCLE_INTERVAL_SECONDS`, `SIGNING_KEY_PUBLISH_DELAY_SECONDS`, `UPSTREAM_SECRET_REFERENCES`,
     /// `OUTBOUND_ALLOW_LOOPBACK_HTTP`, `OUTBOUND_ALLOWED_NETWORKS`, `UPSTREAM_TIMEOUT_SECONDS`, `PLATFORM_TENANT`, `TRUSTED_PROXIES`,
-    /// `PASSWORD_SCRYPT_LOG_N`, `PASSWORD_HASH_CONCURRENCY`, `PASSWORD_HASH_WAIT_MS`, `DPOP_REPLAY_STORE`.
+    /// `PASSWORD_SCRYPT_LOG_N`, `PASSWORD_HASH_CONCURRENCY`, `PASSWORD_HASH_WAIT_MS`, `DPOP_REPLAY_STORE`,
+    /// `JANITOR_INTERVAL_SECONDS`, `JANITOR_BATCH_SIZE`, `JANITOR_MAX_BATCHES`.
     init(reader: ConfigReader) throws {
         let env = SettingsReader(reader)
         let previous = env.list("key.encryption.key.previous", secret: true)
@@ -91,5 +97,8 @@ struct TokenServiceSettings: Sendable {
         hashingLimiter = hashing.limiter
         clientAddresses = try ClientAddressResolver(reader: reader)
         platformTenant = try env.tenant("platform.tenant")
+        janitorInterval = try env.seconds("janitor.interval.seconds", default: 300, range: 1...86_400)
+        janitorBatchSize = try env.int("janitor.batch.size", default: 1000, range: 1...100_000)
+        janitorMaximumBatches = try env.int("janitor.max.batches", default: 20, range: 1...10_000)
     }
 }

@@ -31,6 +31,7 @@ import Testing
                     try await chrome.withSession(flows.hostileInputNeverRuns)
                     try await chrome.withSession(flows.authorizeErrorPage)
                     try await chrome.withSession(flows.adminRevokesAnInstance)
+                    try await chrome.withSession(flows.accountPageAndLogout)
                 }
             } catch {
                 Issue.record(

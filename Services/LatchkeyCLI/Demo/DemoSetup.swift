@@ -58,11 +58,12 @@ struct DemoSeeder {
             throw DemoFailure("the admin client came back without credentials")
         }
         let token = try await DemoSeeder.adminToken(http, endpoints, clientID: adminID, secret: adminSecret)
-        // The tenant's own app: signing in to it for a DCR token shows no consent page.
+        // The tenant's own app: signing in to it for a DCR token shows no consent page. It may also ask for
+        // `account` (in an authorization of its own) to show the user their devices.
         let dcr = try expect(
             try await http.postJSON(
                 "\(endpoints.gateway)\(admin)/clients",
-                #"{"client_name":"Demo mobile app (registration)","redirect_uris":["\#(Self.dcrRedirectURI)"],"token_endpoint_auth_method":"none","grant_types":["authorization_code"],"scope":"dcr","first_party":true}"#,
+                #"{"client_name":"Demo mobile app (registration)","redirect_uris":["\#(Self.dcrRedirectURI)"],"token_endpoint_auth_method":"none","grant_types":["authorization_code"],"scope":"dcr account","first_party":true}"#,
                 headers: bearer(token)), 201, "create the static DCR client")
         try expect(
             try await http.postJSON(

@@ -24,7 +24,7 @@ struct AdminController: Sendable {
     let tenants: TenantDirectory
     let outbox: OutboxWriter
 
-    private var revocation: ClientRevocation { ClientRevocation(database: database, outbox: outbox) }
+    var revocation: ClientRevocation { ClientRevocation(database: database, outbox: outbox) }
     private var upstreamSecrets: UpstreamProviderSecrets {
         UpstreamProviderSecrets(
             envelope: settings.keyEnvelope, references: settings.upstreamSecretReferences, outbound: settings.outbound)
@@ -69,6 +69,8 @@ struct AdminController: Sendable {
         admin.put("templates/:software_id", use: putTemplate)
         admin.get("templates", use: listTemplates)
         admin.post("users", use: createUser)
+        admin.get("users", use: listUsers)
+        admin.delete("users/:user_id", use: deleteUser)
         admin.post("users/:user_id/password", use: resetPassword)
         admin.post("initial-access-tokens", use: createInitialAccessToken)
         admin.delete("initial-access-tokens/:token_id", use: revokeInitialAccessToken)

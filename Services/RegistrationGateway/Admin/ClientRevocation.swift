@@ -44,28 +44,36 @@ struct ClientRevocation: Sendable {
     /// whoever holds the session cookie registers a new instance at once.
     func revokeAll(of user: UUID, tenant: TenantSlug, actor: EventActor, detail: String?) async throws -> UserOutcome {
         let now = Date()
-        let users = UserRevocation(outbox: outbox)
         return try await database.withTenantTransaction(tenant.rawValue) { connection in
-            let rows = try await connection.query(
-                """
-                SELECT client_id FROM clients
-                WHERE tenant_id = \(tenant.rawValue) AND authenticated_user = \(user) AND status = 'active'
-                ORDER BY client_id FOR UPDATE
-                """, logger: database.logger)
-            var ids: [String] = []
-            for try await id in rows.decode(String.self) { ids.append(id) }
-            for id in ids {
-                guard
-                    let stored = try await ClientRepository.find(
-                        id, tenant: tenant.rawValue, on: connection, logger: database.logger)
-                else { continue }
-                try await revoke(stored.record, actor: actor, detail: detail, at: now, on: connection)
-            }
-            let ended = try await users.endSessionsAndTokens(
-                of: user, tenant: tenant, actor: actor, detail: detail, at: now, on: connection, logger: database.logger
-            )
-            return UserOutcome(clients: ids, ended: ended)
+            try await revokeAll(of: user, tenant: tenant, actor: actor, detail: detail, at: now, on: connection)
         }
+    }
+
+    /// ``revokeAll(of:tenant:actor:detail:)`` on the caller's transaction.
+    func revokeAll(
+        of user: UUID, tenant: TenantSlug, actor: EventActor, detail: String?, at now: Date,
+        on connection: PostgresConnection
+    ) async throws -> UserOutcome {
+        let users = UserRevocation(outbox: outbox)
+        let rows = try await connection.query(
+            """
+            SELECT client_id FROM clients
+            WHERE tenant_id = \(tenant.rawValue) AND authenticated_user = \(user) AND status = 'active'
+            ORDER BY client_id FOR UPDATE
+            """, logger: database.logger)
+        var ids: [String] = []
+        for try await id in rows.decode(String.self) { ids.append(id) }
+        for id in ids {
+            guard
+                let stored = try await ClientRepository.find(
+                    id, tenant: tenant.rawValue, on: connection, logger: database.logger)
+            else { continue }
+            try await revoke(stored.record, actor: actor, detail: detail, at: now, on: connection)
+        }
+        let ended = try await users.endSessionsAndTokens(
+            of: user, tenant: tenant, actor: actor, detail: detail, at: now, on: connection, logger: database.logger
+        )
+        return UserOutcome(clients: ids, ended: ended)
     }
 
     private func revoke(

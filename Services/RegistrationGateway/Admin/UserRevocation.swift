@@ -84,7 +84,7 @@ struct UserRevocation: Sendable {
             logger: logger)
         var current: String?
         for try await status in rows.decode(String.self) { current = status }
-        guard let current else { throw OAuthError.notFound("unknown user") }
+        guard let current, current != "deleted" else { throw OAuthError.notFound("unknown user") }
         let target = disabled ? "disabled" : "active"
         // Enabling only undoes a disable: a user locked for another reason stays locked.
         guard current != target, disabled || current == "disabled" else { return false }

@@ -19,6 +19,10 @@ struct PageRenderer: Sendable {
             "consent": try MustacheTemplate(string: PageTemplates.consent),
             "change-password": try MustacheTemplate(string: PageTemplates.changePassword),
             "error": try MustacheTemplate(string: PageTemplates.error),
+            "sign-out": try MustacheTemplate(string: PageTemplates.signOut),
+            "signed-out": try MustacheTemplate(string: PageTemplates.signedOut),
+            "account": try MustacheTemplate(string: PageTemplates.account),
+            "account-confirm": try MustacheTemplate(string: PageTemplates.accountConfirm),
         ])
     }
 

@@ -88,6 +88,69 @@ enum PageTemplates {
         {{> footer}}
         """
 
+    /// RP-Initiated Logout without a valid `id_token_hint`: the user confirms; the request's members ride
+    /// along as hidden fields and are validated again on the post.
+    static let signOut = """
+        {{> header}}
+        <form method="post" action="{{action}}">
+        <input type="hidden" name="csrf_token" value="{{csrfToken}}">
+        {{#clientID}}<input type="hidden" name="client_id" value="{{clientID}}">{{/clientID}}
+        {{#postLogoutRedirectURI}}<input type="hidden" name="post_logout_redirect_uri" value="{{postLogoutRedirectURI}}">{{/postLogoutRedirectURI}}
+        {{#state}}<input type="hidden" name="state" value="{{state}}">{{/state}}
+        <p>Do you want to sign out of {{brandName}}{{#username}} as <strong>{{username}}</strong>{{/username}}?</p>
+        {{#clientName}}<p class="hint">Requested by <strong class="client">{{clientName}}</strong>.</p>{{/clientName}}
+        <button type="submit" name="decision" value="sign_out" autofocus>Sign out</button>
+        </form>
+        <p class="hint">To stay signed in, close this page.</p>
+        {{> footer}}
+        """
+
+    static let signedOut = """
+        {{> header}}
+        <p role="status">You are signed out of {{brandName}}. You can close this page.</p>
+        {{> footer}}
+        """
+
+    /// The signed-in user's devices: one card per instance, its actions as links to their confirmation.
+    static let account = """
+        {{> header}}
+        {{#username}}<p>Signed in as <strong>{{username}}</strong>.</p>{{/username}}
+        {{#notice}}<p class="notice" role="status">{{notice}}</p>{{/notice}}
+        {{^signedIn}}<p>You are not signed in here. Sign in through one of your apps, then open this page again.</p>{{/signedIn}}
+        {{#signedIn}}
+        {{^devices}}<p>No devices yet.</p>{{/devices}}
+        <ul class="devices">
+        {{#devices}}
+        <li>
+        <p class="client"><strong>{{name}}</strong></p>
+        <dl>
+        {{#softwareID}}<dt>App</dt><dd>{{softwareID}}</dd>{{/softwareID}}
+        <dt>Registered</dt><dd>{{registered}}{{#registeredByYou}} by you{{/registeredByYou}}</dd>
+        <dt>Last used</dt><dd>{{lastUsed}}</dd>
+        <dt>Status</dt><dd>{{statusText}}</dd>
+        </dl>
+        {{#canSignOut}}<a class="action" href="{{signOutURL}}">Sign out of this device</a>{{/canSignOut}}
+        {{#canRemove}}<a class="action secondary" href="{{removeURL}}">Remove this device</a>{{/canRemove}}
+        </li>
+        {{/devices}}
+        </ul>
+        {{/signedIn}}
+        {{> footer}}
+        """
+
+    /// Confirms one account action (sign out of, or remove, a device).
+    static let accountConfirm = """
+        {{> header}}
+        <form method="post" action="{{action}}">
+        <input type="hidden" name="csrf_token" value="{{csrfToken}}">
+        <p>{{question}}</p>
+        <p class="hint">{{consequence}}</p>
+        <button type="submit" autofocus>{{confirmLabel}}</button>
+        </form>
+        <p><a href="{{backURL}}">Cancel</a></p>
+        {{> footer}}
+        """
+
     static let error = "{{> header}}\n" + HTMLPageTemplates.errorMessage + "{{> footer}}"
 
     /// The style sheet; `primary` and `background` are validated `#rgb`/`#rrggbb` values.
@@ -101,7 +164,11 @@ enum PageTemplates {
         a{color:\(primary)}:focus-visible{outline:3px solid #1a1a1a;outline-offset:2px}\
         .error{color:#a4000f;font-weight:600}.hint{font-size:.9rem;color:#404040}\
         .scopes{padding-left:1.25rem}.client{overflow-wrap:anywhere}\
-        button.secondary{margin-top:.75rem;background:#fff;color:#1a1a1a;border:1px solid #595959}
+        button.secondary{margin-top:.75rem;background:#fff;color:#1a1a1a;border:1px solid #595959}\
+        .devices{list-style:none;padding:0}.devices li{border:1px solid #c4c4c4;border-radius:.25rem;padding:1rem;margin-top:1rem}\
+        .devices p{margin:0}dl{display:grid;grid-template-columns:auto 1fr;gap:.25rem .75rem;margin:.5rem 0}dt{font-weight:600}dd{margin:0;overflow-wrap:anywhere}\
+        a.action{display:block;margin-top:.75rem;padding:.6rem;border-radius:.25rem;background:\(primary);color:#fff;text-align:center;text-decoration:none;font-weight:600}\
+        a.action.secondary{background:#fff;color:#a4000f;border:1px solid #a4000f}.notice{font-weight:600}
         """
     }
 }

@@ -41,6 +41,17 @@ struct SSOSessions: Sendable {
             INSERT INTO sso_sessions (tenant_id, session_hash, user_id, auth_time, expires_at)
             VALUES (\(tenant), \(hasher.hash(value)), \(userID), now(), \(expires))
             """, logger: logger)
+        // Every interactive sign-in (password, sign-up, upstream provider) starts a session here.
+        try await connection.query(
+            "UPDATE users SET last_login_at = now() WHERE user_id = \(userID)", logger: logger)
         return value
+    }
+
+    /// Ends the session the cookie names (RP-Initiated Logout); nothing when there is none.
+    func end(_ cookie: String?, on connection: PostgresConnection, logger: Logger) async throws {
+        guard let cookie, cookie.utf8.count <= 128 else { return }
+        try await connection.query(
+            "UPDATE sso_sessions SET revoked_at = now() WHERE session_hash = \(hasher.hash(cookie)) AND revoked_at IS NULL",
+            logger: logger)
     }
 }

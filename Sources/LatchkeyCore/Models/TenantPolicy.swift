@@ -7,8 +7,11 @@ import Foundation
 /// members (typos) and runs `validate()`. Unknown enum strings always fail to decode.
 public struct TenantPolicy: Codable, Sendable, Hashable {
     /// Scopes only the platform grants (registration, administration) or an administrator gives a client
-    /// (`introspect`); never registrable through dynamic registration.
-    public static let reservedScopes: Set<String> = ["dcr", "admin", introspectionScope]
+    /// (`introspect`, `account`); never registrable through dynamic registration.
+    public static let reservedScopes: Set<String> = ["dcr", "admin", introspectionScope, accountScope]
+    /// The signed-in user's own devices (the token service's account API); only clients an administrator
+    /// made, such as the tenant's own app, may ask for it.
+    public static let accountScope = "account"
     /// A client capability, set by an administrator: introspect tokens issued to other clients. Never
     /// carried by a token.
     public static let introspectionScope = "introspect"

@@ -17,6 +17,8 @@ public struct ClientRevoked: EventPayload, Hashable {
         case userRevokedAll = "user_revoked_all"
         /// A rotated refresh token was replayed and the client is no longer trusted.
         case refreshTokenReuse = "refresh_token_reuse"
+        /// The instance's own user removed it from their account ("remove this device").
+        case user
 
         public static var valueDescription: String { "revocation reason" }
 
@@ -25,7 +27,7 @@ public struct ClientRevoked: EventPayload, Hashable {
             switch self {
             case .deregistered: return .deleted
             case .expired: return .expired
-            case .admin, .userRevokedAll, .refreshTokenReuse: return .revoked
+            case .admin, .userRevokedAll, .refreshTokenReuse, .user: return .revoked
             }
         }
     }

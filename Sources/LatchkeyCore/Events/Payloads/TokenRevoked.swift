@@ -16,6 +16,8 @@ public struct TokenRevoked: EventPayload, Hashable {
         case clientRevoked = "client_revoked"
         /// An administrator revoked them.
         case admin
+        /// The user signed out of one device: their grants on that client, other users' untouched.
+        case user
 
         public static var valueDescription: String { "token revocation reason" }
     }
