@@ -26,11 +26,8 @@ struct KafkaClusterCommand: AsyncParsableCommand {
         var logger = Logger(label: "latchkey.kafka-cluster")
         logger.logLevel = .notice
         // librdkafka's mock brokers neither compact nor delete; the configs say what a real cluster must do.
-        let topics = (LatchkeyEventType.allTopics(prefix: topicPrefix) + [topicPrefix + "dead-letter"]).map {
-            KafkaTopicSpecification(
-                name: $0, partitions: partitions, replicationFactor: min(3, brokers),
-                configs: LatchkeyEventType(topic: $0, prefix: topicPrefix)?.topicConfigs ?? [:])
-        }
+        let topics = KafkaTopicsCommand.topics(
+            prefix: topicPrefix, partitions: partitions, replicationFactor: min(3, brokers))
         let file = bootstrapFile
         try await runEmbeddedKafkaCluster(brokers: brokers, topics: topics, logger: logger) { servers in
             printBootstrapServers(servers)

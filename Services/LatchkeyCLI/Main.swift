@@ -6,5 +6,7 @@ struct LatchkeyCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "latchkey",
         abstract: "Latchkey operator and development commands.",
-        subcommands: [MigrateCommand.self, KafkaClusterCommand.self, DemoCommand.self, KeysCommand.self])
+        subcommands: [
+            MigrateCommand.self, KafkaClusterCommand.self, KafkaTopicsCommand.self, DemoCommand.self, KeysCommand.self,
+        ])
 }

@@ -63,7 +63,7 @@ struct TokenServiceSettings: Sendable {
     /// `PASSWORD_SCRYPT_LOG_N`, `PASSWORD_HASH_CONCURRENCY`, `PASSWORD_HASH_WAIT_MS`, `DPOP_REPLAY_STORE`.
     init(reader: ConfigReader) throws {
         let env = SettingsReader(reader)
-        let previous = env.list("key.encryption.key.previous", secret: true)
+        let previous = try env.secretList("key.encryption.key.previous")
         let envelope = try env.requiredSecret("key.encryption.key", expected: "32 bytes, base64") {
             try KeyEnvelope(configuration: $0, previous: previous)
         }

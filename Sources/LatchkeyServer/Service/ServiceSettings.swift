@@ -1,6 +1,7 @@
 import Configuration
 import Foundation
 import LatchkeyCore
+import LatchkeyKafka
 import LatchkeyPersistence
 import Logging
 
@@ -18,6 +19,8 @@ public struct ServiceSettings: Sendable {
     /// Cross-tenant role for the outbox relay and audit work; nil where a service needs none.
     public var systemDatabase: DatabaseConfiguration?
     public var kafkaBrokers: String
+    /// Protocol, SASL credentials and TLS files of the Kafka connections (`KAFKA_SECURITY_PROTOCOL`, …).
+    public var kafkaSecurity: KafkaSecurity = .plaintext
     public var topicPrefix: String
     /// Header and idle deadlines and the connection cap of the HTTP server.
     public var http = HTTPServerSettings()
@@ -58,8 +61,9 @@ public struct ServiceSettings: Sendable {
     }
 
     /// Reads `HTTP_HOST`, `HTTP_PORT`, `MANAGEMENT_HOST`, `MANAGEMENT_PORT`, `DATABASE_URL`,
-    /// `DATABASE_SYSTEM_URL`, `KAFKA_BROKERS`, `KAFKA_TOPIC_PREFIX`, `LOG_LEVEL`, `SHUTDOWN_GRACE_SECONDS`
-    /// and the server limits of ``HTTPServerSettings``.
+    /// `DATABASE_SYSTEM_URL`, `KAFKA_BROKERS`, `KAFKA_TOPIC_PREFIX`, the Kafka security settings
+    /// (``KafkaSecurity/init(_:)``), `LOG_LEVEL`, `SHUTDOWN_GRACE_SECONDS` and the server limits of
+    /// ``HTTPServerSettings``.
     public init(reader: ConfigReader, descriptor: ServiceDescriptor) throws {
         let serviceName = descriptor.name
         let env = SettingsReader(reader)
@@ -93,6 +97,7 @@ public struct ServiceSettings: Sendable {
             managementHost: env.text("management.host", default: host),
             managementPort: managementPort, resources: descriptor.resources)
         kafkaOutageDegrades = descriptor.kafkaOutageDegrades
+        kafkaSecurity = try KafkaSecurity(env)
         http = try HTTPServerSettings(reader: reader)
         shutdownGrace = try env.seconds("shutdown.grace.seconds", default: 10, range: 1...600)
     }
