@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The README's test command: installs what is missing, checks the library layering
 # (scripts/check-layers.py) and the formatting (swift format lint, .swift-format), starts the private PostgreSQL cluster, runs the whole suite (`swift test`)
-# against it and the embedded Kafka cluster, fuzzes every service with schemathesis
+# against it and the embedded Kafka cluster, runs the end-to-end story against a real broker
+# (scripts/real-broker.sh), fuzzes every service with schemathesis
 # (scripts/fuzz-api.sh), then validates the deployment files offline (scripts/validate-deploy.sh).
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 cd "$ROOT"
@@ -31,6 +32,12 @@ status=0
 watchdog_dir="$ROOT/.build/test-watchdog"
 rm -rf "$watchdog_dir"
 python3 "$ROOT/scripts/test-watchdog.py" "${LATCHKEY_TEST_TIMEOUT:-1200}" "$watchdog_dir" -- swift test --skip-build "$@" || status=$?
+
+log "real-broker job: the end-to-end story against Tansu with PyPI's librdkafka (scripts/real-broker.sh)"
+broker_status=0
+"$ROOT/scripts/real-broker.sh" || broker_status=$?
+if ((broker_status == 0)); then log "real-broker job: PASS"; else log "real-broker job: FAIL (status $broker_status)"; fi
+((status != 0)) || status=$broker_status
 
 log "fuzzing every service with schemathesis (scripts/fuzz-api.sh)"
 fuzz_status=0

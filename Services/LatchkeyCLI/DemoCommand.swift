@@ -1,5 +1,7 @@
 import ArgumentParser
+import Configuration
 import Foundation
+import LatchkeyServer
 
 /// `latchkey demo seed|run`: seeds the demo tenant of the local platform and walks the mobile story.
 struct DemoCommand: AsyncParsableCommand {
@@ -30,7 +32,8 @@ struct DemoCommand: AsyncParsableCommand {
         @Option(help: "The gateway's ADMIN_BOOTSTRAP_KEY (default: $ADMIN_BOOTSTRAP_KEY).") var bootstrapKey: String?
 
         func run() async throws {
-            guard let key = bootstrapKey ?? ProcessInfo.processInfo.environment["ADMIN_BOOTSTRAP_KEY"] else {
+            let env = SettingsReader(ConfigReader(providers: [EnvironmentVariablesProvider()]))
+            guard let key = try bootstrapKey ?? env.secretText("admin.bootstrap.key") else {
                 throw ValidationError("--bootstrap-key or ADMIN_BOOTSTRAP_KEY is required")
             }
             let http = DemoHTTP()

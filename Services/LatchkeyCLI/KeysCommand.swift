@@ -64,7 +64,7 @@ struct KeysCommand: AsyncParsableCommand {
                 chosen = parsed
             }
             let env = SettingsReader(ConfigReader(providers: [EnvironmentVariablesProvider()]))
-            guard let kek = env.text("key.encryption.key", secret: true) else {
+            guard let kek = try env.secretText("key.encryption.key") else {
                 throw ValidationError("KEY_ENCRYPTION_KEY is required to seal the new key")
             }
             let envelope: KeyEnvelope
@@ -95,7 +95,7 @@ struct KeysCommand: AsyncParsableCommand {
         envelope: KeyEnvelope?, _ body: @escaping @Sendable (SigningKeyRotation) async throws -> T
     ) async throws -> T {
         let env = SettingsReader(ConfigReader(providers: [EnvironmentVariablesProvider()]))
-        guard let url = env.text("database.url", secret: true) ?? env.text("database.migration.url", secret: true)
+        guard let url = try env.secretText("database.url") ?? env.secretText("database.migration.url")
         else { throw ValidationError("DATABASE_URL (or DATABASE_MIGRATION_URL) is required") }
         let logger = Logger(label: "latchkey.keys")
         let client = try DatabaseConfiguration(url: url).makeClient(logger: logger)

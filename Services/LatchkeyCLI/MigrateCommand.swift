@@ -41,7 +41,7 @@ struct MigrateCommand: AsyncParsableCommand {
         func run() async throws {
             let env = SettingsReader(ConfigReader(providers: [EnvironmentVariablesProvider()]))
             guard
-                let url = env.text("database.migration.url", secret: true) ?? env.text("database.url", secret: true)
+                let url = try env.secretText("database.migration.url") ?? env.secretText("database.url")
             else { throw ValidationError("DATABASE_MIGRATION_URL (or DATABASE_URL) is required") }
             var logger = Logger(label: "latchkey.migrate")
             logger.logLevel = .warning

@@ -71,7 +71,7 @@ struct TokenServiceSettings: Sendable {
     /// `JANITOR_INTERVAL_SECONDS`, `JANITOR_BATCH_SIZE`, `JANITOR_MAX_BATCHES`.
     init(reader: ConfigReader) throws {
         let env = SettingsReader(reader)
-        let previous = env.list("key.encryption.key.previous", secret: true)
+        let previous = try env.secretList("key.encryption.key.previous")
         let envelope = try env.requiredSecret("key.encryption.key", expected: "32 bytes, base64") {
             try KeyEnvelope(configuration: $0, previous: previous)
         }

@@ -8,6 +8,8 @@ public struct KafkaConfiguration: Sendable {
     public var clientID: String
     /// Extra librdkafka properties; they override every default set by this type.
     public var properties: [String: String]
+    /// Protocol, SASL credentials and TLS material of the connections to the brokers.
+    public var security: KafkaSecurity = .plaintext
 
     /// Producer: how long a record may wait for delivery before its send fails; nil waits forever.
     public var messageTimeout: Duration?
@@ -79,10 +81,9 @@ public struct KafkaConfiguration: Sendable {
     }
 
     private func commonProperties() -> [String: String] {
-        var defaults = [
-            "bootstrap.servers": bootstrapServers,
-            "client.id": clientID,
-        ]
+        var defaults = security.properties
+        defaults["bootstrap.servers"] = bootstrapServers
+        defaults["client.id"] = clientID
         if let statisticsInterval {
             defaults["statistics.interval.ms"] = String(max(1, statisticsInterval.kafkaMilliseconds))
         }

@@ -15,6 +15,12 @@ import Testing
             let platform = try await PlatformProcesses(database: scratch)
             let http = DemoHTTP()
             do {
+                // The real-broker job names the librdkafka it put on LD_LIBRARY_PATH: every service must run it.
+                if let expected = ProcessInfo.processInfo.environment["LATCHKEY_TEST_LIBRDKAFKA_VERSION"] {
+                    let versions = try await platform.kafkaLibraryVersions()
+                    #expect(versions.count == 4 && versions.values.allSatisfy { $0 == expected }, "\(versions)")
+                    print("librdkafka of the services: \(versions.sorted { $0.key < $1.key })")
+                }
                 try await play(platform, http: http, scratch: scratch)
             } catch {
                 Issue.record(

@@ -1,6 +1,8 @@
+import AsyncHTTPClient
 import Foundation
 import LatchkeyCore
 import LatchkeyPersistence
+import NIOCore
 import PostgresNIO
 
 /// Where the services of a `PlatformProcesses` listen, and the tenant the tests use.
@@ -20,34 +22,33 @@ public struct PlatformStartFailure: Error, CustomStringConvertible {
 }
 
 /// The whole platform as separate processes: the embedded Kafka cluster, the four services and the demo
-/// API behind `dpop-verifier`, on a migrated scratch database of the test PostgreSQL.
+/// API behind `dpop-verifier`, on a migrated scratch database of the test PostgreSQL. With
+/// `LATCHKEY_TEST_KAFKA_BROKERS` set (scripts/real-broker.sh) the services use those brokers instead of an
+/// embedded cluster; their topics must exist there, and one platform at a time may use them (the topics and the
+/// audit consumer's group are shared).
 public final class PlatformProcesses: @unchecked Sendable {
     public let urls: PlatformURLs
     public let environment: [String: String]
     public let ports: [String: Int]
     public private(set) var processes: [String: ServiceProcess] = [:]
-    let kafka: ServiceProcess
+    /// The embedded cluster's process; nil on external brokers.
+    let kafka: ServiceProcess?
     public static let bootstrapKey = "e2e-bootstrap-" + UUID().uuidString
+    /// Brokers of a Kafka cluster outside the test (a real broker), set by the CI job that runs against one.
+    public static let externalBrokers = ProcessInfo.processInfo.environment["LATCHKEY_TEST_KAFKA_BROKERS"]
+        .flatMap { $0.isEmpty ? nil : $0 }
 
     /// Starts the cluster and every service; returns once each answers `/healthz`. `settings` are added to
     /// (or replace) the environment every service gets.
     public init(database: DatabaseConfiguration, settings: [String: String] = [:]) async throws {
-        let bootstrapFile = FileManager.default.temporaryDirectory.appendingPathComponent(
-            "e2e-kafka-\(UUID().uuidString)"
-        ).path
-        kafka = try ServiceProcess(
-            "latchkey", arguments: ["kafka-cluster", "--brokers", "1", "--bootstrap-file", bootstrapFile],
-            environment: [:])
-        var brokers = ""
-        for _ in 0..<200 {
-            if let text = try? String(contentsOfFile: bootstrapFile, encoding: .utf8), !text.isEmpty {
-                brokers = text
-                break
-            }
-            try await Task.sleep(for: .milliseconds(100))
-        }
-        guard !brokers.isEmpty else {
-            throw PlatformStartFailure("the Kafka cluster process did not start: \(kafka.capturedOutput())")
+        let brokers: String
+        if let external = Self.externalBrokers {
+            kafka = nil
+            brokers = external
+        } else {
+            let (process, servers) = try await Self.startEmbeddedCluster()
+            kafka = process
+            brokers = servers
         }
 
         var ports: [String: Int] = [:]
@@ -107,9 +108,44 @@ public final class PlatformProcesses: @unchecked Sendable {
     public func stop() async -> [String: Int32?] {
         var statuses: [String: Int32?] = [:]
         for (name, process) in processes { statuses[name] = await process.stop(signal: SIGTERM, timeout: .seconds(30)) }
-        _ = await kafka.stop(signal: SIGTERM, timeout: .seconds(10))
+        _ = await kafka?.stop(signal: SIGTERM, timeout: .seconds(10))
         return statuses
     }
 
     public func output(_ name: String) -> String { processes[name]?.capturedOutput() ?? "" }
+
+    /// The librdkafka version each running service loaded, from `latchkey_kafka_library_info` on its `/metrics`.
+    public func kafkaLibraryVersions() async throws -> [String: String] {
+        var versions: [String: String] = [:]
+        for (name, process) in processes where name != "demo-api" {
+            let response = try await HTTPClient.shared.execute(
+                HTTPClientRequest(url: "\(process.managementURL)/metrics"), timeout: .seconds(10))
+            let body = String(buffer: try await response.body.collect(upTo: 4 << 20))
+            var version = "none"
+            if let line = body.split(separator: "\n").first(where: { $0.hasPrefix("latchkey_kafka_library_info{") }),
+                let label = line.firstRange(of: #"version=""#)
+            {
+                version = String(line[label.upperBound...].prefix { $0 != "\"" })
+            }
+            versions[name] = version
+        }
+        return versions
+    }
+
+    /// `latchkey kafka-cluster` with one broker; answers once it wrote its bootstrap servers.
+    private static func startEmbeddedCluster() async throws -> (ServiceProcess, String) {
+        let bootstrapFile = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "e2e-kafka-\(UUID().uuidString)"
+        ).path
+        let process = try ServiceProcess(
+            "latchkey", arguments: ["kafka-cluster", "--brokers", "1", "--bootstrap-file", bootstrapFile],
+            environment: [:])
+        for _ in 0..<200 {
+            if let text = try? String(contentsOfFile: bootstrapFile, encoding: .utf8), !text.isEmpty {
+                return (process, text)
+            }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        throw PlatformStartFailure("the Kafka cluster process did not start: \(process.capturedOutput())")
+    }
 }

@@ -38,16 +38,13 @@ struct AdminOptions: ParsableArguments {
         do { url = try SettingsReader.baseURL(raw, name: "LATCHKEY_ADMIN_URL") } catch {
             throw ValidationError("\(error)")
         }
-        if let token = try env.text("latchkey.admin.token", secret: true)
-            ?? Self.file(env.text("latchkey.admin.token.file"), "LATCHKEY_ADMIN_TOKEN_FILE")
-        {
+        if let token = try env.secretText("latchkey.admin.token") {
             return (url, .token(token))
         }
         if let clientID = env.text("latchkey.admin.client.id") {
             guard
                 let secret = try Self.file(clientSecretFile, "--client-secret-file")
-                    ?? env.text("latchkey.admin.client.secret", secret: true)
-                    ?? Self.file(env.text("latchkey.admin.client.secret.file"), "LATCHKEY_ADMIN_CLIENT_SECRET_FILE")
+                    ?? env.secretText("latchkey.admin.client.secret")
             else {
                 throw ValidationError(
                     "LATCHKEY_ADMIN_CLIENT_ID is set but no secret: set LATCHKEY_ADMIN_CLIENT_SECRET(_FILE) or --client-secret-file"
@@ -68,8 +65,7 @@ struct AdminOptions: ParsableArguments {
             } catch { throw ValidationError("\(error)") }
         }
         if let key = try Self.file(bootstrapKeyFile, "--bootstrap-key-file")
-            ?? env.text("latchkey.bootstrap.key", secret: true)
-            ?? Self.file(env.text("latchkey.bootstrap.key.file"), "LATCHKEY_BOOTSTRAP_KEY_FILE")
+            ?? env.secretText("latchkey.bootstrap.key")
         {
             return (url, .bootstrapKey(key))
         }

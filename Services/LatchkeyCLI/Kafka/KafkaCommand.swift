@@ -13,14 +13,34 @@ struct KafkaCommand: AsyncParsableCommand {
 
     struct Topics: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "The platform's Kafka topics.", subcommands: [Ensure.self])
+            abstract: "The platform's Kafka topics.", subcommands: [Ensure.self, List.self])
+    }
+
+    struct List: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Print every topic the platform needs, one a line: its name, then its settings as key=value.",
+            discussion: """
+                For an operator (or a CI job) creating the topics with the broker's own tooling. Topic names are \
+                under KAFKA_TOPIC_PREFIX.
+                """)
+
+        func run() {
+            let env = SettingsReader(ConfigReader(providers: [EnvironmentVariablesProvider()]))
+            let prefix = env.text("kafka.topic.prefix", default: LatchkeyEventType.defaultTopicPrefix)
+            for topic in PlatformTopics.specifications(prefix: prefix, partitions: 1, replicationFactor: 1) {
+                print(
+                    ([topic.name] + topic.configs.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" })
+                        .joined(separator: " "))
+            }
+        }
     }
 
     struct Ensure: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Create the platform's topics that are missing, with the configs each needs.",
             discussion: """
-                Talks to the cluster in KAFKA_BROKERS (topic names under KAFKA_TOPIC_PREFIX). Existing topics are \
+                Talks to the cluster in KAFKA_BROKERS with the services' KAFKA_SECURITY_PROTOCOL and SASL/TLS settings \
+                (topic names under KAFKA_TOPIC_PREFIX). Existing topics are \
                 left as they are. Exits 1 when an existing topic's partition count differs from --partitions: \
                 Kafka cannot shrink a topic, and growing it moves keys to other partitions, so that change is the \
                 operator's decision.
@@ -45,8 +65,9 @@ struct KafkaCommand: AsyncParsableCommand {
             let prefix = env.text("kafka.topic.prefix", default: LatchkeyEventType.defaultTopicPrefix)
             var logger = Logger(label: "latchkey.kafka")
             logger.logLevel = .warning
-            let admin = try KafkaAdmin(
-                configuration: KafkaConfiguration(bootstrapServers: brokers, clientID: "latchkey-cli"), logger: logger)
+            var configuration = KafkaConfiguration(bootstrapServers: brokers, clientID: "latchkey-cli")
+            configuration.security = try KafkaSecurity(env)
+            let admin = try KafkaAdmin(configuration: configuration, logger: logger)
             let wanted = PlatformTopics.specifications(
                 prefix: prefix, partitions: partitions, replicationFactor: replicationFactor)
             let outcomes = try await admin.createTopics(wanted, timeout: .seconds(timeout))

@@ -68,7 +68,7 @@ struct GatewaySettings: Sendable {
         ) {
             try KeyedHasher(configuration: $0)
         }
-        let bootstrap = env.text("admin.bootstrap.key", secret: true)
+        let bootstrap = try env.secretText("admin.bootstrap.key")
         if let bootstrap, bootstrap.utf8.count < 32 {
             throw ConfigurationError("ADMIN_BOOTSTRAP_KEY must be at least 32 characters")
         }

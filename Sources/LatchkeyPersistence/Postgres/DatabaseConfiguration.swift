@@ -11,6 +11,12 @@ public struct DatabaseConfiguration: Sendable, Equatable {
     public var password: String?
     public var database: String
     public var useTLS: Bool
+    /// With TLS: the server certificate must name `host` (`sslmode=verify-full`, and `require`); `verify-ca` only
+    /// checks that it chains to a trusted CA.
+    public var verifiesHostname = true
+    /// With TLS: PEM file of the CA(s) the server certificate must chain to (`sslrootcert`), e.g. CloudNativePG's
+    /// cluster CA; nil trusts the system store.
+    public var rootCertificatePath: String?
     public var maximumConnections: Int
     public var statementTimeoutMilliseconds: Int
     public var applicationName: String
@@ -31,7 +37,8 @@ public struct DatabaseConfiguration: Sendable, Equatable {
         self.applicationName = applicationName
     }
 
-    /// Parses `postgres://user:password@host:port/database?sslmode=require&pool_max=10&statement_timeout=5000`.
+    /// Parses `postgres://user:password@host:port/database?sslmode=require&pool_max=10&statement_timeout=5000`;
+    /// `sslrootcert=/path/ca.crt` trusts that CA for `sslmode` `verify-full`, `verify-ca` or `require`.
     public init(url: String) throws(ConfigurationError) {
         guard let components = URLComponents(string: url),
             let scheme = components.scheme, ["postgres", "postgresql"].contains(scheme),
@@ -52,13 +59,34 @@ public struct DatabaseConfiguration: Sendable, Equatable {
             statementTimeoutMilliseconds: query["statement_timeout"].flatMap(Int.init) ?? 5_000,
             applicationName: query["application_name"] ?? "latchkey"
         )
+        verifiesHostname = query["sslmode"] != "verify-ca"
+        if let path = query["sslrootcert"], !path.isEmpty {
+            // libpq would ignore the file without TLS; here the connection would silently stay unencrypted.
+            guard useTLS else {
+                throw ConfigurationError(
+                    "database URL sets sslrootcert without sslmode=verify-full, verify-ca or require")
+            }
+            guard FileManager.default.isReadableFile(atPath: path) else {
+                throw ConfigurationError("database URL's sslrootcert names a file that cannot be read (\(path))")
+            }
+            rootCertificatePath = path
+        }
+    }
+
+    /// TLS as the URL asks for it: nil when off, else verified against the system store or `sslrootcert`.
+    var tlsConfiguration: TLSConfiguration? {
+        guard useTLS else { return nil }
+        var configuration = TLSConfiguration.makeClientConfiguration()
+        if let rootCertificatePath { configuration.trustRoots = .file(rootCertificatePath) }
+        if !verifiesHostname { configuration.certificateVerification = .noHostnameVerification }
+        return configuration
     }
 
     /// The PostgresNIO client configuration: bounded pool, statement timeout set at connection start.
     public var clientConfiguration: PostgresClient.Configuration {
         var configuration = PostgresClient.Configuration(
             host: host, port: port, username: username, password: password, database: database,
-            tls: useTLS ? .require(.makeClientConfiguration()) : .disable)
+            tls: tlsConfiguration.map { .require($0) } ?? .disable)
         configuration.options.maximumConnections = maximumConnections
         configuration.options.minimumConnections = 0
         configuration.options.connectTimeout = .seconds(5)

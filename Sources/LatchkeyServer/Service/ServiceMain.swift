@@ -49,7 +49,7 @@ public enum ServiceMain {
     /// Applies pending migrations with the owner role and exits.
     public static func migrate(reader: ConfigReader, logger: Logger) async throws {
         let env = SettingsReader(reader)
-        guard let url = env.text("database.migration.url", secret: true) ?? env.text("database.url", secret: true)
+        guard let url = try env.secretText("database.migration.url") ?? env.secretText("database.url")
         else { throw ConfigurationError("DATABASE_MIGRATION_URL (or DATABASE_URL) is required to migrate") }
         let configuration = try DatabaseConfiguration(url: url)
         let client = configuration.makeClient(logger: logger)

@@ -41,8 +41,23 @@ public struct ServiceRuntime: Sendable {
             self.systemPostgres = nil
             self.systemDatabase = nil
         }
-        self.kafka = KafkaConfiguration(bootstrapServers: settings.kafkaBrokers, clientID: settings.serviceName)
+        var kafka = KafkaConfiguration(bootstrapServers: settings.kafkaBrokers, clientID: settings.serviceName)
+        kafka.security = settings.kafkaSecurity
+        self.kafka = kafka
         self.kafkaAdmin = try KafkaAdmin(configuration: kafka, logger: logger)
+        Self.reportKafkaLibrary(service: settings.serviceName, security: settings.kafkaSecurity, logger: logger)
+    }
+
+    /// The librdkafka actually loaded (the image's build, or one `LD_LIBRARY_PATH` chose), so that an operator and
+    /// the real-broker CI job see which client version talks to the brokers: logged once and kept as the gauge
+    /// `latchkey_kafka_library_info{service,version} 1`. The connection's security is logged by its description,
+    /// which leaves the passwords out.
+    static func reportKafkaLibrary(service: String, security: KafkaSecurity, logger: Logger) {
+        let version = KafkaLibrary.version
+        logger.info(
+            "Kafka client library",
+            metadata: ["service": "\(service)", "librdkafka": "\(version)", "kafka_security": "\(security)"])
+        Gauge(label: "latchkey_kafka_library_info", dimensions: [("service", service), ("version", version)]).record(1)
     }
 
     /// A service's own database: its pool, its queries and the check of its schema.

@@ -1,6 +1,7 @@
 import Configuration
 import Foundation
 import LatchkeyCore
+import LatchkeyKafka
 import LatchkeyPersistence
 import Logging
 
@@ -19,6 +20,8 @@ public struct ServiceSettings: Sendable {
     /// Cross-tenant role for the outbox relay and audit work; nil where a service needs none.
     public var systemDatabase: DatabaseConfiguration?
     public var kafkaBrokers: String
+    /// Protocol, SASL credentials and TLS files of the Kafka connections (`KAFKA_SECURITY_PROTOCOL`, …).
+    public var kafkaSecurity: KafkaSecurity = .plaintext
     public var topicPrefix: String
     /// Header and idle deadlines and the connection cap of the HTTP server.
     public var http = HTTPServerSettings()
@@ -59,8 +62,8 @@ public struct ServiceSettings: Sendable {
     }
 
     /// Reads `HTTP_HOST`, `HTTP_PORT`, `MANAGEMENT_HOST`, `MANAGEMENT_PORT`, `DATABASE_URL` (unless the
-    /// service has no database), `DATABASE_SYSTEM_URL`, `KAFKA_BROKERS`, `KAFKA_TOPIC_PREFIX`, `LOG_LEVEL`,
-    /// `LOG_FORMAT`, `SHUTDOWN_GRACE_SECONDS` and the server limits of ``HTTPServerSettings``.
+    /// service has no database), `DATABASE_SYSTEM_URL`, `KAFKA_BROKERS`, `KAFKA_TOPIC_PREFIX`, the Kafka
+    /// security settings (``KafkaSecurity/init(_:)``), `LOG_LEVEL`, `LOG_FORMAT`, `SHUTDOWN_GRACE_SECONDS` and the server limits of ``HTTPServerSettings``.
     public init(reader: ConfigReader, descriptor: ServiceDescriptor) throws {
         let serviceName = descriptor.name
         let env = SettingsReader(reader)
@@ -98,6 +101,7 @@ public struct ServiceSettings: Sendable {
             managementHost: env.text("management.host", default: host),
             managementPort: managementPort, resources: descriptor.resources)
         kafkaOutageDegrades = descriptor.kafkaOutageDegrades
+        kafkaSecurity = try KafkaSecurity(env)
         http = try HTTPServerSettings(reader: reader)
         shutdownGrace = try env.seconds("shutdown.grace.seconds", default: 10, range: 1...600)
     }

@@ -21,11 +21,33 @@ public struct SettingsReader: Sendable {
     // The methods' names are not those of other readers in the code (`string`, `bool` of request bodies
     // and queries): the configuration document test finds settings by the names of these helpers.
 
-    /// The value, or nil when unset or empty.
-    public func text(_ key: String, secret: Bool = false) -> String? {
-        guard let value = reader.string(forKey: ConfigKey(key), isSecret: secret)?.trimmingCharacters(in: .whitespaces),
+    /// The value, or nil when unset or empty. Secrets are read with ``secretText(_:)``, which also reads files.
+    public func text(_ key: String) -> String? {
+        guard let value = reader.string(forKey: ConfigKey(key))?.trimmingCharacters(in: .whitespaces),
             !value.isEmpty
         else { return nil }
+        return value
+    }
+
+    /// A secret's value, never logged: from the variable itself, or from the file its `_FILE` variable names
+    /// (`DATABASE_URL_FILE=/var/run/secrets/db/url`, a Kubernetes Secret mounted as a file; one trailing
+    /// newline is dropped); nil when neither is set. Both set, or an unreadable or empty file, is an error.
+    public func secretText(_ key: String) throws -> String? {
+        let name = Self.environmentName(key)
+        let inline = reader.string(forKey: ConfigKey(key), isSecret: true)?.trimmingCharacters(in: .whitespaces)
+        guard let path = text(key + ".file") else { return inline?.isEmpty == false ? inline : nil }
+        guard inline?.isEmpty != false else {
+            throw ConfigurationError("\(name) and \(name)_FILE are both set: set one of them")
+        }
+        let data: Data
+        do { data = try Data(contentsOf: URL(fileURLWithPath: path)) } catch {
+            throw ConfigurationError(
+                "\(name)_FILE names a file that cannot be read (\(path)): \((error as NSError).localizedDescription)")
+        }
+        var value = String(decoding: data, as: UTF8.self)
+        // "\r\n" is one Character in Swift, so one removal drops either ending.
+        if value.hasSuffix("\n") || value.hasSuffix("\r\n") { value.removeLast() }
+        guard !value.isEmpty else { throw ConfigurationError("\(name)_FILE names an empty file (\(path))") }
         return value
     }
 
@@ -35,7 +57,7 @@ public struct SettingsReader: Sendable {
 
     /// The value; unset is an error, completed by `example` (what a value looks like) when given.
     public func required(_ key: String, secret: Bool = false, example: String? = nil) throws -> String {
-        guard let value = text(key, secret: secret) else {
+        guard let value = secret ? try secretText(key) : text(key) else {
             throw ConfigurationError("\(Self.environmentName(key)) is required" + (example.map { " (\($0))" } ?? ""))
         }
         return value
@@ -55,12 +77,21 @@ public struct SettingsReader: Sendable {
     }
 
     /// Comma- or whitespace-separated values; empty when unset.
-    public func list(_ key: String, secret: Bool = false) -> [String] {
-        (text(key, secret: secret) ?? "")
-            .split(whereSeparator: { $0 == "," || $0 == " " || $0 == "\n" || $0 == "\t" }).map(String.init)
+    public func list(_ key: String) -> [String] {
+        Self.split(text(key) ?? "")
     }
 
-    /// ``list(_:secret:)``; no value is an error.
+    /// ``list(_:)`` of a secret (``secretText(_:)``: the variable or its `_FILE`).
+    public func secretList(_ key: String) throws -> [String] {
+        Self.split(try secretText(key) ?? "")
+    }
+
+    private static func split(_ value: String) -> [String] {
+        value.split(whereSeparator: { $0 == "," || $0 == " " || $0 == "\n" || $0 == "\t" || $0 == "\r" })
+            .map(String.init)
+    }
+
+    /// ``list(_:)``; no value is an error.
     public func requiredList(_ key: String) throws -> [String] {
         let values = list(key)
         guard !values.isEmpty else { throw ConfigurationError("\(Self.environmentName(key)) is required") }
@@ -137,7 +168,7 @@ public struct SettingsReader: Sendable {
     /// refuses is an error naming the variable, what a value must be (`expected`, when given) and what
     /// `decode` found wrong.
     public func secret<T>(_ key: String, expected: String? = nil, _ decode: (String) throws -> T) throws -> T? {
-        guard let raw = text(key, secret: true) else { return nil }
+        guard let raw = try secretText(key) else { return nil }
         return try decodeSecret(raw, key: key, expected: expected, decode)
     }
 
