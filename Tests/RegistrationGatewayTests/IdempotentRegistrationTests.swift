@@ -257,17 +257,22 @@ import Testing
         let token = try await h.dcrToken()
         try await GatewayHarness.withApp(live: true) { client in
             let port = try #require(client.port)
-            // Separate connections (AsyncHTTPClient's pool), so the retries really overlap in the gateway.
+            // Separate connections, so the retries really overlap in the gateway; each closes after its answer,
+            // so no idle keep-alive connection outlives the test.
+            let body = Self.confidential
             let send: @Sendable () async throws -> (Int, String?) = {
-                var request = HTTPClientRequest(url: "http://127.0.0.1:\(port)/t/\(h.tenant)/register")
-                request.method = .POST
-                request.headers.add(name: "Authorization", value: "Bearer \(token)")
-                request.headers.add(name: "Content-Type", value: "application/json")
-                request.headers.add(name: "Idempotency-Key", value: "parallel-\(h.tenant)")
-                request.body = .bytes(ByteBuffer(string: Self.confidential))
-                let response = try await HTTPClient.shared.execute(request, timeout: .seconds(30))
-                let body = try await response.body.collect(upTo: 1 << 16)
-                return (Int(response.status.code), TestJSON.object(body.readableBytesView)["client_id"] as? String)
+                let connection = try await RawClient.connect(port: port)
+                defer { connection.close() }
+                let sent = await connection.send(
+                    "POST /t/\(h.tenant)/register HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n"
+                        + "Authorization: Bearer \(token)\r\nContent-Type: application/json\r\n"
+                        + "Idempotency-Key: parallel-\(h.tenant)\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)")
+                #expect(sent)
+                let answered = await connection.waitFor(.seconds(60)) { $0.isClosed }
+                #expect(answered, "no complete answer within 60 s: \(connection.received.prefix(300))")
+                let text = connection.received
+                let payload = text.range(of: "\r\n\r\n").map { String(text[$0.upperBound...]) } ?? ""
+                return (connection.status ?? 0, TestJSON.object(Array(payload.utf8))["client_id"] as? String)
             }
             let answers = try await withThrowingTaskGroup(of: (Int, String?).self) { group in
                 for _ in 0..<20 { group.addTask { try await send() } }
