@@ -32,8 +32,10 @@ WHEEL_LIB="$(ls "$SITE"/confluent_kafka.libs/librdkafka-*.so.1 | head -1)"
 [ -f "$WHEEL_LIB" ] || die "no librdkafka in the confluent-kafka wheel ($SITE/confluent_kafka.libs)"
 mkdir -p "$WORK/lib"
 ln -sf "$WHEEL_LIB" "$WORK/lib/librdkafka.so.1"
-LD_LIBRARY_PATH="$WORK/lib" ldd "$BIN/token-service" | grep -q "$WORK/lib/librdkafka.so.1" \
-    || die "token-service does not load $WORK/lib/librdkafka.so.1 through LD_LIBRARY_PATH"
+# Captured first: `grep -q` stops reading at the first match, and under pipefail ldd's SIGPIPE would fail the check.
+LINKED="$(LD_LIBRARY_PATH="$WORK/lib" ldd "$BIN/token-service")"
+grep -q "$WORK/lib/librdkafka.so.1" <<<"$LINKED" \
+    || die "token-service does not load $WORK/lib/librdkafka.so.1 through LD_LIBRARY_PATH: $(grep rdkafka <<<"$LINKED")"
 EXPECTED_VERSION="$(sed -n 's/^ARG LIBRDKAFKA_VERSION=//p' "$ROOT/Dockerfile")"
 [ -n "$EXPECTED_VERSION" ] || die "no ARG LIBRDKAFKA_VERSION in the Dockerfile"
 

@@ -20,7 +20,9 @@ struct TokenServiceJanitor: Service {
     private var logger: Logger { systemDatabase.logger }
 
     func run() async throws {
-        await runPeriodically(every: interval, name: "token-service janitor", logger: logger) {
+        // The first run waits one interval: replicas starting together (a rollout) do not all sweep at once,
+        // and a short-lived process never sweeps rows another one is still working with.
+        await runPeriodically(every: interval, name: "token-service janitor", logger: logger, startingAfter: interval) {
             let deleted = try await runOnce()
             let total = deleted.values.reduce(0, +)
             if total > 0 {
