@@ -30,8 +30,15 @@ func buildApplication(
     let outboxServices = try runtime.makeOutboxServices()
     let upstream = UpstreamProviderClient(
         logger: logger, policy: tokenSettings.outbound, timeout: tokenSettings.upstreamTimeout)
-    try TokenServiceRoutes(runtime: runtime, settings: tokenSettings, upstream: upstream).register(on: router)
-    var services: [any Service] = outboxServices + [keyLifecycle]
+    let clients = ClientCache()
+    let usage = ClientUsageRecorder(database: runtime.database)
+    try TokenServiceRoutes(
+        runtime: runtime, settings: tokenSettings, upstream: upstream, clients: clients, usage: usage
+    ).register(on: router)
+    var services: [any Service] =
+        outboxServices + [
+            keyLifecycle, usage, ClientChangeListener(cache: clients, client: runtime.postgres, logger: logger),
+        ]
     if tokenSettings.replayStore == .postgres {
         services.append(ReplayStoreSweeper(store: PostgresDPoPReplayCache(database: runtime.database), logger: logger))
     }
@@ -44,6 +51,8 @@ struct TokenServiceRoutes {
     let settings: TokenServiceSettings
     /// HTTP client for upstream OpenID Connect providers (federation).
     let upstream: UpstreamProviderClient
+    let clients: ClientCache
+    let usage: ClientUsageRecorder
 
     func register(on router: Router<LatchkeyRequestContext>) throws {
         let database = runtime.database
@@ -52,11 +61,12 @@ struct TokenServiceRoutes {
         let outbox = OutboxWriter(topicPrefix: runtime.settings.topicPrefix)
         let authentication = TokenEndpointAuthentication(
             database: database, hasher: settings.secretHasher,
-            assertions: ClientAssertionVerifier(replayCache: settings.replayStore.makeCache(database: database)))
+            assertions: ClientAssertionVerifier(replayCache: settings.replayStore.makeCache(database: database)),
+            cache: clients)
         let dpop = TokenEndpointDPoP(
             nonces: settings.dpopNonces, iatWindowSeconds: settings.dpopIatWindowSeconds,
             replayCache: settings.replayStore.makeCache(database: database))
-        let issuer = TokenIssuer(hasher: settings.secretHasher, outbox: outbox)
+        let issuer = TokenIssuer(hasher: settings.secretHasher, outbox: outbox, usage: usage)
         let revocation = TokenRevocation(outbox: outbox)
 
         let discovery = DiscoveryController(settings: settings, keyStore: keyStore, directory: directory)

@@ -27,13 +27,13 @@ struct TokenController: Sendable {
         guard let grant = GrantType(rawValue: grantName), grant.isSupported else {
             throw OAuthError(.badRequest, "unsupported_grant_type", "grant type is not supported")
         }
-        let client = try await authentication.authenticate(request: request, form: form, endpoints: endpoints)
-        guard client.grantTypes.contains(grant), client.isStatic || tenant.policy.allowedGrantTypes.contains(grant)
-        else {
-            throw OAuthError(.badRequest, "unauthorized_client", "the client may not use this grant type")
-        }
-        let mustUseDPoP = tenant.policy.dpop.isRequired(clientRequestsBinding: client.metadata.dpopBoundAccessTokens)
-        let proof = try await dpop.verify(request: request, url: endpoints.token, tenant: tenant, required: mustUseDPoP)
+        // client_credentials re-checks the client in its own statement, so it may authenticate from the cache.
+        let client = try await authentication.authenticate(
+            request: request, form: form, endpoints: endpoints, cached: grant == .clientCredentials)
+        try permit(grant, to: client, tenant: tenant)
+        let proof = try await dpop.verify(
+            request: request, url: endpoints.token, tenant: tenant,
+            required: mustUseDPoP(client, tenant: tenant))
         let grantContext = GrantContext(
             tenant: tenant, endpoints: endpoints, client: client, form: form, proof: proof,
             sourceAddress: context.remoteAddress?.ipAddress)
@@ -41,8 +41,28 @@ struct TokenController: Sendable {
         let response: TokenResponse
         switch grant {
         case .clientCredentials:
-            response = try await ClientCredentialsGrant(issuer: issuer, database: database)
-                .grant(grantContext, signer: signer)
+            do {
+                response = try await ClientCredentialsGrant(issuer: issuer, database: database)
+                    .grant(grantContext, signer: signer)
+            } catch is ClientNoLongerUsable {
+                // Revoked, expired or changed since its cached record was read: the database's record decides,
+                // with every check of this request made again against it.
+                authentication.cache.invalidate(tenant: tenant.id, clientID: client.clientID)
+                let current = try await authentication.authenticate(request: request, form: form, endpoints: endpoints)
+                try permit(grant, to: current, tenant: tenant)
+                if proof == nil, mustUseDPoP(current, tenant: tenant) {
+                    throw dpop.error(.invalidProof("a DPoP proof is required"), tenant: tenant)
+                }
+                let retry = GrantContext(
+                    tenant: tenant, endpoints: endpoints, client: current, form: form, proof: proof,
+                    sourceAddress: grantContext.sourceAddress)
+                do {
+                    response = try await ClientCredentialsGrant(issuer: issuer, database: database)
+                        .grant(retry, signer: signer)
+                } catch is ClientNoLongerUsable {
+                    throw TokenEndpointAuthentication.invalidClient(tenant: tenant.id)
+                }
+            }
         case .authorizationCode:
             response = try await AuthorizationCodeGrant(
                 issuer: issuer, revocation: revocation, database: database, dpop: dpop
@@ -57,6 +77,18 @@ struct TokenController: Sendable {
             throw OAuthError(.badRequest, "unsupported_grant_type", "grant type is not supported")
         }
         return try JSONResponse.make(response, extraHeaders: dpop.responseHeaders(tenant: tenant))
+    }
+
+    /// `unauthorized_client` unless the client (and, for dynamic clients, the tenant) allows the grant type.
+    private func permit(_ grant: GrantType, to client: StoredClient, tenant: ResolvedTenant) throws {
+        guard client.grantTypes.contains(grant), client.isStatic || tenant.policy.allowedGrantTypes.contains(grant)
+        else {
+            throw OAuthError(.badRequest, "unauthorized_client", "the client may not use this grant type")
+        }
+    }
+
+    private func mustUseDPoP(_ client: StoredClient, tenant: ResolvedTenant) -> Bool {
+        tenant.policy.dpop.isRequired(clientRequestsBinding: client.metadata.dpopBoundAccessTokens)
     }
 }
 
