@@ -189,17 +189,16 @@ public final class OutboxRelay: Service, Sendable {
     }
 
     private func markSent(_ sequences: [Int64]) async throws {
-        let (marked, latencies) = try await database.withTransaction { connection in
-            let rows = try await connection.query(
-                """
-                UPDATE outbox SET sent_at = clock_timestamp(), claimed_by = NULL, claimed_until = NULL, last_error = NULL
-                WHERE seq = ANY(\(sequences)) AND sent_at IS NULL
-                RETURNING extract(epoch FROM clock_timestamp() - created_at)::float8
-                """, logger: logger)
-            var latencies: [Double] = []
-            for try await latency in rows.decode(Double.self) { latencies.append(latency) }
-            return (latencies.count, latencies)
-        }
+        // One statement is its own transaction: no BEGIN and COMMIT round trips around it.
+        let rows = try await database.client.query(
+            """
+            UPDATE outbox SET sent_at = clock_timestamp(), claimed_by = NULL, claimed_until = NULL, last_error = NULL
+            WHERE seq = ANY(\(sequences)) AND sent_at IS NULL
+            RETURNING extract(epoch FROM clock_timestamp() - created_at)::float8
+            """, logger: logger)
+        var latencies: [Double] = []
+        for try await latency in rows.decode(Double.self) { latencies.append(latency) }
+        let marked = latencies.count
         metrics.published.increment(by: marked)
         for latency in latencies { metrics.publishLatency.recordNanoseconds(Int64(latency * 1e9)) }
         // Another relay whose lease had lapsed delivered these too: same event ids, counted, not hidden.
@@ -220,15 +219,13 @@ public final class OutboxRelay: Service, Sendable {
         let sequences = failures.map(\.0.sequence)
         let delays = failures.map { Self.seconds(backoff(attempt: $0.0.attempts + 1)) }
         let errors = failures.map { String($0.1.prefix(500)) }
-        try await database.withTransaction { connection in
-            _ = try await connection.query(
-                """
-                UPDATE outbox SET attempts = attempts + 1, last_error = f.error, claimed_by = NULL, claimed_until = NULL,
-                                  available_at = clock_timestamp() + make_interval(secs => f.delay)
-                FROM unnest(\(sequences)::bigint[], \(delays)::float8[], \(errors)::text[]) AS f(seq, delay, error)
-                WHERE outbox.seq = f.seq AND outbox.claimed_by = \(relayID)
-                """, logger: logger)
-        }
+        try await database.client.query(
+            """
+            UPDATE outbox SET attempts = attempts + 1, last_error = f.error, claimed_by = NULL, claimed_until = NULL,
+                              available_at = clock_timestamp() + make_interval(secs => f.delay)
+            FROM unnest(\(sequences)::bigint[], \(delays)::float8[], \(errors)::text[]) AS f(seq, delay, error)
+            WHERE outbox.seq = f.seq AND outbox.claimed_by = \(relayID)
+            """, logger: logger)
     }
 
     /// Capped exponential backoff with jitter in [50%, 100%] so retrying relays do not move in lockstep.
