@@ -25,7 +25,10 @@ let package = Package(
         // Environment knobs, errors, child processes, percentiles and the JSON report of a run.
         .target(
             name: "BenchmarkSupport",
-            dependencies: [.product(name: "Logging", package: "swift-log")],
+            dependencies: [
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+            ],
             path: "Sources/BenchmarkSupport",
             swiftSettings: swiftSettings
         ),

@@ -49,6 +49,13 @@ CONF
         psql_admin -d postgres -c "ALTER SYSTEM SET max_connections = 1000"
         as_postgres "$PG_BIN/pg_ctl" -D "$PG_DIR/data" -l "$PG_DIR/postgres.log" -w -t 60 restart >/dev/null
     fi
+    # pg_stat_statements (statement counts for the benchmarks and the idle-cost tests) must be preloaded.
+    if ! psql_admin -d postgres -c 'SHOW shared_preload_libraries' | grep -q pg_stat_statements; then
+        log "preloading pg_stat_statements (restarting PostgreSQL)"
+        psql_admin -d postgres -c "ALTER SYSTEM SET shared_preload_libraries = 'pg_stat_statements'"
+        as_postgres "$PG_BIN/pg_ctl" -D "$PG_DIR/data" -l "$PG_DIR/postgres.log" -w -t 60 restart >/dev/null
+    fi
+    psql_admin -d postgres -c "CREATE EXTENSION IF NOT EXISTS pg_stat_statements"
     # Roles: owner (runs migrations), app (tenant-scoped, RLS), system (cross-tenant jobs).
     psql_admin -d postgres <<SQL
 DO \$\$

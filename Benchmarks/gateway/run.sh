@@ -17,7 +17,7 @@ load_before="$(cut -d' ' -f1-3 /proc/loadavg)"
 pgbench_tps="$(pgbench_tps "$PGBENCH_DB" "$CONNECTIONS" "${PGBENCH_SECONDS:-20}")"
 
 log "registration-gateway load ($CONNECTIONS connections)"
-result="$(GATEWAY_BINARY="$BIN/registration-gateway" GATEWAY_LOG="$WORK/registration-gateway.log" BENCH_CONNECTIONS="$CONNECTIONS" \
+result="$(BENCH_POSTMASTER_PID="$(head -1 "$PG_DIR/data/postmaster.pid")" GATEWAY_BINARY="$BIN/registration-gateway" GATEWAY_LOG="$WORK/registration-gateway.log" BENCH_CONNECTIONS="$CONNECTIONS" \
     "$BIN/GatewayBenchmark")"
 load_after="$(cut -d' ' -f1-3 /proc/loadavg)"
 
@@ -44,6 +44,9 @@ the gateway's outbox relay publishes with \`acks=all\` and idempotence and marks
 | paced: outbox → relay acknowledged p50 / p99 | $(field paced_outbox_to_ack_p50_ms 1) / $(field paced_outbox_to_ack_p99_ms 1) ms |
 | paced: outbox → Kafka (row created → consumed) p50 / p99 | $(field paced_outbox_to_consumer_p50_ms 1) / **$(field paced_outbox_to_consumer_p99_ms 1) ms** |
 | events written / consumed | $(field events_written) / $(field events_consumed) |
+| full metadata, per registration: gateway CPU / PostgreSQL CPU (\`/proc\`, warm-up included) | $(field full_service_cpu_us) / $(field full_postgres_cpu_us) µs |
+| full metadata, statements per registration (\`pg_stat_statements\`, the relay's included) | $(field full_statements 1) |
+| pgbench ratio: full-metadata registrations / pgbench TPS | $(python3 -c "import sys; print(f'{float(sys.argv[1])/float(sys.argv[2])*100:.0f} %')" "$(field full_registrations_per_second 1)" "$pgbench_tps") |
 | gateway RSS idle / peak | $(field gateway_rss_idle_mib 1) / $(field gateway_rss_peak_mib 1) MiB |
 
 Raw measurements:

@@ -6,6 +6,8 @@
 # signs in once through the pages and drives client_credentials, refresh_token + DPoP and
 # authorization_code + PKCE + DPoP in closed loops. Same-run baselines: `pgbench` TPS on a scratch
 # database and `openssl speed -seconds 3 ecdsap256`. Writes Benchmarks/results/grants.md.
+# Cost per grant: CPU of token-service and of every PostgreSQL process (/proc), statements from
+# pg_stat_statements (scripts/postgres.sh preloads it).
 # Knobs: BENCH_WORKERS (8), BENCH_SECONDS (10), BENCH_CODES (3000), BENCH_KAFKA (on; off = unreachable broker).
 source "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 cd "$ROOT"
@@ -49,13 +51,16 @@ KEY_ENCRYPTION_KEY="$(openssl rand -base64 32)" DPOP_NONCE_SECRET="$(openssl ran
 DPOP_IAT_WINDOW_SECONDS=600 \
     "$BIN/token-service" >"$WORK/token-service.log" 2>&1 &
 PIDS+=($!)
+SERVICE_PID=$!
 for _ in $(seq 1 100); do curl -fs "http://127.0.0.1:$((PORT + 1000))/healthz" >/dev/null 2>&1 && break; sleep 0.1; done
 curl -fs "http://127.0.0.1:$((PORT + 1000))/healthz" >/dev/null || { tail -20 "$WORK/token-service.log"; die "token-service did not start"; }
 
 MACHINE="Machine: $(nproc) CPUs, $(lscpu | sed -n 's/^Model name:[[:space:]]*//p' | head -1), $(date -u '+%Y-%m-%d %H:%M UTC'). \
 Load average when the load started: $(cut -d' ' -f1-3 /proc/loadavg) (the machine is shared: other processes compete for both CPUs)."
 REPORT="$ROOT/Benchmarks/results/grants.md"
-"$BIN/GrantsLoad" --port "$PORT" --workers "${BENCH_WORKERS:-8}" --seconds "${BENCH_SECONDS:-10}" --codes "${BENCH_CODES:-3000}" \
+STATS_DATABASE_URL="${DATABASE_MIGRATION_URL%/*}/postgres" \
+"$BIN/GrantsLoad" --port "$PORT" --service-pid "$SERVICE_PID" --postmaster-pid "$(head -1 "$PG_DIR/data/postmaster.pid")" \
+    --workers "${BENCH_WORKERS:-8}" --seconds "${BENCH_SECONDS:-10}" --codes "${BENCH_CODES:-3000}" \
     --pgbench-tps "$PGBENCH_TPS" --openssl-sign "$OPENSSL_SIGN" --openssl-verify "$OPENSSL_VERIFY" \
     --machine "$MACHINE" --report "$REPORT" ${KAFKA_NOTE:+--kafka-note "$KAFKA_NOTE"} || {
         cp "$WORK/token-service.log" "${TMPDIR:-/tmp}/grants-token-service.log"

@@ -30,11 +30,19 @@ func buildApplication(
     let outboxServices = try runtime.makeOutboxServices()
     let upstream = UpstreamProviderClient(
         logger: logger, policy: tokenSettings.outbound, timeout: tokenSettings.upstreamTimeout)
-    try TokenServiceRoutes(runtime: runtime, settings: tokenSettings, upstream: upstream).register(on: router)
+    let clients = ClientCache()
+    let usage = ClientUsageRecorder(database: runtime.database)
+    try TokenServiceRoutes(
+        runtime: runtime, settings: tokenSettings, upstream: upstream, clients: clients, usage: usage
+    ).register(on: router)
     let janitor = TokenServiceJanitor(
         systemDatabase: systemDatabase, interval: tokenSettings.janitorInterval,
         batchSize: tokenSettings.janitorBatchSize, maximumBatches: tokenSettings.janitorMaximumBatches)
-    var services: [any Service] = outboxServices + [keyLifecycle, janitor]
+    var services: [any Service] =
+        outboxServices + [
+            keyLifecycle, janitor, usage,
+            ClientChangeListener(cache: clients, client: runtime.postgres, logger: logger),
+        ]
     if tokenSettings.replayStore == .postgres {
         services.append(ReplayStoreSweeper(store: PostgresDPoPReplayCache(database: runtime.database), logger: logger))
     }
@@ -47,6 +55,8 @@ struct TokenServiceRoutes {
     let settings: TokenServiceSettings
     /// HTTP client for upstream OpenID Connect providers (federation).
     let upstream: UpstreamProviderClient
+    let clients: ClientCache
+    let usage: ClientUsageRecorder
 
     func register(on router: Router<LatchkeyRequestContext>) throws {
         let database = runtime.database
@@ -60,11 +70,12 @@ struct TokenServiceRoutes {
                 replayCache: settings.replayStore.makeCache(database: database),
                 remoteKeys: JWKSCache(clock: settings.clientKeysClock, logger: runtime.logger) {
                     try await clientKeys.fetch($0)
-                }))
+                }),
+            cache: clients)
         let dpop = TokenEndpointDPoP(
             nonces: settings.dpopNonces, iatWindowSeconds: settings.dpopIatWindowSeconds,
             replayCache: settings.replayStore.makeCache(database: database))
-        let issuer = TokenIssuer(hasher: settings.secretHasher, outbox: outbox)
+        let issuer = TokenIssuer(hasher: settings.secretHasher, outbox: outbox, usage: usage)
         let revocation = TokenRevocation(outbox: outbox)
 
         let discovery = DiscoveryController(settings: settings, keyStore: keyStore, directory: directory)

@@ -26,11 +26,7 @@ struct ClientCredentialsGrant: Sendable {
         }
         let request = IssuanceRequest(
             client: grant.client, userID: nil, scopes: scopes, grantType: .clientCredentials, jkt: grant.proof?.jkt)
-        let logger = database.logger
-        return try await database.withTenantTransaction(grant.tenant.id) { connection in
-            try await issuer.issue(
-                request, tenant: grant.tenant, endpoints: grant.endpoints, signer: signer, on: connection,
-                logger: logger)
-        }
+        return try await issuer.issueAccessToken(
+            request, tenant: grant.tenant, endpoints: grant.endpoints, signer: signer, database: database)
     }
 }

@@ -20,6 +20,12 @@ struct StoredClient: Sendable {
     /// The secret a rotation replaced, and until when it still authenticates (the overlap).
     var previousSecretHash: String? = nil
     var previousSecretExpiresAt: Date? = nil
+    /// After authentication with a secret: the stored hash it matched (the current or the previous one).
+    var authenticatedSecretHash: String? = nil
+    /// The metadata as stored when the record was read, so a statement can tell the record is still current.
+    var storedMetadata: String? = nil
+    /// Authenticated against a cached record rather than one read for this request.
+    var fromCache = false
 
     var authMethod: TokenEndpointAuthMethod { metadata.tokenEndpointAuthMethod ?? .clientSecretBasic }
     var grantTypes: [GrantType] { metadata.grantTypes ?? [.authorizationCode] }
@@ -29,13 +35,18 @@ struct StoredClient: Sendable {
 
     /// Whether `secret` is the client's current secret, or the rotated-out one within its overlap.
     func acceptsSecret(_ secret: String, hasher: KeyedHasher, at now: Date) -> Bool {
+        matchingSecretHash(secret, hasher: hasher, at: now) != nil
+    }
+
+    /// The stored hash `secret` matches: the current secret's, or the rotated-out one's within its overlap.
+    func matchingSecretHash(_ secret: String, hasher: KeyedHasher, at now: Date) -> String? {
         let current = secretHash.map { hasher.matches(secret, storedHash: $0) } ?? false
         var previous = false
         if let hash = previousSecretHash, let until = previousSecretExpiresAt, until > now {
             previous = hasher.matches(secret, storedHash: hash)
         }
         // Both compared every time, so timing does not tell which one matched.
-        return current || previous
+        return current ? secretHash : previous ? previousSecretHash : nil
     }
 
     func isUsable(at now: Date) -> Bool {
@@ -67,7 +78,7 @@ enum ClientRepository {
                 applicationType: ApplicationType(rawValue: appType) ?? .native,
                 metadata: try LatchkeyJSON.makeDecoder().decode(ClientMetadata.self, from: Data(metadataJSON.utf8)),
                 secretHash: hash, secretExpiresAt: expires, authenticatedUser: user, firstParty: firstParty,
-                previousSecretHash: old, previousSecretExpiresAt: oldUntil)
+                previousSecretHash: old, previousSecretExpiresAt: oldUntil, storedMetadata: metadataJSON)
         }
         return nil
     }

@@ -4,19 +4,24 @@ import LatchkeyPersistence
 import LatchkeyServer
 import Logging
 import PostgresNIO
+import Synchronization
 
 /// A tenant's signing keys for the token service: the first one created on first use (of the policy's
 /// algorithm), published as JWKS; rotation is ``SigningKeyRotation``'s.
 struct TenantKeyStore: Sendable {
     let keys: TenantSigningKeys
     let database: Database
+    /// Keys already decrypted, by tenant and kid: every grant reads which key is active (it changes at
+    /// rotation, on any replica), but opens it only the first time.
+    let unsealed = UnsealedSigningKeys()
 
     /// The active signer; generates a key of `algorithm` when the tenant has none yet.
     func signingKey(tenant: String, algorithm: JWSAlgorithm = .es256) async throws -> (kid: String, key: SigningKey) {
         let logger = database.logger
-        if let active = try await database.withTenantTransaction(
-            tenant, { try await keys.activeKey(tenant: tenant, on: $0, logger: logger) })
+        if let active = try await keys.activeKey(
+            tenant: tenant, database: database, unsealed: { unsealed.key(tenant: tenant, kid: $0) })
         {
+            unsealed.remember(active.key, tenant: tenant, kid: active.kid)
             return active
         }
         do {
@@ -58,5 +63,23 @@ struct TenantKeyStore: Sendable {
     /// The tenant's JWKS.
     func jwks(for tenant: ResolvedTenant) async throws -> JWKSet {
         JWKSet(keys: try await publishedKeys(for: tenant).map(\.jwk))
+    }
+}
+
+/// Opened signing keys by tenant and kid (a handful per tenant: active, staged, retired).
+final class UnsealedSigningKeys: Sendable {
+    private let keys = Mutex<[String: SigningKey]>([:])
+    /// Bound, so tenants coming and going cannot grow it without limit.
+    private let maximumEntries = 10_000
+
+    func key(tenant: String, kid: String) -> SigningKey? {
+        keys.withLock { $0[tenant + " " + kid] }
+    }
+
+    func remember(_ key: SigningKey, tenant: String, kid: String) {
+        keys.withLock { keys in
+            if keys.count >= maximumEntries { keys.removeAll(keepingCapacity: true) }
+            keys[tenant + " " + kid] = key
+        }
     }
 }

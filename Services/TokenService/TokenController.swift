@@ -27,13 +27,16 @@ struct TokenController: Sendable {
         guard let grant = GrantType(rawValue: grantName), grant.isSupported else {
             throw OAuthError(.badRequest, "unsupported_grant_type", "grant type is not supported")
         }
-        let client = try await authentication.authenticate(request: request, form: form, endpoints: endpoints)
-        guard client.grantTypes.contains(grant), client.isStatic || tenant.policy.allowedGrantTypes.contains(grant)
-        else {
-            throw OAuthError(.badRequest, "unauthorized_client", "the client may not use this grant type")
+        // client_credentials re-checks the client in its own statement, so it may authenticate from the cache.
+        var client = try await authentication.authenticate(
+            request: request, form: form, endpoints: endpoints, cached: grant == .clientCredentials)
+        if client.fromCache, (try? permit(grant, to: client, tenant: tenant)) == nil {
+            client = try await decideAgain(client, request: request, form: form, endpoints: endpoints)
         }
-        let mustUseDPoP = tenant.policy.dpop.isRequired(clientRequestsBinding: client.metadata.dpopBoundAccessTokens)
-        let proof = try await dpop.verify(request: request, url: endpoints.token, tenant: tenant, required: mustUseDPoP)
+        try permit(grant, to: client, tenant: tenant)
+        let proof = try await dpop.verify(
+            request: request, url: endpoints.token, tenant: tenant,
+            required: mustUseDPoP(client, tenant: tenant))
         let grantContext = GrantContext(
             tenant: tenant, endpoints: endpoints, client: client, form: form, proof: proof,
             sourceAddress: context.remoteAddress?.ipAddress)
@@ -41,8 +44,30 @@ struct TokenController: Sendable {
         let response: TokenResponse
         switch grant {
         case .clientCredentials:
-            response = try await ClientCredentialsGrant(issuer: issuer, database: database)
-                .grant(grantContext, signer: signer)
+            do {
+                response = try await ClientCredentialsGrant(issuer: issuer, database: database)
+                    .grant(grantContext, signer: signer)
+            } catch let refusal
+                where refusal is ClientNoLongerUsable || (client.fromCache && refusal is OAuthError)
+            {
+                // Revoked, expired or changed since its record was read, or refused on a cached record that
+                // may be stale: the database's record decides, with every check of this request made again
+                // against it (the DPoP proof, already used up, is not checked twice).
+                let current = try await decideAgain(client, request: request, form: form, endpoints: endpoints)
+                try permit(grant, to: current, tenant: tenant)
+                if proof == nil, mustUseDPoP(current, tenant: tenant) {
+                    throw dpop.error(.invalidProof("a DPoP proof is required"), tenant: tenant)
+                }
+                let retry = GrantContext(
+                    tenant: tenant, endpoints: endpoints, client: current, form: form, proof: proof,
+                    sourceAddress: grantContext.sourceAddress)
+                do {
+                    response = try await ClientCredentialsGrant(issuer: issuer, database: database)
+                        .grant(retry, signer: signer)
+                } catch is ClientNoLongerUsable {
+                    throw TokenEndpointAuthentication.invalidClient(tenant: tenant.id)
+                }
+            }
         case .authorizationCode:
             response = try await AuthorizationCodeGrant(
                 issuer: issuer, revocation: revocation, database: database, dpop: dpop
@@ -58,6 +83,26 @@ struct TokenController: Sendable {
         }
         BusinessMetrics.tokenIssued(tenant: tenant.slug.rawValue, grantType: grant.rawValue)
         return try JSONResponse.make(response, extraHeaders: dpop.responseHeaders(tenant: tenant))
+    }
+
+    /// The client authenticated again against the database's record, after dropping the cached one.
+    private func decideAgain(
+        _ client: StoredClient, request: Request, form: FormParameters, endpoints: TenantEndpoints
+    ) async throws -> StoredClient {
+        authentication.cache.invalidate(tenant: endpoints.tenant, clientID: client.clientID)
+        return try await authentication.authenticate(request: request, form: form, endpoints: endpoints)
+    }
+
+    /// `unauthorized_client` unless the client (and, for dynamic clients, the tenant) allows the grant type.
+    private func permit(_ grant: GrantType, to client: StoredClient, tenant: ResolvedTenant) throws {
+        guard client.grantTypes.contains(grant), client.isStatic || tenant.policy.allowedGrantTypes.contains(grant)
+        else {
+            throw OAuthError(.badRequest, "unauthorized_client", "the client may not use this grant type")
+        }
+    }
+
+    private func mustUseDPoP(_ client: StoredClient, tenant: ResolvedTenant) -> Bool {
+        tenant.policy.dpop.isRequired(clientRequestsBinding: client.metadata.dpopBoundAccessTokens)
     }
 }
 

@@ -14,24 +14,54 @@ struct TokenEndpointAuthentication: Sendable {
     let database: Database
     let hasher: KeyedHasher
     let assertions: ClientAssertionVerifier
+    /// Client records for callers whose next statement re-checks the client itself (client_credentials).
+    let cache: ClientCache
 
     /// The authenticated client of `tenant`; every failure is the same `invalid_client` (no client enumeration).
-    func authenticate(request: Request, form: FormParameters, endpoints: TenantEndpoints) async throws -> StoredClient {
+    /// With `cached`, a recently read record may stand in for the database's: only for a caller whose own
+    /// statement then requires the client to be active with the same secret.
+    func authenticate(
+        request: Request, form: FormParameters, endpoints: TenantEndpoints, cached: Bool = false
+    ) async throws -> StoredClient {
         let tenant = endpoints.tenant
         let presented = try Self.credentials(request: request, form: form)
+        // Secrets only: an assertion's check uses up its `jti`, so it is checked once, against the database's
+        // record; and the grant's own statement re-checks a secret, not the absence of one.
+        if cached, presented.method == .clientSecretBasic || presented.method == .clientSecretPost,
+            let client = cache.client(tenant: tenant, clientID: presented.clientID),
+            var authenticated = try? await check(presented, against: client, endpoints: endpoints)
+        {
+            authenticated.fromCache = true
+            return authenticated
+        }
+        // A cached record that does not authenticate may be stale (a new secret): the database decides.
+        let generation = cache.generation
         let client = try await database.withTenantTransaction(tenant) { connection in
             try await ClientRepository.find(presented.clientID, on: connection, logger: database.logger)
         }
-        guard let client, client.isUsable(at: Date()), client.authMethod == presented.method else {
+        guard let client else { throw Self.invalidClient(tenant: tenant) }
+        let authenticated = try await check(presented, against: client, endpoints: endpoints)
+        cache.store(authenticated, tenant: tenant, readAt: generation)
+        return authenticated
+    }
+
+    /// `client` if the presented credentials authenticate it now; `invalid_client` otherwise.
+    private func check(_ presented: Presented, against client: StoredClient, endpoints: TenantEndpoints) async throws
+        -> StoredClient
+    {
+        let tenant = endpoints.tenant
+        guard client.isUsable(at: Date()), client.authMethod == presented.method else {
             throw Self.invalidClient(tenant: tenant)
         }
+        var client = client
         switch presented.method {
         case .noAuthentication:
             guard client.clientType == .public else { throw Self.invalidClient(tenant: tenant) }
         case .clientSecretBasic, .clientSecretPost:
-            guard let secret = presented.secret, client.acceptsSecret(secret, hasher: hasher, at: Date()) else {
-                throw Self.invalidClient(tenant: tenant)
-            }
+            guard let secret = presented.secret,
+                let matched = client.matchingSecretHash(secret, hasher: hasher, at: Date())
+            else { throw Self.invalidClient(tenant: tenant) }
+            client.authenticatedSecretHash = matched
         case .privateKeyJWT:
             guard let assertion = presented.assertion,
                 await assertions.verify(assertion, client: client, endpoints: endpoints)

@@ -65,11 +65,92 @@ struct TokenResponse: Encodable, Sendable {
 struct TokenIssuer: Sendable {
     let hasher: KeyedHasher
     let outbox: OutboxWriter
+    let usage: ClientUsageRecorder
+
+    /// A signed access token and what its record and event need.
+    private struct SignedAccessToken {
+        let token: String
+        let jti: String
+        let scopes: [String]
+        let scope: String
+        let audience: String
+        let lifetime: Int
+        let issuedAt: Int64
+        let expiresAt: Date
+    }
 
     func issue(
         _ request: IssuanceRequest, tenant: ResolvedTenant, endpoints: TenantEndpoints,
         signer: (kid: String, key: SigningKey), on connection: PostgresConnection, logger: Logger
     ) async throws -> TokenResponse {
+        let access = try signAccessToken(request, tenant: tenant, endpoints: endpoints, signer: signer)
+        try await connection.query(
+            """
+            INSERT INTO issued_access_tokens (tenant_id, jti, client_id, user_id, family_id, expires_at)
+            VALUES (\(tenant.id), \(access.jti), \(request.client.clientID), \(request.userID), \(request.refresh?.familyID ?? request.familyID), \(access.expiresAt))
+            """, logger: logger)
+
+        var refreshToken: String?
+        if let plan = request.refresh {
+            let token = plan.token ?? SecretTokens.generate()
+            try await connection.query(
+                """
+                INSERT INTO refresh_tokens (tenant_id, token_hash, family_id, generation, client_id, user_id, scope, dpop_jkt, expires_at)
+                VALUES (\(tenant.id), \(hasher.hash(token)), \(plan.familyID), \(plan.generation), \(request.client.clientID),
+                        \(request.userID), \(access.scope), \(plan.boundJKT), \(plan.expiresAt))
+                """, logger: logger)
+            refreshToken = token
+        }
+
+        var idToken: String?
+        if let plan = request.idToken, let userID = request.userID, access.scopes.contains("openid") {
+            let claims = IDTokenClaims(
+                iss: endpoints.issuer, sub: userID.uuidString.lowercased(), aud: request.client.clientID,
+                azp: request.client.clientID, iat: access.issuedAt,
+                exp: access.issuedAt + Int64(tenant.policy.tokenLifetimes.idToken),
+                authTime: Int64(plan.authTime.timeIntervalSince1970), nonce: plan.nonce)
+            idToken = try CompactJWS.sign(
+                claims: claims, using: signer.key, header: JWSHeaderParameters(typ: "JWT", kid: signer.kid))
+        }
+
+        try await outbox.append(
+            event(request, tenant: tenant, access: access, refreshToken: refreshToken, idToken: idToken),
+            on: connection, logger: logger)
+        usage.record(tenant: tenant.id, clientID: request.client.clientID)
+        return response(request, access: access, refreshToken: refreshToken, idToken: idToken)
+    }
+
+    /// Issues an access token alone (no refresh or ID token) in one statement, its own transaction: the
+    /// token's record and its `TokenIssued` row, written only while the client is still active, the secret
+    /// it authenticated with still authenticates it (current, or previous within its overlap) and its
+    /// metadata is still the one the decision was made on. A client revoked (or whose secret changed) since its record was
+    /// read gets `invalid_client`.
+    func issueAccessToken(
+        _ request: IssuanceRequest, tenant: ResolvedTenant, endpoints: TenantEndpoints,
+        signer: (kid: String, key: SigningKey), database: Database
+    ) async throws -> TokenResponse {
+        precondition(request.refresh == nil && request.idToken == nil, "one-statement issuance is access-only")
+        let access = try signAccessToken(request, tenant: tenant, endpoints: endpoints, signer: signer)
+        let row = try outbox.row(
+            for: event(request, tenant: tenant, access: access, refreshToken: nil, idToken: nil))
+        let client = request.client
+        let rows = try await database.client.query(
+            """
+            SELECT issue_access_token(\(tenant.id), \(client.clientID), \(client.authenticatedSecretHash), \(access.jti),
+                \(request.userID), \(request.familyID), \(access.expiresAt), \(row.eventID), \(row.topic), \(row.key),
+                \(row.eventType), \(row.payload), \(client.storedMetadata))
+            """, logger: database.logger)
+        var issued = false
+        for try await value in rows.decode(Bool.self) { issued = value }
+        guard issued else { throw ClientNoLongerUsable() }
+        usage.record(tenant: tenant.id, clientID: client.clientID)
+        return response(request, access: access, refreshToken: nil, idToken: nil)
+    }
+
+    private func signAccessToken(
+        _ request: IssuanceRequest, tenant: ResolvedTenant, endpoints: TenantEndpoints,
+        signer: (kid: String, key: SigningKey)
+    ) throws -> SignedAccessToken {
         // Every grant issues the intersection of what was asked (or stored in a code or refresh family),
         // the client's current registered scope and the tenant's current policy: removing a scope from
         // either stops it at the very next grant, refresh families included.
@@ -89,70 +170,47 @@ struct TokenIssuer: Sendable {
         let audience = isDCR ? endpoints.registration : endpoints.defaultAudience
         let jti = UUID().uuidString.lowercased()
         let issuedAt = Int64(now.timeIntervalSince1970)
-        let expiresAt = now.addingTimeInterval(TimeInterval(lifetime))
         let scope = scopes.joined(separator: " ")
         let claims = AccessTokenClaims(
             iss: endpoints.issuer, sub: request.userID.map { $0.uuidString.lowercased() } ?? request.client.clientID,
             aud: Audience(audience), clientID: request.client.clientID, scope: scope, jti: jti,
             iat: issuedAt, exp: issuedAt + Int64(lifetime),
             cnf: request.jkt.map { AccessTokenClaims.Confirmation(jkt: $0) })
-        let accessToken = try CompactJWS.sign(
+        let token = try CompactJWS.sign(
             claims: claims, using: signer.key, header: JWSHeaderParameters(typ: "at+jwt", kid: signer.kid))
-        try await connection.query(
-            """
-            INSERT INTO issued_access_tokens (tenant_id, jti, client_id, user_id, family_id, expires_at)
-            VALUES (\(tenant.id), \(jti), \(request.client.clientID), \(request.userID), \(request.refresh?.familyID ?? request.familyID), \(expiresAt))
-            """, logger: logger)
-        // What the gateway's inactive-client expiry measures; written at most once a minute per client so a
-        // busy client does not rewrite its row on every token.
-        try await connection.query(
-            """
-            UPDATE clients SET last_used_at = \(now)
-            WHERE tenant_id = \(tenant.id) AND client_id = \(request.client.clientID)
-              AND (last_used_at IS NULL OR last_used_at < \(now.addingTimeInterval(-60)))
-            """, logger: logger)
+        return SignedAccessToken(
+            token: token, jti: jti, scopes: scopes, scope: scope, audience: audience, lifetime: lifetime,
+            issuedAt: issuedAt, expiresAt: now.addingTimeInterval(TimeInterval(lifetime)))
+    }
 
-        var refreshToken: String?
-        if let plan = request.refresh {
-            let token = plan.token ?? SecretTokens.generate()
-            try await connection.query(
-                """
-                INSERT INTO refresh_tokens (tenant_id, token_hash, family_id, generation, client_id, user_id, scope, dpop_jkt, expires_at)
-                VALUES (\(tenant.id), \(hasher.hash(token)), \(plan.familyID), \(plan.generation), \(request.client.clientID),
-                        \(request.userID), \(scope), \(plan.boundJKT), \(plan.expiresAt))
-                """, logger: logger)
-            refreshToken = token
-        }
-
-        var idToken: String?
-        if let plan = request.idToken, let userID = request.userID, scopes.contains("openid") {
-            let claims = IDTokenClaims(
-                iss: endpoints.issuer, sub: userID.uuidString.lowercased(), aud: request.client.clientID,
-                azp: request.client.clientID, iat: issuedAt, exp: issuedAt + Int64(lifetimes.idToken),
-                authTime: Int64(plan.authTime.timeIntervalSince1970), nonce: plan.nonce)
-            idToken = try CompactJWS.sign(
-                claims: claims, using: signer.key, header: JWSHeaderParameters(typ: "JWT", kid: signer.kid))
-        }
-
+    private func event(
+        _ request: IssuanceRequest, tenant: ResolvedTenant, access: SignedAccessToken, refreshToken: String?,
+        idToken: String?
+    ) -> CloudEvent<TokenIssued> {
         var kinds: [TokenIssued.TokenKind] = [.access]
         if refreshToken != nil { kinds.append(.refresh) }
         if idToken != nil { kinds.append(.id) }
         let event = TokenIssued(
             tenant: tenant.slug, clientID: request.client.clientID, userID: request.userID,
             grantType: request.grantType,
-            scope: scope, jti: jti, jkt: request.jkt, tokenTypes: kinds, expiresAt: expiresAt,
+            scope: access.scope, jti: access.jti, jkt: request.jkt, tokenTypes: kinds, expiresAt: access.expiresAt,
             refreshExpiresAt: refreshToken == nil ? nil : request.refresh?.expiresAt,
             refreshFamilyID: refreshToken == nil ? nil : request.refresh?.familyID.uuidString.lowercased(),
-            audience: [audience], actor: .client(request.client.clientID))
-        try await outbox.append(
-            CloudEvent(source: EventSource.tokenService, data: event), on: connection, logger: logger)
+            audience: [access.audience], actor: .client(request.client.clientID))
+        return CloudEvent(source: EventSource.tokenService, data: event)
+    }
 
-        return TokenResponse(
-            accessToken: accessToken, tokenType: request.jkt == nil ? "Bearer" : "DPoP", expiresIn: lifetime,
-            scope: scope,
-            refreshToken: refreshToken, idToken: idToken, accessTokenID: jti)
+    private func response(
+        _ request: IssuanceRequest, access: SignedAccessToken, refreshToken: String?, idToken: String?
+    ) -> TokenResponse {
+        TokenResponse(
+            accessToken: access.token, tokenType: request.jkt == nil ? "Bearer" : "DPoP", expiresIn: access.lifetime,
+            scope: access.scope, refreshToken: refreshToken, idToken: idToken, accessTokenID: access.jti)
     }
 }
+
+/// The client was revoked, expired or given a new secret after its record was read for this grant.
+struct ClientNoLongerUsable: Error {}
 
 /// OpenID Connect Core §2 ID token claims.
 struct IDTokenClaims: Codable, Sendable {

@@ -35,11 +35,12 @@ import Testing
             #expect(claims.sub == "svc-basic")
             #expect(claims.scope == "read")
             #expect(claims.cnf == nil)
-            // The gateway's inactive-client expiry reads this.
-            #expect(
+            // The gateway's inactive-client expiry reads this (written in batches, a few seconds later).
+            try await eventually("svc-basic's last use is recorded", within: .seconds(30)) {
                 try await fixture.count(
                     "SELECT count(*)::int8 FROM clients WHERE client_id = 'svc-basic' AND last_used_at > now() - interval '5 minutes'"
-                ) == 1)
+                ) == 1
+            }
             #expect(
                 try await fixture.count(
                     "SELECT count(*)::int8 FROM clients WHERE client_id = 'svc-post' AND last_used_at IS NULL") == 1)

@@ -7,6 +7,8 @@ import NIOCore
 struct LoadResult {
     var completed = 0
     var failed = 0
+    /// Every request sent, warm-up included (what the CPU and statement counts of a phase cover).
+    var sent = 0
     var seconds = 0.0
     /// Request latencies (seconds) of successful registrations inside the measured window.
     var latencies: [Double] = []
@@ -18,6 +20,7 @@ struct LoadResult {
     mutating func merge(_ other: LoadResult) {
         completed += other.completed
         failed += other.failed
+        sent += other.sent
         latencies += other.latencies
         failures.merge(other.failures, uniquingKeysWith: +)
     }
@@ -48,6 +51,7 @@ struct RegistrationLoad: Sendable {
                         let started = clock.now
                         let outcome = await send(token: token, body: body(worker, sequence))
                         sequence += 1
+                        result.sent += 1
                         guard started >= measureFrom else { continue }
                         record(outcome, latency: Bench.seconds(clock.now - started), into: &result)
                     }
@@ -79,6 +83,7 @@ struct RegistrationLoad: Sendable {
                         let due = start + .nanoseconds(Int64(Double(index) / rate * 1e9))
                         if due > clock.now { try? await Task.sleep(until: due, clock: clock) }
                         let outcome = await send(token: token, body: body(worker, index))
+                        result.sent += 1
                         record(outcome, latency: Bench.seconds(clock.now - due), into: &result)
                     }
                     return result

@@ -100,8 +100,23 @@ func run() async throws -> [String: Any] {
 
         let load = RegistrationLoad(
             client: http, url: "http://127.0.0.1:\(port)/t/\(Seeding.tenant)/register", tokens: tokens)
-        let full = await load.closedLoop(warmup: .seconds(2), duration: .seconds(seconds), body: Bodies.full)
-        let templated = await load.closedLoop(warmup: .seconds(2), duration: .seconds(seconds), body: Bodies.template)
+        let meter = Meter(
+            servicePID: gateway.processIdentifier,
+            postmasterPID: Int32(Bench.environment["BENCH_POSTMASTER_PID"] ?? "") ?? 0, statsClient: ownerClient,
+            databaseName: owner.database, logger: Bench.logger)
+        var costs: [String: Meter.Cost] = [:]
+        func measured(_ name: String, _ phase: () async -> LoadResult) async -> LoadResult {
+            let start = await meter.read()
+            let result = await phase()
+            costs[name] = meter.cost(from: start, to: await meter.read())
+            return result
+        }
+        let full = await measured("full") {
+            await load.closedLoop(warmup: .seconds(2), duration: .seconds(seconds), body: Bodies.full)
+        }
+        let templated = await measured("template") {
+            await load.closedLoop(warmup: .seconds(2), duration: .seconds(seconds), body: Bodies.template)
+        }
         let rate = max(1, full.perSecond * Double(pacedPercent) / 100)
         let paced = await load.paced(rate: rate, duration: .seconds(pacedSeconds), body: Bodies.full)
 
@@ -136,6 +151,11 @@ func run() async throws -> [String: Any] {
             result.merge(delays.relay.millisecondsJSON("\(name)_outbox_to_ack")) { $1 }
             result.merge(delays.consumed.millisecondsJSON("\(name)_outbox_to_consumer")) { $1 }
             result["\(name)_events_not_consumed"] = delays.missing
+            if let cost = costs[name]?.per(phase.sent) {
+                result["\(name)_service_cpu_us"] = cost.serviceMicroseconds
+                result["\(name)_postgres_cpu_us"] = cost.postgresMicroseconds
+                if let statements = cost.statements { result["\(name)_statements"] = statements }
+            }
         }
         return result
     }

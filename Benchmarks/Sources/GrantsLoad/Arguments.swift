@@ -12,6 +12,9 @@ struct Arguments: Sendable {
     var opensslVerify = ""
     var machine = ""
     var report = "Benchmarks/results/grants.md"
+    /// The token service's and the PostgreSQL postmaster's process ids, for CPU per grant (0: not measured).
+    var servicePID: Int32 = 0
+    var postmasterPID: Int32 = 0
     var kafkaNote = "An embedded Kafka cluster receives `TokenIssued` from the outbox relay while the load runs."
 
     init<S: Sequence>(_ raw: S) throws where S.Element == String {
@@ -30,6 +33,8 @@ struct Arguments: Sendable {
             case "--machine": machine = value
             case "--report": report = value
             case "--kafka-note": kafkaNote = value
+            case "--service-pid": servicePID = Int32(value) ?? 0
+            case "--postmaster-pid": postmasterPID = Int32(value) ?? 0
             default: throw BenchmarkError("unknown option \(name)")
             }
         }

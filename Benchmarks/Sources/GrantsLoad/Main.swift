@@ -1,4 +1,5 @@
 import AsyncHTTPClient
+import BenchmarkSupport
 import Foundation
 import LatchkeyCore
 import LatchkeyPersistence
@@ -10,7 +11,8 @@ import Synchronization
 
 /// `GrantsLoad --port P --report FILE …`: seeds the benchmark tenant, prepares DPoP proofs, PKCE pairs and
 /// codes (through the real `/authorize` with an SSO session), then runs one closed-loop phase per grant
-/// against the token service on loopback and writes the report. Env: DATABASE_URL, SECRET_HASH_KEY.
+/// against the token service on loopback and writes the report. Env: DATABASE_URL, SECRET_HASH_KEY, and
+/// STATS_DATABASE_URL (a database with the `pg_stat_statements` view) for statements per grant.
 @main
 struct GrantsLoad {
     static func main() async {
@@ -46,21 +48,40 @@ struct GrantsLoad {
             idleTimeout: .seconds(120), concurrentHTTP1ConnectionsPerHostSoftLimit: arguments.workers)
         let http = HTTPClient(
             eventLoopGroupProvider: .shared(MultiThreadedEventLoopGroup.singleton), configuration: configuration)
-        do {
-            let results = try await phases(
-                TokenServiceClient(http: http, origin: "http://127.0.0.1:\(arguments.port)"), secret: secret,
-                arguments: arguments)
-            try Report(arguments: arguments, results: results).write()
-            try await http.shutdown()
-        } catch {
-            try? await http.shutdown()
-            throw error
+        let stats = try environment["STATS_DATABASE_URL"].map {
+            try DatabaseConfiguration(url: $0).makeClient(logger: logger)
+        }
+        let meter = Meter(
+            servicePID: arguments.servicePID, postmasterPID: arguments.postmasterPID, statsClient: stats,
+            databaseName: try DatabaseConfiguration(url: databaseURL).database, logger: logger)
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            if let stats { group.addTask { await stats.run() } }
+            defer { group.cancelAll() }
+            do {
+                let results = try await phases(
+                    TokenServiceClient(http: http, origin: "http://127.0.0.1:\(arguments.port)"), secret: secret,
+                    arguments: arguments, meter: meter)
+                try Report(arguments: arguments, results: results).write()
+                try await http.shutdown()
+            } catch {
+                try? await http.shutdown()
+                throw error
+            }
         }
     }
 
-    static func phases(_ client: TokenServiceClient, secret: String, arguments: Arguments) async throws -> [ClosedLoop
-        .Result]
-    {
+    /// Runs one phase between two meter readings.
+    static func measured(
+        _ meter: Meter, _ phase: () async -> ClosedLoop.Result
+    ) async -> (ClosedLoop.Result, Meter.Cost) {
+        let start = await meter.read()
+        let result = await phase()
+        return (result, meter.cost(from: start, to: await meter.read()))
+    }
+
+    static func phases(
+        _ client: TokenServiceClient, secret: String, arguments: Arguments, meter: Meter
+    ) async throws -> [(ClosedLoop.Result, Meter.Cost)] {
         let workers = arguments.workers
         let seconds = arguments.seconds
         let cookie = try await client.signIn()
@@ -70,11 +91,12 @@ struct GrantsLoad {
         let basic = "Basic " + Data("\(Seeder.serviceClient):\(secret)".utf8).base64EncodedString()
         for _ in 0..<20 { _ = try await client.clientCredentials(authorization: basic) }
 
-        let clientCredentials = await ClosedLoop.run(name: "client_credentials", workers: workers, seconds: seconds) {
-            _ in
-            (try? await client.clientCredentials(authorization: basic))?.status == 200
+        let clientCredentials = await measured(meter) {
+            await ClosedLoop.run(name: "client_credentials", workers: workers, seconds: seconds) { _ in
+                (try? await client.clientCredentials(authorization: basic))?.status == 200
+            }
         }
-        say("client_credentials: \(Int(clientCredentials.perSecond))/s")
+        say("client_credentials: \(Int(clientCredentials.0.perSecond))/s")
 
         // refresh_token (DPoP): one family per worker, each with its own DPoP key and pre-made proofs.
         let signers = try (0..<workers).map { _ in DPoPProofSigner(key: try SigningKey.generate(.es256)) }
@@ -95,15 +117,17 @@ struct GrantsLoad {
                 try (0..<arguments.proofsPerWorker).map { _ in try signer.proof(method: "POST", url: client.tokenURL) }
             })
         let current = RefreshFamilies(families)
-        let refresh = await ClosedLoop.run(name: "refresh_token + DPoP", workers: workers, seconds: seconds) { worker in
-            guard let proof = refreshProofs.next(worker) else { return nil }
-            guard let answer = try? await client.refresh(current[worker], proof: proof), answer.status == 200,
-                let next = answer.json["refresh_token"] as? String
-            else { return false }
-            current[worker] = next
-            return true
+        let refresh = await measured(meter) {
+            await ClosedLoop.run(name: "refresh_token + DPoP", workers: workers, seconds: seconds) { worker in
+                guard let proof = refreshProofs.next(worker) else { return nil }
+                guard let answer = try? await client.refresh(current[worker], proof: proof), answer.status == 200,
+                    let next = answer.json["refresh_token"] as? String
+                else { return false }
+                current[worker] = next
+                return true
+            }
         }
-        say("refresh_token: \(Int(refresh.perSecond))/s")
+        say("refresh_token: \(Int(refresh.0.perSecond))/s")
 
         // authorization_code + PKCE + DPoP: codes made beforehand through /authorize (SSO, no prompt).
         struct Redemption: Sendable {
@@ -132,14 +156,15 @@ struct GrantsLoad {
         }
         say("prepared \(prepared.map(\.count).reduce(0, +)) codes")
         let redemptions = WorkerQueues(prepared)
-        let authorizationCode = await ClosedLoop.run(
-            name: "authorization_code + PKCE + DPoP", workers: workers, seconds: seconds
-        ) { worker in
-            guard let item = redemptions.next(worker) else { return nil }
-            return (try? await client.redeem(code: item.code, verifier: item.verifier, proof: item.proof))?.status
-                == 200
+        let authorizationCode = await measured(meter) {
+            await ClosedLoop.run(name: "authorization_code + PKCE + DPoP", workers: workers, seconds: seconds) {
+                worker in
+                guard let item = redemptions.next(worker) else { return nil }
+                return (try? await client.redeem(code: item.code, verifier: item.verifier, proof: item.proof))?.status
+                    == 200
+            }
         }
-        say("authorization_code: \(Int(authorizationCode.perSecond))/s")
+        say("authorization_code: \(Int(authorizationCode.0.perSecond))/s")
         return [clientCredentials, refresh, authorizationCode]
     }
 

@@ -3,7 +3,7 @@ import Foundation
 /// The Markdown report: grants per second and latency per phase next to the same-run baselines.
 struct Report {
     let arguments: Arguments
-    let results: [ClosedLoop.Result]
+    let results: [(ClosedLoop.Result, Meter.Cost)]
 
     func write() throws {
         var lines = [
@@ -23,12 +23,29 @@ struct Report {
             "| `openssl speed -seconds 3 ecdsap256` sign | \(arguments.opensslSign) |",
             "| `openssl speed -seconds 3 ecdsap256` verify | \(arguments.opensslVerify) |", "",
             "## Grants", "",
-            "| grant | grants/s | p50 ms | p99 ms | failed |", "|---|---|---|---|---|",
+            "| grant | grants/s | % of pgbench TPS | p50 ms | p99 ms | failed |", "|---|---|---|---|---|---|",
         ]
-        for result in results {
+        let pgbench = Double(arguments.pgbenchTPS) ?? 0
+        for (result, _) in results {
+            let ratio = pgbench > 0 ? String(format: "%.0f %%", result.perSecond / pgbench * 100) : "–"
             lines.append(
-                "| \(result.name) | \(Int(result.perSecond.rounded())) | \(Self.ms(result.percentile(50))) | "
+                "| \(result.name) | \(Int(result.perSecond.rounded())) | \(ratio) | \(Self.ms(result.percentile(50))) | "
                     + "\(Self.ms(result.percentile(99))) | \(result.failed) |")
+        }
+        lines += [
+            "", "## Cost per grant", "",
+            "CPU from `/proc/<pid>/stat` (utime + stime) over each phase, divided by the grants it completed:",
+            "the token service, and PostgreSQL (the postmaster and every backend of the cluster, the outbox",
+            "relay's included). Statements are every top-level statement the benchmark database ran in the",
+            "phase (`pg_stat_statements`), i.e. round trips, the relay's included.", "",
+            "| grant | service CPU µs | PostgreSQL CPU µs | statements |", "|---|---|---|---|",
+        ]
+        for (result, cost) in results {
+            let grants = Double(max(result.completed, 1))
+            let statements = cost.statements.map { String(format: "%.1f", Double($0) / grants) } ?? "–"
+            lines.append(
+                "| \(result.name) | \(Int((cost.serviceCPU / grants * 1e6).rounded())) | "
+                    + "\(Int((cost.postgresCPU / grants * 1e6).rounded())) | \(statements) |")
         }
         lines.append("")
         try lines.joined(separator: "\n").write(toFile: arguments.report, atomically: true, encoding: .utf8)

@@ -15,9 +15,15 @@ public protocol DPoPReplayCache: Sendable {
 /// Bound: at most `maxEntries` entries. Each entry stores a 32-byte SHA-256 of (jkt, jti) rather
 /// than the strings, so its size is fixed whatever the client sends: 40 bytes in the dictionary
 /// and 40 in the expiry heap, about 220 bytes per entry with hash-table slack and array growth
-/// (measured: a full 100,000-entry cache adds ≈ 22 MB RSS). On insert, expired entries are swept
-/// first; if the cache is still full, the entries closest to expiry are evicted and counted in
-/// `evictions` (non-zero means the bound is too small for the traffic). Inserts are O(log n) amortised.
+/// (measured: a full 100,000-entry cache adds ≈ 22 MB RSS).
+///
+/// Every insert costs O(log n) at most, whatever the traffic: proofs of one second all expire in the
+/// same second, so reclaiming them all at once would stall the one request that comes next for
+/// milliseconds (thousands of heap pops under the lock, with every other request on the event loop
+/// waiting). Instead each insert reclaims at most `sweepBudget` expired entries; an expired entry
+/// not yet reclaimed is treated as absent, and a full cache reclaims the soonest-to-expire entry
+/// first, so expired entries always go before live ones. Live entries dropped because the cache is
+/// full are counted in `evictions` (non-zero means the bound is too small for the traffic).
 public final class InMemoryDPoPReplayCache: DPoPReplayCache {
     /// SHA-256 of the pair, stored inline (no per-entry heap allocation).
     struct Key: Hashable {
@@ -31,10 +37,14 @@ public final class InMemoryDPoPReplayCache: DPoPReplayCache {
 
     struct State {
         var expiries: [Key: Int64] = [:]
-        /// Binary min-heap ordered by `expiresAt`; exactly one heap entry per dictionary key.
+        /// Binary min-heap ordered by `expiresAt`. Every dictionary key has one heap entry with its
+        /// expiry; a key stored again after it expired leaves its older entry behind until popped.
         var heap: [Entry] = []
         var evictions: Int = 0
     }
+
+    /// Expired entries reclaimed per insert at most: more than one, so reclaiming outpaces inserting.
+    static let sweepBudget = 4
 
     public let maxEntries: Int
     private let clock: any WallClock
@@ -52,7 +62,7 @@ public final class InMemoryDPoPReplayCache: DPoPReplayCache {
         }
     }
 
-    /// Live entries (for metrics).
+    /// Stored entries (for metrics): the live ones plus expired ones not reclaimed yet.
     public var count: Int { state.withLock { $0.expiries.count } }
 
     /// Entries dropped before expiry because the cache was full (for metrics).
@@ -70,18 +80,31 @@ public final class InMemoryDPoPReplayCache: DPoPReplayCache {
     func insert(key: Key, expiresAt: Int64) -> Bool {
         let now = Int64(clock.now().timeIntervalSince1970.rounded(.down))
         return state.withLock { state in
-            Self.sweep(&state, now: now)
-            if state.expiries[key] != nil { return false }
+            Self.sweep(&state, now: now, budget: Self.sweepBudget)
+            // An entry protects through its `expiresAt` second inclusive, matching the verifier's
+            // inclusive ±window check.
+            if let known = state.expiries[key], known >= now { return false }
             // Already expired: nothing to remember, and it must not push out live entries.
             if expiresAt < now { return true }
-            while state.expiries.count >= maxEntries {
+            while state.heap.count >= maxEntries {
                 let victim = Self.popMin(&state.heap)
+                guard state.expiries[victim.key] == victim.expiresAt else { continue }
                 state.expiries[victim.key] = nil
-                state.evictions += 1
+                if victim.expiresAt >= now { state.evictions += 1 }
             }
             state.expiries[key] = expiresAt
             Self.push(Entry(expiresAt: expiresAt, key: key), into: &state.heap)
             return true
+        }
+    }
+
+    /// Reclaims expired entries, at most `budget` heap entries per call.
+    static func sweep(_ state: inout State, now: Int64, budget: Int) {
+        var remaining = budget
+        while remaining > 0, let top = state.heap.first, top.expiresAt < now {
+            _ = popMin(&state.heap)
+            if state.expiries[top.key] == top.expiresAt { state.expiries[top.key] = nil }
+            remaining -= 1
         }
     }
 
@@ -100,15 +123,6 @@ public final class InMemoryDPoPReplayCache: DPoPReplayCache {
                 b: raw.loadUnaligned(fromByteOffset: 8, as: UInt64.self),
                 c: raw.loadUnaligned(fromByteOffset: 16, as: UInt64.self),
                 d: raw.loadUnaligned(fromByteOffset: 24, as: UInt64.self))
-        }
-    }
-
-    private static func sweep(_ state: inout State, now: Int64) {
-        // An entry protects through its `expiresAt` second inclusive, matching the verifier's
-        // inclusive ±window check.
-        while let top = state.heap.first, top.expiresAt < now {
-            _ = popMin(&state.heap)
-            state.expiries[top.key] = nil
         }
     }
 

@@ -174,28 +174,51 @@ public struct TenantSigningKeys: Sendable {
             WHERE tenant_id = \(tenant) AND status = 'active'
             """, logger: logger)
         for try await (kid, algorithmName, sealed) in rows.decode((String, String, ByteBuffer).self) {
-            guard let algorithm = JWSAlgorithm(rawValue: algorithmName) else {
-                throw JOSEError.unsupportedAlgorithm("stored key \(kid) has unknown algorithm \(algorithmName)")
-            }
-            let der: Data
-            do {
-                der = try envelope.open(
-                    Data(sealed.readableBytesView), associatedData: KeyEnvelope.associatedData(tenant: tenant, kid: kid)
-                )
-            } catch {
-                // Almost always configuration: a replica (or the job that created the key) with another
-                // KEY_ENCRYPTION_KEY. Said here, as the token endpoint can only answer server_error.
-                logger.error(
-                    "the active signing key cannot be opened with this process's key-encryption keys",
-                    metadata: [
-                        "tenant": "\(tenant)", "kid": "\(kid)", "reason": "\(error)",
-                        "hint":
-                            "every replica needs the same KEY_ENCRYPTION_KEY (and KEY_ENCRYPTION_KEY_PREVIOUS during a KEK rotation)",
-                    ])
-                throw error
-            }
-            return (kid, try SigningKey(algorithm: algorithm, pkcs8DER: der))
+            return (kid, try unseal(tenant: tenant, kid: kid, algorithm: algorithmName, sealed: sealed, logger: logger))
         }
         return nil
+    }
+
+    /// The active key in one statement of its own (no transaction around it); `unsealed` answers for a key
+    /// already opened (by kid), so only a key not seen before is decrypted and parsed.
+    public func activeKey(
+        tenant: String, database: Database, unsealed: (String) -> SigningKey? = { _ in nil }
+    ) async throws -> (kid: String, key: SigningKey)? {
+        let rows = try await database.client.query(
+            "SELECT kid, algorithm, encrypted_private_key FROM active_signing_key(\(tenant))",
+            logger: database.logger)
+        for try await (kid, algorithmName, sealed) in rows.decode((String, String, ByteBuffer).self) {
+            if let key = unsealed(kid) { return (kid, key) }
+            return (
+                kid,
+                try unseal(tenant: tenant, kid: kid, algorithm: algorithmName, sealed: sealed, logger: database.logger)
+            )
+        }
+        return nil
+    }
+
+    private func unseal(
+        tenant: String, kid: String, algorithm algorithmName: String, sealed: ByteBuffer, logger: Logger
+    ) throws -> SigningKey {
+        guard let algorithm = JWSAlgorithm(rawValue: algorithmName) else {
+            throw JOSEError.unsupportedAlgorithm("stored key \(kid) has unknown algorithm \(algorithmName)")
+        }
+        let der: Data
+        do {
+            der = try envelope.open(
+                Data(sealed.readableBytesView), associatedData: KeyEnvelope.associatedData(tenant: tenant, kid: kid))
+        } catch {
+            // Almost always configuration: a replica (or the job that created the key) with another
+            // KEY_ENCRYPTION_KEY. Said here, as the token endpoint can only answer server_error.
+            logger.error(
+                "the active signing key cannot be opened with this process's key-encryption keys",
+                metadata: [
+                    "tenant": "\(tenant)", "kid": "\(kid)", "reason": "\(error)",
+                    "hint":
+                        "every replica needs the same KEY_ENCRYPTION_KEY (and KEY_ENCRYPTION_KEY_PREVIOUS during a KEK rotation)",
+                ])
+            throw error
+        }
+        return try SigningKey(algorithm: algorithm, pkcs8DER: der)
     }
 }

@@ -2,8 +2,8 @@
 public struct OutboxRelayConfiguration: Sendable {
     /// Rows claimed per round trip.
     public var batchSize: Int = 200
-    /// Sleep between polls when the outbox is empty (bounds outbox-to-Kafka latency when idle).
-    public var idlePollInterval: Duration = .milliseconds(25)
+    /// Shortest wait before looking again at rows waiting out a retry backoff.
+    public var retryPollInterval: Duration = .milliseconds(25)
     /// How long a claim protects rows from other relays; a crashed relay's rows return after this.
     public var leaseDuration: Duration = .seconds(120)
     /// First retry delay after a failed delivery; doubles per attempt up to `maximumBackoff`, with jitter.
@@ -11,8 +11,10 @@ public struct OutboxRelayConfiguration: Sendable {
     public var maximumBackoff: Duration = .seconds(30)
     /// Sent rows are deleted after this long.
     public var retention: Duration = .seconds(7 * 24 * 3600)
-    /// How often backlog gauges are refreshed and old rows purged.
-    public var maintenanceInterval: Duration = .seconds(5)
+    /// How often backlog gauges are refreshed and old rows purged. Inserts wake the relay at once through
+    /// PostgreSQL `NOTIFY`, so this is also the slow fallback poll: it finds rows whose claim lapsed (a
+    /// relay that crashed) and anything inserted while the listening connection was being re-established.
+    public var maintenanceInterval: Duration = .seconds(15)
 
     public init() {}
 }

@@ -59,16 +59,26 @@ import Testing
                 await #expect(throws: MigrationError.checksumMismatch(version: 1, name: edited[0].name)) {
                     try await Migrator(migrations: edited, logger: logger).checkSchema(client: client)
                 }
-                // The latest bundled migration declares no range: the build before it does not work on it.
-                let older = Migrator(migrations: Array(migrator.migrations.dropLast()), logger: logger)
-                let previous = older.expectedVersion
+                // A migration that declares no range: the build before it does not work on it, nor on
+                // anything applied after it.
+                let (older, breaking) = try Self.buildBeforeTheLatestBreakingMigration(migrator)
                 await #expect(
                     throws: MigrationError.incompatibleSchemaVersion(
-                        found: migrator.expectedVersion, build: previous, compatibleFrom: migrator.expectedVersion)
+                        found: migrator.expectedVersion, build: older.expectedVersion, compatibleFrom: breaking)
                 ) {
                     try await older.checkSchema(client: client)
                 }
             }
         }
+    }
+
+    /// The bundled migrations up to the last one that declares no compatibility range, and that one's version.
+    static func buildBeforeTheLatestBreakingMigration(_ migrator: Migrator) throws -> (Migrator, Int) {
+        let breaking = try #require(migrator.migrations.last { $0.compatibleFrom == $0.version }).version
+        let older = Migrator(
+            migrations: migrator.migrations.filter { $0.version < breaking }, logger: TestEnvironment.logger)
+        let floor = migrator.migrations.filter { $0.version > older.expectedVersion }.map(\.compatibleFrom).max()
+        #expect(floor == breaking)
+        return (older, breaking)
     }
 }

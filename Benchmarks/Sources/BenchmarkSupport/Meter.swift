@@ -1,0 +1,106 @@
+import Foundation
+import Logging
+import PostgresNIO
+
+/// What a phase of load cost: CPU seconds of the service process and of the whole PostgreSQL cluster
+/// (`/proc/<pid>/stat` utime + stime), and the top-level statements the benchmark database ran
+/// (`pg_stat_statements`), each statement being one round trip of the extended protocol.
+public struct Meter: Sendable {
+    public struct Reading: Sendable {
+        let serviceCPU: Double
+        let postgresCPU: Double
+        let statements: Int?
+    }
+
+    public struct Cost: Sendable {
+        public let serviceCPU: Double
+        public let postgresCPU: Double
+        public let statements: Int?
+
+        /// Per operation: service µs, PostgreSQL µs, statements (nil when not measured).
+        public func per(_ operations: Int) -> (
+            serviceMicroseconds: Double, postgresMicroseconds: Double, statements: Double?
+        ) {
+            let count = Double(max(operations, 1))
+            return (serviceCPU / count * 1e6, postgresCPU / count * 1e6, statements.map { Double($0) / count })
+        }
+    }
+
+    let servicePID: Int32
+    let postmasterPID: Int32
+    let statsClient: PostgresClient?
+    let databaseName: String
+    let logger: Logger
+
+    /// `statsClient` connects to a database where the `pg_stat_statements` view exists; `databaseName` is
+    /// the database whose statements are counted.
+    public init(
+        servicePID: Int32, postmasterPID: Int32, statsClient: PostgresClient?, databaseName: String, logger: Logger
+    ) {
+        self.servicePID = servicePID
+        self.postmasterPID = postmasterPID
+        self.statsClient = statsClient
+        self.databaseName = databaseName
+        self.logger = logger
+    }
+
+    public func read() async -> Reading {
+        Reading(
+            serviceCPU: servicePID > 0 ? Self.cpuSeconds(servicePID) : 0,
+            postgresCPU: postmasterPID > 0 ? Self.clusterCPUSeconds(postmaster: postmasterPID) : 0,
+            statements: await statements())
+    }
+
+    public func cost(from start: Reading, to end: Reading) -> Cost {
+        Cost(
+            serviceCPU: end.serviceCPU - start.serviceCPU, postgresCPU: end.postgresCPU - start.postgresCPU,
+            statements: start.statements.flatMap { begin in end.statements.map { $0 - begin } })
+    }
+
+    private func statements() async -> Int? {
+        guard let statsClient else { return nil }
+        do {
+            let rows = try await statsClient.query(
+                """
+                SELECT coalesce(sum(s.calls), 0)::bigint FROM pg_stat_statements s
+                JOIN pg_database d ON d.oid = s.dbid WHERE d.datname = \(databaseName) AND s.toplevel
+                """, logger: logger)
+            for try await count in rows.decode(Int.self) { return count }
+        } catch {
+            logger.warning("pg_stat_statements unreadable: \(String(reflecting: error))")
+        }
+        return nil
+    }
+
+    /// utime + stime of one process, seconds (0 when it is gone).
+    public static func cpuSeconds(_ pid: Int32) -> Double {
+        guard let fields = statFields(pid) else { return 0 }
+        return ((Double(fields[11]) ?? 0) + (Double(fields[12]) ?? 0)) / ticksPerSecond
+    }
+
+    /// The postmaster and all its children (backends, WAL writer, checkpointer, …). A backend that exits
+    /// during the phase takes its CPU with it; benchmarks keep their connections open, so that is small.
+    public static func clusterCPUSeconds(postmaster: Int32) -> Double {
+        var total = cpuSeconds(postmaster)
+        let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
+        for entry in entries {
+            guard let pid = Int32(entry), pid != postmaster, let fields = statFields(pid),
+                Int32(fields[1]) == postmaster
+            else { continue }
+            total += ((Double(fields[11]) ?? 0) + (Double(fields[12]) ?? 0)) / ticksPerSecond
+        }
+        return total
+    }
+
+    static let ticksPerSecond = Double(sysconf(Int32(_SC_CLK_TCK)))
+
+    /// Fields of /proc/<pid>/stat after the command name (which may hold spaces): index 0 is the state,
+    /// 1 the parent pid, 11 utime, 12 stime.
+    static func statFields(_ pid: Int32) -> [Substring]? {
+        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+            let close = stat.lastIndex(of: ")")
+        else { return nil }
+        let fields = stat[stat.index(after: close)...].split(separator: " ")
+        return fields.count > 12 ? fields : nil
+    }
+}

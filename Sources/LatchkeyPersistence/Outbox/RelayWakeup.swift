@@ -1,0 +1,67 @@
+import Synchronization
+
+/// Wakes a waiting relay loop: a signal sent while nobody waits is kept (once) for the next wait, so
+/// an insert notified between two rounds is never slept through.
+final class RelayWakeup: Sendable {
+    private struct State {
+        var signalled = false
+        var waiter: (id: UInt64, continuation: CheckedContinuation<Bool, Never>)?
+        var lastWait: UInt64 = 0
+        /// The wait whose timeout fired before it had registered its continuation.
+        var expiredWait: UInt64?
+    }
+
+    private let state = Mutex(State())
+
+    func signal() {
+        let waiter = state.withLock { state -> CheckedContinuation<Bool, Never>? in
+            guard let waiter = state.waiter else {
+                state.signalled = true
+                return nil
+            }
+            state.waiter = nil
+            return waiter.continuation
+        }
+        waiter?.resume(returning: true)
+    }
+
+    /// Returns true when signalled, false when `timeout` passed (or the task was cancelled) first.
+    func wait(upTo timeout: Duration) async -> Bool {
+        let id = state.withLock { state in
+            state.lastWait += 1
+            return state.lastWait
+        }
+        return await withTaskGroup(of: Void.self) { group in
+            group.addTask {
+                try? await Task.sleep(for: max(timeout, .zero))
+                self.expire(id)
+            }
+            let signalled = await withCheckedContinuation { continuation in
+                let immediate = state.withLock { state -> Bool? in
+                    if state.signalled {
+                        state.signalled = false
+                        return true
+                    }
+                    if state.expiredWait == id { return false }
+                    state.waiter = (id, continuation)
+                    return nil
+                }
+                if let immediate { continuation.resume(returning: immediate) }
+            }
+            group.cancelAll()
+            return signalled
+        }
+    }
+
+    private func expire(_ id: UInt64) {
+        let waiter = state.withLock { state -> CheckedContinuation<Bool, Never>? in
+            guard let waiter = state.waiter, waiter.id == id else {
+                state.expiredWait = id
+                return nil
+            }
+            state.waiter = nil
+            return waiter.continuation
+        }
+        waiter?.resume(returning: false)
+    }
+}

@@ -1,0 +1,112 @@
+import Foundation
+import LatchkeyTestSupport
+import Logging
+import PostgresNIO
+import Synchronization
+import Testing
+
+@testable import LatchkeyPersistence
+
+/// The relay is woken by PostgreSQL notifications, not by polling: an event goes out at once even when the
+/// fallback poll is a long way off, and an idle relay costs a few statements a minute.
+@Suite(.serialized) struct OutboxRelayWakeupTests {
+    let logger = Logger(label: "outbox-wakeup")
+
+    @Test func anInsertedEventIsRelayedWithoutWaitingForTheFallbackPoll() async throws {
+        try await OutboxTestDatabase.with { db in
+            let tenant = TestEnvironment.uniqueTenant("wk")
+            try await TestDatabase.createTenant(tenant, in: db.app)
+            let publisher = RecordingPublisher()
+            var configuration = OutboxRelayConfiguration()
+            // Far longer than the test may take: only a notification can wake the relay in time.
+            configuration.maintenanceInterval = .seconds(600)
+            let relay = OutboxRelay(
+                database: db.system, publisher: publisher, configuration: configuration, logger: logger)
+            try await withRunning([{ try await relay.run() }]) {
+                // The relay's first round found nothing; from now on it sleeps until woken.
+                try await eventually("the relay listens", within: .seconds(30)) {
+                    try await db.listeners(on: OutboxRelay.notificationChannel) > 0
+                }
+                for round in 1...3 {
+                    let written = try await db.writeEvents(
+                        1, tenant: tenant, keys: 1, writer: OutboxWriter(), topicSuffix: "test-events")
+                    try await eventually("event \(round) is published", within: .seconds(20)) {
+                        publisher.published.contains(written[0].0)
+                    }
+                    #expect(try await db.waitUntilDrained(timeout: .seconds(20)) == 0)
+                }
+            }
+        }
+    }
+
+    @Test func anIdleRelayIssuesAFewStatementsAMinute() async throws {
+        try await OutboxTestDatabase.with { db in
+            let relay = OutboxRelay(
+                database: db.system, publisher: RecordingPublisher(), configuration: OutboxRelayConfiguration(),
+                logger: logger)
+            try await withRunning([{ try await relay.run() }]) {
+                try await eventually("the relay listens", within: .seconds(30)) {
+                    try await db.listeners(on: OutboxRelay.notificationChannel) > 0
+                }
+                let before = try await db.statementsRun()
+                try await Task.sleep(for: .seconds(30))
+                let statements = try await db.statementsRun() - before - 1
+                // One maintenance statement per 15 s, the pool's keep-alive queries, and at most one claim round
+                // for the wake-up that listening starts with.
+                #expect(statements <= 10, "an idle relay ran \(statements) statements in 30 s")
+            }
+        }
+    }
+}
+
+private struct CurrentDatabaseUnknown: Error {}
+
+/// Records what it was asked to publish and reports success.
+private final class RecordingPublisher: OutboxPublisher, Sendable {
+    private let ids = Mutex<Set<UUID>>([])
+
+    var published: Set<UUID> { ids.withLock { $0 } }
+
+    func publish(_ messages: [OutboxMessage]) async -> [Result<Void, any Error>] {
+        ids.withLock { ids in for message in messages { ids.insert(message.eventID) } }
+        return messages.map { _ in .success(()) }
+    }
+}
+
+extension OutboxTestDatabase {
+    /// Sessions of this database listening on `channel` (from the server's own view of its backends).
+    func listeners(on channel: String) async throws -> Int {
+        // What PostgresNIO sends to listen, the session's last statement while it listens.
+        let listen = "LISTEN \"\(channel)\";"
+        let rows = try await system.client.query(
+            """
+            SELECT count(*)::int8 FROM pg_stat_activity
+            WHERE datname = current_database() AND query = \(listen)
+            """, logger: system.logger)
+        for try await count in rows.decode(Int64.self) { return Int(count) }
+        return 0
+    }
+
+    /// Top-level statements run in this database so far (`pg_stat_statements`, read from the `postgres`
+    /// database, where scripts/postgres.sh installs it).
+    func statementsRun() async throws -> Int64 {
+        var stats = try TestEnvironment.migrationDatabase()
+        let name = try await currentDatabase()
+        stats.database = "postgres"
+        return try await withPostgresClient(stats) { client in
+            let rows = try await client.query(
+                """
+                SELECT coalesce(sum(calls), 0)::int8 FROM pg_stat_statements
+                WHERE dbid = (SELECT oid FROM pg_database WHERE datname = \(name))
+                """, logger: system.logger)
+            for try await calls in rows.decode(Int64.self) { return calls }
+            return 0
+        }
+    }
+
+    private func currentDatabase() async throws -> String {
+        let rows = try await system.client.query("SELECT current_database()", logger: system.logger)
+        for try await name in rows.decode(String.self) { return name }
+        throw CurrentDatabaseUnknown()
+    }
+}

@@ -1,0 +1,221 @@
+import Foundation
+import Hummingbird
+import HummingbirdTesting
+import LatchkeyCore
+import LatchkeyPersistence
+import LatchkeyServer
+import LatchkeyTestSupport
+import PostgresNIO
+import Testing
+
+@testable import TokenService
+
+/// client_credentials authenticates from cached client records; a cached record never outlives a revocation
+/// or a new secret for even one grant.
+@Suite struct ClientCacheTests {
+    @Test func aRevokedClientIsRefusedOnItsVeryNextGrant() async throws {
+        try await TokenServiceHarness.run(setup: .live) { client, fixture in
+            let secret = try #require(try await fixture.insertClient("svc", scope: "api"))
+            // The second grant authenticates from the cached record.
+            for _ in 0..<2 { #expect(try await grant(client, fixture, "svc", secret) == .ok) }
+            try await fixture.setClientStatus("svc", .revoked)
+            let (status, error) = try await grantError(client, fixture, "svc", secret)
+            #expect(status == .unauthorized)
+            #expect(error == "invalid_client")
+            #expect(try await fixture.outboxPayloads(type: .tokenIssued).count == 2)
+            try await fixture.setClientStatus("svc", .active)
+            #expect(try await grant(client, fixture, "svc", secret) == .ok)
+        }
+    }
+
+    @Test func aNewSecretReplacesTheCachedOneAtOnce() async throws {
+        try await TokenServiceHarness.run(setup: .live) { client, fixture in
+            let old = try #require(try await fixture.insertClient("svc", scope: "api"))
+            #expect(try await grant(client, fixture, "svc", old) == .ok)
+            let new = SecretTokens.generate()
+            try await fixture.database.withTenantTransaction(fixture.tenant) { connection in
+                try await connection.query(
+                    "UPDATE clients SET client_secret_hash = \(fixture.settings.secretHasher.hash(new)) WHERE client_id = 'svc'",
+                    logger: fixture.database.logger)
+            }
+            #expect(try await grantError(client, fixture, "svc", old).0 == .unauthorized)
+            #expect(try await grant(client, fixture, "svc", new) == .ok)
+            #expect(try await grantError(client, fixture, "svc", old).0 == .unauthorized)
+        }
+    }
+
+    /// The grant's own statement refuses a client revoked after its record was read, whether or not the
+    /// service has heard of the revocation yet.
+    @Test func theGrantStatementRefusesAClientRevokedAfterItsRecordWasRead() async throws {
+        try await TokenServiceHarness.run { _, fixture in
+            try await fixture.insertClient("svc", scope: "api")
+            let database = fixture.database
+            let stored = try #require(
+                try await database.withTenantTransaction(fixture.tenant) { connection in
+                    try await ClientRepository.find("svc", on: connection, logger: database.logger)
+                })
+            let slug = try #require(TenantSlug(fixture.tenant))
+            let tenant = try #require(try await TenantDirectory(database: database).tenant(slug))
+            let signer = try await TenantKeyStore(
+                keys: TenantSigningKeys(envelope: fixture.settings.keyEnvelope), database: database
+            ).signingKey(for: tenant)
+            let issuer = TokenIssuer(
+                hasher: fixture.settings.secretHasher, outbox: OutboxWriter(),
+                usage: ClientUsageRecorder(database: database))
+            let endpoints = TenantEndpoints(settings: fixture.settings, tenant: tenant.id)
+            let request = IssuanceRequest(
+                client: stored, userID: nil, scopes: ["api"], grantType: .clientCredentials, jkt: nil)
+            let issued = try await issuer.issueAccessToken(
+                request, tenant: tenant, endpoints: endpoints, signer: signer, database: database)
+            #expect(!issued.accessToken.isEmpty)
+            try await fixture.setClientStatus("svc", .revoked)
+            await #expect(throws: ClientNoLongerUsable.self) {
+                try await issuer.issueAccessToken(
+                    request, tenant: tenant, endpoints: endpoints, signer: signer, database: database)
+            }
+            // Nothing of the refused grant was written.
+            #expect(try await fixture.outboxPayloads(type: .tokenIssued).count == 1)
+        }
+    }
+
+    @Test func aCachedPreviousSecretStopsWhenItsOverlapEnds() async throws {
+        try await TokenServiceHarness.run(setup: .live) { client, fixture in
+            let old = try #require(try await fixture.insertClient("svc", scope: "api"))
+            let new = SecretTokens.generate()
+            try await rotate("svc", to: new, overlap: "1 hour", fixture)
+            // The second grant with the rotated-out secret authenticates from the cached record.
+            for _ in 0..<2 { #expect(try await grant(client, fixture, "svc", old) == .ok) }
+            try await endOverlap("svc", fixture)
+            #expect(try await grantError(client, fixture, "svc", old).0 == .unauthorized)
+            #expect(try await grant(client, fixture, "svc", new) == .ok)
+        }
+    }
+
+    /// The statement re-checks the secret the client authenticated with, not only the record's current one:
+    /// a rotated-out secret whose overlap ended after the record was read issues nothing.
+    @Test func theGrantStatementRefusesAPreviousSecretWhoseOverlapEndedAfterItsRecordWasRead() async throws {
+        try await TokenServiceHarness.run { _, fixture in
+            let old = try #require(try await fixture.insertClient("svc", scope: "api"))
+            try await rotate("svc", to: SecretTokens.generate(), overlap: "1 hour", fixture)
+            let database = fixture.database
+            var stored = try #require(
+                try await database.withTenantTransaction(fixture.tenant) { connection in
+                    try await ClientRepository.find("svc", on: connection, logger: database.logger)
+                })
+            stored.authenticatedSecretHash = stored.matchingSecretHash(
+                old, hasher: fixture.settings.secretHasher, at: Date())
+            #expect(stored.authenticatedSecretHash == stored.previousSecretHash)
+            let slug = try #require(TenantSlug(fixture.tenant))
+            let tenant = try #require(try await TenantDirectory(database: database).tenant(slug))
+            let signer = try await TenantKeyStore(
+                keys: TenantSigningKeys(envelope: fixture.settings.keyEnvelope), database: database
+            ).signingKey(for: tenant)
+            let issuer = TokenIssuer(
+                hasher: fixture.settings.secretHasher, outbox: OutboxWriter(),
+                usage: ClientUsageRecorder(database: database))
+            let endpoints = TenantEndpoints(settings: fixture.settings, tenant: tenant.id)
+            let request = IssuanceRequest(
+                client: stored, userID: nil, scopes: ["api"], grantType: .clientCredentials, jkt: nil)
+            _ = try await issuer.issueAccessToken(
+                request, tenant: tenant, endpoints: endpoints, signer: signer, database: database)
+            try await endOverlap("svc", fixture)
+            await #expect(throws: ClientNoLongerUsable.self) {
+                try await issuer.issueAccessToken(
+                    request, tenant: tenant, endpoints: endpoints, signer: signer, database: database)
+            }
+            #expect(try await fixture.outboxPayloads(type: .tokenIssued).count == 1)
+        }
+    }
+
+    /// A change of the metadata the decision was made on (scope, grant types, DPoP binding) also stops the
+    /// statement, heard of or not.
+    @Test func theGrantStatementRefusesAClientWhoseMetadataChangedAfterItsRecordWasRead() async throws {
+        try await TokenServiceHarness.run { _, fixture in
+            try await fixture.insertClient("svc", scope: "api")
+            let database = fixture.database
+            let stored = try #require(
+                try await database.withTenantTransaction(fixture.tenant) { connection in
+                    try await ClientRepository.find("svc", on: connection, logger: database.logger)
+                })
+            let slug = try #require(TenantSlug(fixture.tenant))
+            let tenant = try #require(try await TenantDirectory(database: database).tenant(slug))
+            let signer = try await TenantKeyStore(
+                keys: TenantSigningKeys(envelope: fixture.settings.keyEnvelope), database: database
+            ).signingKey(for: tenant)
+            let issuer = TokenIssuer(
+                hasher: fixture.settings.secretHasher, outbox: OutboxWriter(),
+                usage: ClientUsageRecorder(database: database))
+            let endpoints = TenantEndpoints(settings: fixture.settings, tenant: tenant.id)
+            let request = IssuanceRequest(
+                client: stored, userID: nil, scopes: ["api"], grantType: .clientCredentials, jkt: nil)
+            try await fixture.database.withTenantTransaction(fixture.tenant) { connection in
+                try await connection.query(
+                    """
+                    UPDATE clients SET metadata = jsonb_set(metadata, '{scope}', '"other"') WHERE client_id = 'svc'
+                    """, logger: fixture.database.logger)
+            }
+            await #expect(throws: ClientNoLongerUsable.self) {
+                try await issuer.issueAccessToken(
+                    request, tenant: tenant, endpoints: endpoints, signer: signer, database: database)
+            }
+            #expect(try await fixture.outboxPayloads(type: .tokenIssued).isEmpty)
+        }
+    }
+
+    /// A scope added to a cached client is granted on the very next request: a refusal decided on a cached
+    /// record is decided again on the database's.
+    @Test func aScopeAddedToACachedClientIsGrantedAtOnce() async throws {
+        try await TokenServiceHarness.run(setup: .live) { client, fixture in
+            let secret = try #require(try await fixture.insertClient("svc", scope: "api"))
+            for _ in 0..<2 { #expect(try await grant(client, fixture, "svc", secret) == .ok) }
+            try await fixture.database.withTenantTransaction(fixture.tenant) { connection in
+                try await connection.query(
+                    """
+                    UPDATE clients SET metadata = jsonb_set(metadata, '{scope}', '"api profile"') WHERE client_id = 'svc'
+                    """, logger: fixture.database.logger)
+            }
+            let status = try await client.execute(
+                uri: fixture.tokenPath, method: .post, headers: TokenRequest.headers(basic: ("svc", secret)),
+                body: TokenRequest.form([("grant_type", "client_credentials"), ("scope", "profile")])
+            ) { $0.status }
+            #expect(status == .ok)
+        }
+    }
+
+    private func rotate(_ id: String, to secret: String, overlap: String, _ fixture: TokenServiceHarness) async throws {
+        let hash = fixture.settings.secretHasher.hash(secret)
+        try await fixture.database.withTenantTransaction(fixture.tenant) { connection in
+            try await connection.query(
+                """
+                UPDATE clients SET previous_client_secret_hash = client_secret_hash,
+                       previous_client_secret_expires_at = now() + \(overlap)::interval, client_secret_hash = \(hash)
+                WHERE client_id = \(id)
+                """, logger: fixture.database.logger)
+        }
+    }
+
+    private func endOverlap(_ id: String, _ fixture: TokenServiceHarness) async throws {
+        try await fixture.database.withTenantTransaction(fixture.tenant) { connection in
+            try await connection.query(
+                "UPDATE clients SET previous_client_secret_expires_at = now() - interval '1 second' WHERE client_id = \(id)",
+                logger: fixture.database.logger)
+        }
+    }
+
+    private func grant(
+        _ client: any TestClientProtocol, _ fixture: TokenServiceHarness, _ id: String, _ secret: String
+    ) async throws -> HTTPResponse.Status {
+        try await grantError(client, fixture, id, secret).0
+    }
+
+    private func grantError(
+        _ client: any TestClientProtocol, _ fixture: TokenServiceHarness, _ id: String, _ secret: String
+    ) async throws -> (HTTPResponse.Status, String?) {
+        try await client.execute(
+            uri: fixture.tokenPath, method: .post, headers: TokenRequest.headers(basic: (id, secret)),
+            body: TokenRequest.form([("grant_type", "client_credentials")])
+        ) { response in
+            (response.status, TokenRequest.json(response)["error"] as? String)
+        }
+    }
+}
