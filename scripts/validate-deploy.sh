@@ -7,7 +7,8 @@
 #   docker-compose.yml     `docker-compose config` (Debian's docker-compose) with .env.example;
 #                          every variable it uses is in .env.example; its helper scripts parse
 #   infra/k8s              every overlay rendered with kustomize, core resources against the Kubernetes
-#                          schemas (PyPI kubernetes-validate), custom resources and hardening rules checked
+#                          schemas (PyPI kubernetes-validate), custom resources and hardening rules checked;
+#                          its tests (infra/k8s/test_validate.py) feed it broken variants of the base
 #   docs/openapi/*.yaml    one OpenAPI 3.1 document per service (PyPI openapi-spec-validator); each matches
 #                          its service's routes and its served JSON copy is current (scripts/openapi.py check)
 # Installs what it needs once (apt: docker-compose; pip: into .run/venv), then works offline.
@@ -86,6 +87,7 @@ check "docker-compose config (.env.example)" docker-compose -f docker-compose.ym
 check ".env.example declares every compose variable" compose_env_complete
 check "compose helper scripts parse" bash -n infra/compose/postgres/10-latchkey-roles.sh infra/compose/kafka/create-topics.sh
 check "Kubernetes manifests (kustomize + schemas)" "$VENV/bin/python" infra/k8s/validate.py
+check "validate.py fails broken manifests (infra/k8s/test_validate.py)" "$VENV/bin/python" -W ignore::ResourceWarning -m unittest discover -s infra/k8s -p 'test_*.py'
 check "OpenAPI 3.1 documents" "$VENV/bin/openapi-spec-validator" docs/openapi/*.yaml
 check "OpenAPI documents match the routes and the served copies" "$VENV/bin/python" scripts/openapi.py check
 

@@ -25,6 +25,9 @@ from urllib.parse import parse_qs, urlsplit
 import yaml
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import kafka_access  # noqa: E402
+
 CRDS = os.path.join(HERE, "crds")
 REPOSITORY = os.path.dirname(os.path.dirname(HERE))
 # The operator releases the manifests are written for and whose CRD schemas are in crds/ (docs/deployment.md).
@@ -48,6 +51,7 @@ CUSTOM_KINDS = {
     ("kafka.strimzi.io/v1", "KafkaTopic"): ["spec.topicName", "spec.partitions", "spec.replicas"],
     ("kafka.strimzi.io/v1", "Kafka"): ["spec.kafka.listeners", "spec.kafka.version", "spec.kafka.metadataVersion"],
     ("kafka.strimzi.io/v1", "KafkaNodePool"): ["spec.replicas", "spec.roles", "spec.storage"],
+    ("kafka.strimzi.io/v1", "KafkaUser"): ["spec.authentication.type", "spec.authorization.acls"],
     ("postgresql.cnpg.io/v1", "Cluster"): ["spec.instances", "spec.storage.size", "spec.bootstrap.initdb.owner",
                                            "spec.plugins", "spec.postgresql.parameters.max_connections"],
     ("postgresql.cnpg.io/v1", "Pooler"): ["spec.cluster.name", "spec.instances", "spec.pgbouncer.poolMode"],
@@ -56,12 +60,10 @@ CUSTOM_KINDS = {
     ("monitoring.coreos.com/v1", "ServiceMonitor"): ["spec.selector.matchLabels", "spec.endpoints"],
     ("monitoring.coreos.com/v1", "PrometheusRule"): ["spec.groups"],
 }
-EXPECTED_TOPICS = {
-    "latchkey.client-registered", "latchkey.token-issued", "latchkey.client-revoked", "latchkey.client-updated",
-    "latchkey.user-registered", "latchkey.token-revoked", "latchkey.refresh-token-reuse-detected",
-    "latchkey.user-disabled", "latchkey.dead-letter",
-}
-SECRET_WORDS = {"SECRET", "KEY", "PASSWORD", "TOKEN"}
+# Beyond the settings the code reads as secrets, any variable with one of these words is taken for one.
+SECRET_WORDS = {"SECRET", "PASSWORD"}
+# The services that talk to Kafka, by their command; each must connect as its own KafkaUser.
+KAFKA_SERVICES = set(kafka_access.SERVICES)
 
 
 def kustomize_command():
@@ -90,7 +92,82 @@ def lookup(doc, dotted):
     return value
 
 
-def check_pod_spec(name, spec, errors):
+def secret_file(spec, container, path):
+    """(Secret name, key) of the file at `path` when a Secret volume mounted in `container` holds it."""
+    volumes = {volume["name"]: volume for volume in spec.get("volumes", [])}
+    for mount in container.get("volumeMounts", []):
+        root = mount["mountPath"].rstrip("/") + "/"
+        secret = volumes.get(mount["name"], {}).get("secret")
+        if secret is None or not path.startswith(root) or mount.get("subPath"):
+            continue
+        relative = path[len(root):]
+        items = secret.get("items")
+        if items is None:
+            return secret["secretName"], relative
+        for item in items:
+            if item["path"] == relative:
+                return secret["secretName"], item["key"]
+    return None
+
+
+def secret_settings(cache=[]):
+    """The variables the Swift code reads as secrets (SettingsReader's secret readers), e.g. DATABASE_URL."""
+    if not cache:
+        reader = re.compile(r'\b(?:secretText|secretList|requiredSecret|secret)\(\s*"([a-z.]+)"'
+                            r'|\brequired\(\s*"([a-z.]+)",\s*secret: true')
+        names = set()
+        for folder in ("Sources", "Services"):
+            for directory, _, files in os.walk(os.path.join(REPOSITORY, folder)):
+                for file in files:
+                    if file.endswith(".swift"):
+                        with open(os.path.join(directory, file), encoding="utf-8") as handle:
+                            for match in reader.finditer(handle.read()):
+                                names.add((match.group(1) or match.group(2)).upper().replace(".", "_"))
+        cache.append(names)
+    return cache[0]
+
+
+def is_secret(variable):
+    return variable in secret_settings() or bool(set(variable.split("_")) & SECRET_WORDS)
+
+
+def check_secret_variables(where, spec, container, config_maps, errors):
+    """Secrets reach a container as files of mounted Secrets (`NAME_FILE`) or through secretKeyRef, never as
+    literal values (in its env or in a ConfigMap it loads); postgres:// URLs take their password from a
+    secretKeyRef variable."""
+    literal = {}
+    from_secret = {v["name"] for v in container.get("env", []) if lookup(v, "valueFrom.secretKeyRef")}
+    for source in container.get("envFrom", []):
+        if lookup(source, "secretRef"):
+            errors.append(f"{where}: envFrom secretRef exposes every key of a Secret; mount the keys it needs as files")
+        literal.update(config_maps.get(lookup(source, "configMapRef.name"), {}))
+    literal.update({v["name"]: v["value"] for v in container.get("env", []) if "value" in v})
+    for variable, value in literal.items():
+        passwords = re.findall(r"^postgres(?:ql)?://[^:/@]+:([^@]*)@", value)
+        if variable.endswith("_FILE"):
+            if is_secret(variable[: -len("_FILE")]) and secret_file(spec, container, value) is None:
+                errors.append(f"{where}: {variable} ({value}) is not a file of a mounted Secret")
+        elif passwords:
+            reference = re.fullmatch(r"\$\(([A-Z_][A-Z0-9_]*)\)", passwords[0])
+            if not reference or reference.group(1) not in from_secret:
+                errors.append(f"{where}: {variable} holds a literal password; take it from a secretKeyRef variable")
+        elif is_secret(variable):
+            errors.append(f"{where}: {variable} must come from a mounted Secret ({variable}_FILE) or a "
+                          "secretKeyRef, not a literal value")
+
+
+def check_secret_volumes(name, spec, errors):
+    """Secret files must be readable by the container's user: world-readable, or through fsGroup."""
+    for volume in spec.get("volumes", []):
+        secret = volume.get("secret")
+        if secret is None:
+            continue
+        modes = [secret.get("defaultMode", 0o644)] + [item["mode"] for item in secret.get("items", []) if "mode" in item]
+        if any(mode & 0o004 == 0 for mode in modes) and "fsGroup" not in spec.get("securityContext", {}):
+            errors.append(f"{name}: Secret volume {volume['name']} is not world-readable and the pod sets no fsGroup")
+
+
+def check_pod_spec(name, spec, errors, config_maps=None):
     pod_security = spec.get("securityContext", {})
     if not pod_security.get("runAsNonRoot"):
         errors.append(f"{name}: pod securityContext.runAsNonRoot must be true")
@@ -112,15 +189,14 @@ def check_pod_spec(name, spec, errors):
             for resource in ("cpu", "memory"):
                 if resource not in resources.get(kind, {}):
                     errors.append(f"{where}: resources.{kind}.{resource} missing")
-        for variable in container.get("env", []):
-            if set(variable["name"].split("_")) & SECRET_WORDS and "value" in variable:
-                errors.append(f"{where}: {variable['name']} must come from a secretKeyRef, not a literal value")
+        check_secret_variables(where, spec, container, config_maps or {}, errors)
+    check_secret_volumes(name, spec, errors)
 
 
-def check_deployment(doc, errors):
+def check_deployment(doc, errors, config_maps=None):
     name = doc["metadata"]["name"]
     spec = doc["spec"]["template"]["spec"]
-    check_pod_spec(f"Deployment {name}", spec, errors)
+    check_pod_spec(f"Deployment {name}", spec, errors, config_maps)
     latchkey = [c for c in spec["containers"] if c["image"].split("/")[-1].startswith("latchkey")]
     if not latchkey:
         errors.append(f"Deployment {name}: runs no Latchkey container")
@@ -249,6 +325,27 @@ def check_versions(target, kinds, errors):
             errors.append(f"{target}: Cluster {name}: no ScheduledBackup with method plugin ({BARMAN_PLUGIN})")
 
 
+def check_database_tls(where, variable, url, spec, container, clusters, poolers, errors):
+    """TLS verified against CloudNativePG's CA, to a host the server certificate names (the Pooler serves the
+    cluster's certificate, so its service must be among the certificate's serverAltDNSNames)."""
+    parts = urlsplit(url)
+    query = parse_qs(parts.query)
+    if query.get("sslmode") != ["verify-full"]:
+        errors.append(f"{where}: {variable} must set sslmode=verify-full")
+    host = parts.hostname
+    cluster = host[:-3] if host.endswith("-rw") and host[:-3] in clusters else lookup(poolers.get(host, {}), "spec.cluster.name")
+    if cluster not in clusters:
+        return
+    names = {f"{cluster}-rw", f"{cluster}-r", f"{cluster}-ro"} | set(
+        lookup(clusters[cluster], "spec.certificates.serverAltDNSNames") or [])
+    if host not in names:
+        errors.append(f"{where}: {variable}: {host} is not a name in {cluster}'s server certificate (serverAltDNSNames)")
+    root = query.get("sslrootcert", [""])[0]
+    ca_secret = lookup(clusters[cluster], "spec.certificates.serverCASecret") or f"{cluster}-ca"
+    if secret_file(spec, container, root) != (ca_secret, "ca.crt"):
+        errors.append(f"{where}: {variable}: sslrootcert ({root or 'unset'}) must be ca.crt of the mounted Secret {ca_secret}")
+
+
 def check_database_connections(target, kinds, errors):
     """Request traffic through the transaction-mode Pooler, sessions on -rw, no database for the sidecar,
     and every pool at its HPA maximum within max_connections."""
@@ -284,6 +381,7 @@ def check_database_connections(target, kinds, errors):
                 if "$(" in (host or ""):
                     errors.append(f"{where}: {variable} has an unresolved reference: {host}")
                     continue
+                check_database_tls(where, variable, env[variable], spec, container, clusters, poolers, errors)
                 if host in poolers:
                     if variable != "DATABASE_URL":
                         errors.append(f"{where}: {variable} needs a session (advisory locks, SET): use the -rw service, not {host}")
@@ -311,6 +409,81 @@ def check_database_connections(target, kinds, errors):
         if needed > limit:
             errors.append(f"{target}: Cluster {name}: pools at HPA maximum need {needed} connections "
                           f"(with {RESERVED_CONNECTIONS} reserved), max_connections is {limit}")
+
+
+def check_kafka_security(target, kinds, errors, facts):
+    """Kafka only through an authenticated TLS listener with ACLs; each service as its own KafkaUser whose
+    ACLs are exactly what its code uses; the password and the cluster CA from mounted Secret files."""
+    config_maps = {c["metadata"]["name"]: c.get("data", {}) for c in kinds.get("ConfigMap", [])}
+    prefix = config_maps.get("latchkey-config", {}).get("KAFKA_TOPIC_PREFIX", "latchkey.")
+    expected = kafka_access.expected_acls(prefix, facts)
+    clusters = {k["metadata"]["name"]: k for k in kinds.get("Kafka", [])}
+    listeners = {}
+    for name, kafka in clusters.items():
+        if lookup(kafka, "spec.kafka.authorization.type") != "simple":
+            errors.append(f"{target}: Kafka {name}: authorization must be type simple (ACLs)")
+        for listener in lookup(kafka, "spec.kafka.listeners") or []:
+            if not listener.get("tls") or lookup(listener, "authentication.type") != "scram-sha-512":
+                errors.append(f"{target}: Kafka {name}: listener {listener.get('name')} must use TLS and "
+                              "scram-sha-512 authentication")
+            else:
+                listeners[(f"{name}-kafka-bootstrap", str(listener["port"]))] = name
+        if kinds.get("KafkaUser") and lookup(kafka, "spec.entityOperator.userOperator") is None:
+            errors.append(f"{target}: Kafka {name}: KafkaUsers need the User Operator (entityOperator.userOperator)")
+    users = {u["metadata"]["name"]: u for u in kinds.get("KafkaUser", [])}
+    for name, user in users.items():
+        where = f"{target}: KafkaUser {name}"
+        if user["metadata"].get("labels", {}).get("strimzi.io/cluster") not in clusters:
+            errors.append(f"{where}: its strimzi.io/cluster label names no Kafka here")
+        if lookup(user, "spec.authentication.type") != "scram-sha-512":
+            errors.append(f"{where}: authentication must be scram-sha-512 (the services connect with SASL SCRAM)")
+        if lookup(user, "spec.authorization.type") != "simple":
+            errors.append(f"{where}: authorization must be type simple")
+        _, other = kafka_access.granted_acls(user)
+        if other:
+            errors.append(f"{where}: deny rules and host restrictions are not expected: {other}")
+    used = set()
+    workloads = [(f"Deployment {d['metadata']['name']}", d["spec"]["template"]["spec"]) for d in kinds.get("Deployment", [])]
+    workloads += [(f"Job {j['metadata']['name']}", j["spec"]["template"]["spec"]) for j in kinds.get("Job", [])]
+    for workload, spec in workloads:
+        for container in spec.get("containers", []):
+            service = (container.get("command") or [""])[0]
+            if service not in KAFKA_SERVICES:
+                continue
+            where = f"{target}: {workload}/{container['name']}"
+            env = container_environment(container, config_maps)
+            if env.get("KAFKA_SECURITY_PROTOCOL") != "SASL_SSL" or env.get("KAFKA_SASL_MECHANISM") != "SCRAM-SHA-512":
+                errors.append(f"{where}: Kafka must be reached with KAFKA_SECURITY_PROTOCOL=SASL_SSL and "
+                              "KAFKA_SASL_MECHANISM=SCRAM-SHA-512")
+            brokers = [tuple(b.strip().rsplit(":", 1)) for b in (env.get("KAFKA_BROKERS") or "").split(",") if b.strip()]
+            if not brokers or any(broker not in listeners for broker in brokers):
+                errors.append(f"{where}: KAFKA_BROKERS ({env.get('KAFKA_BROKERS')}) must be the bootstrap service "
+                              "and port of a TLS + SCRAM listener")
+            username = env.get("KAFKA_SASL_USERNAME")
+            if username not in users:
+                errors.append(f"{where}: KAFKA_SASL_USERNAME ({username}) is not a KafkaUser here")
+            else:
+                used.add(username)
+                granted, _ = kafka_access.granted_acls(users[username])
+                for acl in sorted(expected[service] - granted):
+                    errors.append(f"{where}: KafkaUser {username} lacks {acl[3]} on {acl[0]} {acl[1]} ({acl[2]}), "
+                                  f"which {service} uses")
+                for acl in sorted(granted - expected[service]):
+                    errors.append(f"{where}: KafkaUser {username} grants {acl[3]} on {acl[0]} {acl[1]} ({acl[2]}), "
+                                  f"which {service} does not use")
+            if "KAFKA_SASL_PASSWORD" in env:
+                errors.append(f"{where}: the Kafka password must come from KAFKA_SASL_PASSWORD_FILE")
+            password = env.get("KAFKA_SASL_PASSWORD_FILE") or ""
+            if secret_file(spec, container, password) != (username, "password"):
+                errors.append(f"{where}: KAFKA_SASL_PASSWORD_FILE ({password or 'unset'}) must be the password "
+                              f"of the mounted Secret {username}")
+            ca = env.get("KAFKA_SSL_CA_LOCATION") or ""
+            cas = {(f"{name}-cluster-ca-cert", "ca.crt") for name in clusters}
+            if secret_file(spec, container, ca) not in cas:
+                errors.append(f"{where}: KAFKA_SSL_CA_LOCATION ({ca or 'unset'}) must be ca.crt of a mounted "
+                              "<cluster>-cluster-ca-cert Secret")
+    for name in sorted(users.keys() - used):
+        errors.append(f"{target}: KafkaUser {name} is used by no Deployment (a credential nothing needs)")
 
 
 def exported_metrics():
@@ -387,9 +560,16 @@ def check_monitoring(kinds, target, errors):
 
 
 def validate_target(target, version, errors):
+    docs = render(target)
+    validate_documents(target, docs, version, errors)
+    return len(docs)
+
+
+def validate_documents(target, docs, version, errors, facts=None):
+    """Every check on one rendered target; `facts` (kafka_access.code_facts) are read from the code by default."""
     import kubernetes_validate
 
-    docs = render(target)
+    facts = facts or kafka_access.code_facts()
     kinds = {}
     for doc in docs:
         for field in ("apiVersion", "kind", "metadata"):
@@ -418,11 +598,12 @@ def validate_target(target, version, errors):
         except (kubernetes_validate.SchemaNotFoundError, kubernetes_validate.InvalidSchemaError) as error:
             errors.append(f"{target}: {kind} {name}: no schema: {error}")
 
+    config_maps = {c["metadata"]["name"]: c.get("data", {}) for c in kinds.get("ConfigMap", [])}
     deployments = {d["metadata"]["name"]: d for d in kinds.get("Deployment", [])}
     for doc in deployments.values():
-        check_deployment(doc, errors)
+        check_deployment(doc, errors, config_maps)
     for job in kinds.get("Job", []):
-        check_pod_spec(f"Job {job['metadata']['name']}", job["spec"]["template"]["spec"], errors)
+        check_pod_spec(f"Job {job['metadata']['name']}", job["spec"]["template"]["spec"], errors, config_maps)
     pdbs = {d["spec"]["selector"]["matchLabels"].get("app.kubernetes.io/name") for d in kinds.get("PodDisruptionBudget", [])}
     hpas = {d["spec"]["scaleTargetRef"]["name"] for d in kinds.get("HorizontalPodAutoscaler", [])}
     for name in deployments:
@@ -440,14 +621,16 @@ def validate_target(target, version, errors):
                for d in kinds.get("NetworkPolicy", [])):
         errors.append(f"{target}: no default-deny ingress NetworkPolicy")
     topics = {d["spec"]["topicName"] for d in kinds.get("KafkaTopic", [])}
-    if topics != EXPECTED_TOPICS:
-        errors.append(f"{target}: KafkaTopics {sorted(topics)} differ from {sorted(EXPECTED_TOPICS)}")
+    prefix = config_maps.get("latchkey-config", {}).get("KAFKA_TOPIC_PREFIX", "latchkey.")
+    wanted = {prefix + name for name in facts["events"] + [facts["dead_letter"]]}
+    if topics != wanted:
+        errors.append(f"{target}: KafkaTopics {sorted(topics)} differ from the code's {sorted(wanted)}")
     if not kinds.get("Job"):
         errors.append(f"{target}: no migration Job")
     check_versions(target, kinds, errors)
     check_database_connections(target, kinds, errors)
     check_monitoring(kinds, target, errors)
-    return len(docs)
+    check_kafka_security(target, kinds, errors, facts)
 
 
 def main():
