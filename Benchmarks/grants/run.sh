@@ -8,7 +8,9 @@
 # database and `openssl speed -seconds 3 ecdsap256`. Writes Benchmarks/results/grants.md.
 # Cost per grant: CPU of token-service and of every PostgreSQL process (/proc), statements from
 # pg_stat_statements (scripts/postgres.sh preloads it).
-# Knobs: BENCH_WORKERS (8), BENCH_SECONDS (10), BENCH_CODES (3000), BENCH_KAFKA (on; off = unreachable broker).
+# Idle cost: statements and CPU a minute of the idle service after the load (BENCH_IDLE_SECONDS).
+# Knobs: BENCH_WORKERS (8), BENCH_SECONDS (10), BENCH_CODES (3000), BENCH_IDLE_SECONDS (60),
+# BENCH_KAFKA (on; off = unreachable broker).
 source "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 cd "$ROOT"
 
@@ -36,11 +38,12 @@ log "baselines: pgbench on $PGBENCH_DB, openssl speed ecdsap256"
 "$PGBENCH" -i -q -s 10 "$PGBENCH_URL" >"$WORK/pgbench-init.log" 2>&1 || { cat "$WORK/pgbench-init.log"; die "pgbench -i failed"; }
 PGBENCH_TPS="$("$PGBENCH" -c 8 -j 2 -T 10 "$PGBENCH_URL" 2>/dev/null | awk '/^tps/ {printf "%.0f", $3; exit}')"
 [ -n "$PGBENCH_TPS" ] || die "could not read pgbench TPS"
+PGBENCH_SELECT_TPS="$("$PGBENCH" -S -c 8 -j 2 -T 10 "$PGBENCH_URL" 2>/dev/null | awk '/^tps/ {printf "%.0f", $3; exit}')"
 SPEED="$(openssl speed -seconds 3 ecdsap256 2>/dev/null | awk '/nistp256/ {print $(NF-1), $NF}' | tail -1)"
 OPENSSL_SIGN="$(cut -d' ' -f1 <<<"$SPEED")"
 OPENSSL_VERIFY="$(cut -d' ' -f2 <<<"$SPEED")"
 [ -n "$OPENSSL_VERIFY" ] || die "could not read openssl speed"
-log "pgbench TPS $PGBENCH_TPS; openssl ecdsap256 sign/s $OPENSSL_SIGN, verify/s $OPENSSL_VERIFY"
+log "pgbench TPS $PGBENCH_TPS (select-only $PGBENCH_SELECT_TPS); openssl ecdsap256 sign/s $OPENSSL_SIGN, verify/s $OPENSSL_VERIFY"
 
 SECRET_HASH_KEY="$(openssl rand -base64 32)"
 export SECRET_HASH_KEY
@@ -60,8 +63,8 @@ Load average when the load started: $(cut -d' ' -f1-3 /proc/loadavg) (the machin
 REPORT="$ROOT/Benchmarks/results/grants.md"
 STATS_DATABASE_URL="${DATABASE_MIGRATION_URL%/*}/postgres" \
 "$BIN/GrantsLoad" --port "$PORT" --service-pid "$SERVICE_PID" --postmaster-pid "$(head -1 "$PG_DIR/data/postmaster.pid")" \
-    --workers "${BENCH_WORKERS:-8}" --seconds "${BENCH_SECONDS:-10}" --codes "${BENCH_CODES:-3000}" \
-    --pgbench-tps "$PGBENCH_TPS" --openssl-sign "$OPENSSL_SIGN" --openssl-verify "$OPENSSL_VERIFY" \
+    --idle-seconds "${BENCH_IDLE_SECONDS:-60}" --workers "${BENCH_WORKERS:-8}" --seconds "${BENCH_SECONDS:-10}" --codes "${BENCH_CODES:-3000}" \
+    --pgbench-tps "$PGBENCH_TPS" --pgbench-select-tps "${PGBENCH_SELECT_TPS:-–}" --openssl-sign "$OPENSSL_SIGN" --openssl-verify "$OPENSSL_VERIFY" \
     --machine "$MACHINE" --report "$REPORT" ${KAFKA_NOTE:+--kafka-note "$KAFKA_NOTE"} || {
         cp "$WORK/token-service.log" "${TMPDIR:-/tmp}/grants-token-service.log"
         tail -20 "$WORK/token-service.log"

@@ -8,6 +8,8 @@ struct Arguments: Sendable {
     var codes = 3_000
     var proofsPerWorker = 4_000
     var pgbenchTPS = ""
+    /// pgbench's built-in select-only script (`-S`): what a grant with one read-only statement could reach.
+    var pgbenchSelectTPS = ""
     var opensslSign = ""
     var opensslVerify = ""
     var machine = ""
@@ -15,6 +17,8 @@ struct Arguments: Sendable {
     /// The token service's and the PostgreSQL postmaster's process ids, for CPU per grant (0: not measured).
     var servicePID: Int32 = 0
     var postmasterPID: Int32 = 0
+    /// How long the idle service is measured after the load (its relay drained, every periodic job running).
+    var idleSeconds = 60.0
     var kafkaNote = "An embedded Kafka cluster receives `TokenIssued` from the outbox relay while the load runs."
 
     init<S: Sequence>(_ raw: S) throws where S.Element == String {
@@ -28,6 +32,7 @@ struct Arguments: Sendable {
             case "--codes": codes = Int(value) ?? codes
             case "--proofs-per-worker": proofsPerWorker = Int(value) ?? proofsPerWorker
             case "--pgbench-tps": pgbenchTPS = value
+            case "--pgbench-select-tps": pgbenchSelectTPS = value
             case "--openssl-sign": opensslSign = value
             case "--openssl-verify": opensslVerify = value
             case "--machine": machine = value
@@ -35,6 +40,7 @@ struct Arguments: Sendable {
             case "--kafka-note": kafkaNote = value
             case "--service-pid": servicePID = Int32(value) ?? 0
             case "--postmaster-pid": postmasterPID = Int32(value) ?? 0
+            case "--idle-seconds": idleSeconds = Double(value) ?? idleSeconds
             default: throw BenchmarkError("unknown option \(name)")
             }
         }

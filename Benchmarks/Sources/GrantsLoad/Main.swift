@@ -61,7 +61,13 @@ struct GrantsLoad {
                 let results = try await phases(
                     TokenServiceClient(http: http, origin: "http://127.0.0.1:\(arguments.port)"), secret: secret,
                     arguments: arguments, meter: meter)
-                try Report(arguments: arguments, results: results).write()
+                // The relay sends what the load left, then the service idles with every periodic job running.
+                try await Task.sleep(for: .seconds(5))
+                say("measuring the idle service for \(Int(arguments.idleSeconds)) s")
+                let start = await meter.read()
+                try await Task.sleep(for: .seconds(arguments.idleSeconds))
+                let idle = meter.cost(from: start, to: await meter.read())
+                try Report(arguments: arguments, results: results, idle: idle).write()
                 try await http.shutdown()
             } catch {
                 try? await http.shutdown()

@@ -4,6 +4,8 @@ import Foundation
 struct Report {
     let arguments: Arguments
     let results: [(ClosedLoop.Result, Meter.Cost)]
+    /// The service left idle after the load.
+    let idle: Meter.Cost
 
     func write() throws {
         var lines = [
@@ -20,6 +22,7 @@ struct Report {
             "## Same-run baselines", "",
             "| baseline | per second |", "|---|---|",
             "| `pgbench` TPS (scratch database, `pgbench -i`, TPC-B-like, 8 clients, 10 s) | \(arguments.pgbenchTPS) |",
+            "| `pgbench -S` TPS (select-only, same database, 8 clients, 10 s) | \(arguments.pgbenchSelectTPS) |",
             "| `openssl speed -seconds 3 ecdsap256` sign | \(arguments.opensslSign) |",
             "| `openssl speed -seconds 3 ecdsap256` verify | \(arguments.opensslVerify) |", "",
             "## Grants", "",
@@ -47,6 +50,16 @@ struct Report {
                 "| \(result.name) | \(Int((cost.serviceCPU / grants * 1e6).rounded())) | "
                     + "\(Int((cost.postgresCPU / grants * 1e6).rounded())) | \(statements) |")
         }
+        let minutes = max(arguments.idleSeconds, 1) / 60
+        lines += [
+            "", "## Idle cost", "",
+            "The token service idle for \(Int(arguments.idleSeconds)) s after the load (relay drained; relay, signing-key",
+            "lifecycle, janitor and client-use batch running with their default intervals):", "",
+            "| per minute | statements | service CPU ms | PostgreSQL CPU ms |", "|---|---|---|---|",
+            "| idle token service | \(idle.statements.map { String(format: "%.0f", Double($0) / minutes) } ?? "–") | "
+                + "\(String(format: "%.1f", idle.serviceCPU * 1_000 / minutes)) | "
+                + "\(String(format: "%.1f", idle.postgresCPU * 1_000 / minutes)) |",
+        ]
         lines.append("")
         try lines.joined(separator: "\n").write(toFile: arguments.report, atomically: true, encoding: .utf8)
     }
