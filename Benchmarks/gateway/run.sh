@@ -3,7 +3,7 @@
 # with the transactional outbox and its relay publishing to Kafka, next to pgbench TPS measured in the
 # same run with the same number of clients; outbox → Kafka delay p50/p99.
 # Usage: Benchmarks/run.sh gateway   (knobs: BENCH_CONNECTIONS, BENCH_SECONDS, BENCH_PACED_SECONDS,
-#        BENCH_PACED_PERCENT, PGBENCH_SECONDS). Writes Benchmarks/results/gateway.md.
+#        BENCH_PACED_PERCENT, BENCH_IDLE_SECONDS, PGBENCH_SECONDS). Writes Benchmarks/results/gateway.md.
 source "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 
 BENCH_DB=latchkey_bench_gateway
@@ -47,6 +47,7 @@ the gateway's outbox relay publishes with \`acks=all\` and idempotence and marks
 | full metadata, per registration: gateway CPU / PostgreSQL CPU (\`/proc\`, warm-up included) | $(field full_service_cpu_us) / $(field full_postgres_cpu_us) µs |
 | full metadata, statements per registration (\`pg_stat_statements\`, the relay's included) | $(field full_statements 1) |
 | pgbench ratio: full-metadata registrations / pgbench TPS | $(python3 -c "import sys; print(f'{float(sys.argv[1])/float(sys.argv[2])*100:.0f} %')" "$(field full_registrations_per_second 1)" "$pgbench_tps") |
+| idle gateway after the load, per minute ($(field idle_seconds) s measured): statements / gateway CPU / PostgreSQL CPU | $(field idle_statements_per_minute) / $(field idle_service_cpu_ms_per_minute 1) ms / $(field idle_postgres_cpu_ms_per_minute 1) ms |
 | gateway RSS idle / peak | $(field gateway_rss_idle_mib 1) / $(field gateway_rss_peak_mib 1) MiB |
 
 Raw measurements:

@@ -84,7 +84,9 @@ struct DiscoveryController: Sendable {
             authorizationResponseIssParameterSupported: true,
             subjectTypesSupported: ["public"],
             idTokenSigningAlgValuesSupported: signingAlgorithms,
-            claimsSupported: ["sub", "iss", "aud", "exp", "iat", "auth_time", "nonce", "preferred_username", "email"])
+            claimsSupported: [
+                "sub", "iss", "aud", "exp", "iat", "auth_time", "nonce", "preferred_username", "name", "email",
+            ])
     }
 }
 

@@ -29,14 +29,15 @@ struct UserInfoController: Sendable {
                 let userID = live.userID
             else { return nil }
             let rows = try await connection.query(
-                "SELECT username, email, email_verified FROM users WHERE user_id = \(userID) AND status = 'active'",
+                "SELECT username, name, email, email_verified FROM users WHERE user_id = \(userID) AND status = 'active'",
                 logger: logger)
-            for try await (username, email, verified) in rows.decode((String, String?, Bool).self) {
+            for try await (username, name, email, verified) in rows.decode((String, String?, String?, Bool).self) {
                 let scopes = claims.scopes
                 let showsEmail = scopes.contains("email") && email != nil
                 return UserInfo(
                     sub: userID.uuidString.lowercased(),
                     preferredUsername: scopes.contains("profile") ? username : nil,
+                    name: scopes.contains("profile") ? name : nil,
                     email: showsEmail ? email : nil,
                     emailVerified: showsEmail ? verified : nil)
             }
@@ -57,13 +58,15 @@ struct UserInfoController: Sendable {
 struct UserInfo: Encodable, Sendable {
     var sub: String
     var preferredUsername: String?
+    /// The name an upstream provider gave when the account was created (with `profile`).
+    var name: String?
     var email: String?
     /// OpenID Connect Core §5.1: true only when the address was verified (by the upstream provider that
     /// vouched for it, or the administrator who created the user); sent with `email`.
     var emailVerified: Bool?
 
     enum CodingKeys: String, CodingKey {
-        case sub, email
+        case sub, name, email
         case preferredUsername = "preferred_username"
         case emailVerified = "email_verified"
     }

@@ -45,6 +45,7 @@ func run() async throws -> [String: Any] {
     let seconds = Bench.setting("BENCH_SECONDS", 15)
     let pacedSeconds = Bench.setting("BENCH_PACED_SECONDS", 10)
     let pacedPercent = Bench.setting("BENCH_PACED_PERCENT", 50)
+    let idleSeconds = Bench.setting("BENCH_IDLE_SECONDS", 60)
     let port = Bench.setting("BENCH_GATEWAY_PORT", 18_181)
     let binary = try Bench.required("GATEWAY_BINARY")
     let gatewayLog = Bench.environment["GATEWAY_LOG"] ?? "/tmp/registration-gateway-bench.log"
@@ -61,6 +62,10 @@ func run() async throws -> [String: Any] {
     let ownerClient = owner.makeClient(logger: Bench.logger)
     let appClient = app.makeClient(logger: Bench.logger)
     let systemClient = system.makeClient(logger: Bench.logger)
+    // pg_stat_statements is installed in the `postgres` database (scripts/postgres.sh).
+    var statistics = owner
+    statistics.database = "postgres"
+    let statsClient = statistics.makeClient(logger: Bench.logger)
     let http = HTTPClient(
         eventLoopGroupProvider: .singleton,
         configuration: HTTPClient.Configuration(
@@ -77,7 +82,7 @@ func run() async throws -> [String: Any] {
     let consumed = ConsumedEvents()
 
     return try await withThrowingTaskGroup(of: Void.self) { group in
-        for client in [ownerClient, appClient, systemClient] { group.addTask { await client.run() } }
+        for client in [ownerClient, appClient, systemClient, statsClient] { group.addTask { await client.run() } }
         group.addTask { try await consumed.collect(from: consumer) }
         defer { group.cancelAll() }
         try await Migrator(logger: Bench.logger).migrate(client: ownerClient)
@@ -102,7 +107,7 @@ func run() async throws -> [String: Any] {
             client: http, url: "http://127.0.0.1:\(port)/t/\(Seeding.tenant)/register", tokens: tokens)
         let meter = Meter(
             servicePID: gateway.processIdentifier,
-            postmasterPID: Int32(Bench.environment["BENCH_POSTMASTER_PID"] ?? "") ?? 0, statsClient: ownerClient,
+            postmasterPID: Int32(Bench.environment["BENCH_POSTMASTER_PID"] ?? "") ?? 0, statsClient: statsClient,
             databaseName: owner.database, logger: Bench.logger)
         var costs: [String: Meter.Cost] = [:]
         func measured(_ name: String, _ phase: () async -> LoadResult) async -> LoadResult {
@@ -128,6 +133,10 @@ func run() async throws -> [String: Any] {
         }
         let times = try await OutboxQueries.times(systemClient, topic: topic)
         let arrivals = await consumed.arrivals
+        // The idle gateway, every periodic job running (relay, client expiry, sweeps), its outbox drained.
+        let idleStart = await meter.read()
+        try await Task.sleep(for: .seconds(idleSeconds))
+        let idle = meter.cost(from: idleStart, to: await meter.read())
         let peak = peakRSS(pid: gateway.processIdentifier)
         gateway.terminate()
         gateway.waitUntilExit()
@@ -140,7 +149,13 @@ func run() async throws -> [String: Any] {
             "gateway_rss_idle_mib": idleRSS, "gateway_rss_peak_mib": peak,
             "gateway_exit_status": Int(gateway.terminationStatus),
             "paced_rate_target": rate, "paced_percent_of_full_peak": pacedPercent,
+            "idle_seconds": idleSeconds,
+            "idle_service_cpu_ms_per_minute": idle.serviceCPU * 1_000 * 60 / Double(max(idleSeconds, 1)),
+            "idle_postgres_cpu_ms_per_minute": idle.postgresCPU * 1_000 * 60 / Double(max(idleSeconds, 1)),
         ]
+        if let statements = idle.statements {
+            result["idle_statements_per_minute"] = Double(statements) * 60 / Double(max(idleSeconds, 1))
+        }
         for (name, phase) in [("full", full), ("template", templated), ("paced", paced)] {
             result["\(name)_registrations_per_second"] = phase.perSecond
             result["\(name)_completed"] = phase.completed

@@ -1,3 +1,4 @@
+import BenchmarkSupport
 import Foundation
 
 /// The Markdown report: grants per second and latency per phase next to the same-run baselines.
@@ -44,21 +45,22 @@ struct Report {
             "| grant | service CPU µs | PostgreSQL CPU µs | statements |", "|---|---|---|---|",
         ]
         for (result, cost) in results {
-            let grants = Double(max(result.completed, 1))
-            let statements = cost.statements.map { String(format: "%.1f", Double($0) / grants) } ?? "–"
-            lines.append(
-                "| \(result.name) | \(Int((cost.serviceCPU / grants * 1e6).rounded())) | "
-                    + "\(Int((cost.postgresCPU / grants * 1e6).rounded())) | \(statements) |")
+            let per = cost.per(result.completed)
+            let statements = per.statements.map { String(format: "%.1f", $0) } ?? "–"
+            let service = String(format: "%.0f", per.serviceMicroseconds)
+            let postgres = String(format: "%.0f", per.postgresMicroseconds)
+            lines.append("| \(result.name) | \(service) | \(postgres) | \(statements) |")
         }
         let minutes = max(arguments.idleSeconds, 1) / 60
+        let idleStatements = idle.statements.map { String(format: "%.0f", Double($0) / minutes) } ?? "–"
+        let idleService = String(format: "%.1f", idle.serviceCPU * 1_000 / minutes)
+        let idlePostgres = String(format: "%.1f", idle.postgresCPU * 1_000 / minutes)
         lines += [
             "", "## Idle cost", "",
             "The token service idle for \(Int(arguments.idleSeconds)) s after the load (relay drained; relay, signing-key",
             "lifecycle, janitor and client-use batch running with their default intervals):", "",
             "| per minute | statements | service CPU ms | PostgreSQL CPU ms |", "|---|---|---|---|",
-            "| idle token service | \(idle.statements.map { String(format: "%.0f", Double($0) / minutes) } ?? "–") | "
-                + "\(String(format: "%.1f", idle.serviceCPU * 1_000 / minutes)) | "
-                + "\(String(format: "%.1f", idle.postgresCPU * 1_000 / minutes)) |",
+            "| idle token service | \(idleStatements) | \(idleService) | \(idlePostgres) |",
         ]
         lines.append("")
         try lines.joined(separator: "\n").write(toFile: arguments.report, atomically: true, encoding: .utf8)

@@ -156,7 +156,7 @@ struct AdminController: Sendable {
         let (tenant, actor) = try authorized(context)
         let slug = tenant.slug.rawValue
         let prepared = try upstreamSecrets.prepare(
-            try Self.parsePolicy(Data(try await AdminBody.read(request).bytes)), tenant: slug)
+            try Self.parsePolicy(Data(try await AdminBody.read(request).bytes)), tenant: slug, previous: tenant.policy)
         let policy = prepared.policy
         let logger = database.logger
         guard

@@ -90,6 +90,16 @@ struct AuthorizationController: Sendable {
                     throw AuthorizeFailure.redirect(
                         target, error: "login_required", description: "the user must sign in")
                 }
+                // `idp_hint` (Keycloak's `kc_idp_hint`) naming one of the tenant's providers skips the page; an
+                // unknown hint shows it, as if none had been given.
+                if let hint = form["idp_hint"] ?? form["kc_idp_hint"],
+                    let provider = tenant.policy.upstreamIdentityProvider(id: hint)
+                {
+                    let sealed = try sealer.seal(pending, tenant: tenant.id)
+                    return Self.redirect(
+                        "/t/\(tenant.id)/auth/\(AuthorizationResponseTarget.encode(provider.id))?authorization_request=\(sealed)"
+                    )
+                }
                 return try renderForm(.signIn, pending: pending, request: request, tenant: tenant)
             }
         } catch let failure as AuthorizeFailure {

@@ -8,11 +8,14 @@ struct PageSecrets: Sendable {
     let sealingKey: SymmetricKey
     /// Seals the upstream federation cookie (state, nonce, PKCE verifier).
     let federationKey: SymmetricKey
+    /// Seals a `form_post` authorization response on its way from the cross-site POST to our own GET.
+    let formPostKey: SymmetricKey
 
     init(hasher: KeyedHasher) {
         csrfKey = hasher.deriveKey("latchkey/token-service/csrf/v1")
         sealingKey = hasher.deriveKey("latchkey/token-service/pending-authorization/v1")
         federationKey = hasher.deriveKey("latchkey/token-service/federation-cookie/v1")
+        formPostKey = hasher.deriveKey("latchkey/token-service/federation-form-post/v1")
     }
 }
 

@@ -17,7 +17,8 @@ struct ExternalAccounts: Sendable {
     /// on the identity's key, so the second sees the first's committed row; the primary key of
     /// `external_identities` (insert `ON CONFLICT DO NOTHING`) is the last line of defence.
     func provision(
-        provider: String, subject: String, preferredUsername: String?, email: String?, emailVerified: Bool = false,
+        provider: String, subject: String, preferredUsername: String?, name: String? = nil, email: String?,
+        emailVerified: Bool = false,
         tenant: ResolvedTenant,
         clientID: String, on connection: PostgresConnection, logger: Logger
     ) async throws -> UUID {
@@ -29,7 +30,8 @@ struct ExternalAccounts: Sendable {
         let userID = UUID()
         let username = try await insertUser(
             userID, candidates: usernames(provider: provider, subject: subject, preferred: preferredUsername),
-            email: email.flatMap { SignUpRules.emailProblem($0) == nil ? $0 : nil }, emailVerified: emailVerified,
+            name: name, email: email.flatMap { SignUpRules.emailProblem($0) == nil ? $0 : nil },
+            emailVerified: emailVerified,
             tenant: tenant.id, on: connection, logger: logger)
         let linked = try await connection.query(
             """
@@ -75,14 +77,14 @@ struct ExternalAccounts: Sendable {
 
     /// Inserts the user with the first free candidate name; returns the name used.
     private func insertUser(
-        _ userID: UUID, candidates: [String], email: String?, emailVerified: Bool, tenant: String,
+        _ userID: UUID, candidates: [String], name: String?, email: String?, emailVerified: Bool, tenant: String,
         on connection: PostgresConnection, logger: Logger
     ) async throws -> String {
         for username in candidates {
             let rows = try await connection.query(
                 """
-                INSERT INTO users (tenant_id, user_id, username, email, email_verified)
-                VALUES (\(tenant), \(userID), \(username), \(email), \(email != nil && emailVerified))
+                INSERT INTO users (tenant_id, user_id, username, name, email, email_verified)
+                VALUES (\(tenant), \(userID), \(username), \(name), \(email), \(email != nil && emailVerified))
                 ON CONFLICT DO NOTHING RETURNING user_id
                 """, logger: logger)
             for try await _ in rows.decode(UUID.self) { return username }

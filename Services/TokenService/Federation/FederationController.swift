@@ -20,6 +20,7 @@ struct FederationController: Sendable {
     let upstream: UpstreamProviderClient
     let accounts: ExternalAccounts
     let cookies: FederationCookie
+    let formPosts: TenantBoundSealer
 
     init(
         settings: TokenServiceSettings, database: Database, authorization: AuthorizationController,
@@ -30,14 +31,17 @@ struct FederationController: Sendable {
         self.authorization = authorization
         self.upstream = upstream
         self.accounts = ExternalAccounts(outbox: outbox)
+        let secrets = PageSecrets(hasher: settings.secretHasher)
         self.cookies = FederationCookie(
-            sealer: TenantBoundSealer(key: PageSecrets(hasher: settings.secretHasher).federationKey),
+            sealer: TenantBoundSealer(key: secrets.federationKey),
             secure: settings.publicURL.lowercased().hasPrefix("https://"))
+        self.formPosts = TenantBoundSealer(key: secrets.formPostKey)
     }
 
     func addRoutes(to group: RouterGroup<LatchkeyRequestContext>) {
         group.get("auth/:provider") { request, context in try await start(request, context) }
         group.get("auth/:provider/callback") { request, context in try await callback(request, context) }
+        group.post("auth/:provider/callback") { request, context in try await formPostCallback(request, context) }
     }
 
     private var pages: PageRenderer { authorization.pages }
@@ -72,12 +76,13 @@ struct FederationController: Sendable {
             state: SecretTokens.generate(), nonce: SecretTokens.generate(), verifier: PKCE.generateVerifier(),
             provider: provider.id, pending: pending,
             expiresAt: Date().addingTimeInterval(TimeInterval(FederationState.lifetime)))
-        let query: [(String, String)] = [
+        var query: [(String, String)] = [
             ("response_type", "code"), ("client_id", provider.clientID),
             ("redirect_uri", redirectURI(tenant: tenant.id, provider: provider.id)),
             ("scope", provider.scopes.joined(separator: " ")), ("state", state.state), ("nonce", state.nonce),
             ("code_challenge", PKCE.s256Challenge(for: state.verifier)), ("code_challenge_method", "S256"),
         ]
+        if provider.responseMode == .formPost { query.append(("response_mode", "form_post")) }
         let separator = metadata.authorizationEndpoint.contains("?") ? "&" : "?"
         let location =
             metadata.authorizationEndpoint + separator
@@ -88,6 +93,33 @@ struct FederationController: Sendable {
     }
 
     // MARK: callback
+
+    /// `POST …/callback`: a `form_post` response. The browser arrives cross-site without the Lax state
+    /// cookie, so nothing is checked or consumed here: the response is sealed and handed to the GET
+    /// callback on our origin, where the cookie arrives (see ``FormPostHandoff``).
+    func formPostCallback(_ request: Request, _ context: LatchkeyRequestContext) async throws -> Response {
+        let tenant = try context.requireTenant()
+        guard let provider = context.parameters.get("provider").flatMap(tenant.policy.upstreamIdentityProvider(id:))
+        else {
+            return pages.error("This sign-in provider is not available.", tenant: tenant, status: .notFound)
+        }
+        guard provider.responseMode == .formPost else {
+            return pages.error("This sign-in provider does not answer with a form.", tenant: tenant)
+        }
+        let posted: UpstreamAuthorizationResponse
+        do { posted = try UpstreamAuthorizationResponse(try await FormParameters.read(from: request)) } catch let error
+            as OAuthError
+        {
+            return pages.error(error.errorDescription, tenant: tenant, status: error.status)
+        }
+        let handoff = FormPostHandoff(
+            provider: provider.id, response: posted, expiresAt: Date().addingTimeInterval(FormPostHandoff.lifetime))
+        let location =
+            redirectURI(tenant: tenant.id, provider: provider.id) + "?\(FormPostHandoff.parameter)="
+            + (try formPosts.seal(handoff, tenant: tenant.id))
+        return Response(
+            status: .seeOther, headers: [.location: location, .cacheControl: "no-store", .pragma: "no-cache"])
+    }
 
     func callback(_ request: Request, _ context: LatchkeyRequestContext) async throws -> Response {
         let tenant = try context.requireTenant()
@@ -111,28 +143,39 @@ struct FederationController: Sendable {
                 "This sign-in attempt has expired or is invalid. Return to the application and start again.",
                 tenant: tenant)
         }
-        let query: FormParameters
+        let query: UpstreamAuthorizationResponse
         do {
             let raw = request.uri.query ?? ""
             guard raw.utf8.count <= 16 * 1024 else { throw OAuthError.invalidRequest("the request is too large") }
-            query = try FormParameters.parse(raw)
+            let parameters = try FormParameters.parse(raw)
+            if provider.responseMode == .formPost {
+                // Only what our own POST callback sealed counts: a code in the query is not a form_post response.
+                guard
+                    let handoff = formPosts.open(
+                        FormPostHandoff.self, parameters[FormPostHandoff.parameter], tenant: tenant.id),
+                    handoff.provider == provider.id, handoff.expiresAt > Date()
+                else { return pages.error(failed, tenant: tenant) }
+                query = handoff.response
+            } else {
+                query = try UpstreamAuthorizationResponse(parameters)
+            }
         } catch let error as OAuthError {
             return pages.error(error.errorDescription, tenant: tenant, status: error.status)
         }
-        guard let state = query["state"], ConstantTime.equals(state, saved.state) else {
+        guard let state = query.state, ConstantTime.equals(state, saved.state) else {
             return pages.error(failed, tenant: tenant)
         }
         let target = AuthorizationResponseTarget(
             redirectURI: saved.pending.redirectURI, state: saved.pending.state,
             issuer: TenantEndpoints(settings: settings, tenant: tenant.id).issuer)
-        if query["error"] != nil {
+        if query.error != nil {
             // The user declined (or the provider refused): the client learns it the RFC 6749 way.
             return AuthorizationController.redirect(
                 target.url([
                     ("error", "access_denied"), ("error_description", "sign-in with \(provider.id) was not completed"),
                 ]))
         }
-        guard let code = query["code"], !code.isEmpty, code.utf8.count <= 2048 else {
+        guard let code = query.code, !code.isEmpty, code.utf8.count <= 2048 else {
             return pages.error(failed, tenant: tenant)
         }
         let claims: UpstreamIDTokenClaims
@@ -153,7 +196,7 @@ struct FederationController: Sendable {
             }
             let userID = try await accounts.provision(
                 provider: provider.id, subject: claims.sub, preferredUsername: claims.preferredUsername,
-                email: claims.email,
+                name: query.userName, email: claims.email,
                 emailVerified: claims.emailVerified,
                 tenant: tenant, clientID: saved.pending.clientID, on: connection, logger: logger)
             guard try await UserStatus.isActive(userID, on: connection, logger: logger) else {
@@ -164,58 +207,20 @@ struct FederationController: Sendable {
         }
     }
 
-    /// Code exchange (client_secret_basic + PKCE) and ID token validation.
+    /// Code exchange (with the provider's client authentication and PKCE) and ID token validation.
     private func signIn(
         _ provider: UpstreamIdentityProvider, code: String, saved: FederationState, tenant: String
     ) async throws -> UpstreamIDTokenClaims {
         let metadata = try await upstream.metadata(issuer: provider.issuer)
-        let secret = try await UpstreamSecrets(
+        let credential = try await UpstreamCredentials(
             envelope: settings.keyEnvelope, references: settings.upstreamSecretReferences, database: database
-        ).resolve(provider, tenant: tenant)
+        ).credential(for: provider, tokenEndpoint: metadata.tokenEndpoint, tenant: tenant)
         let idToken = try await upstream.exchange(
             code: code, verifier: saved.verifier, redirectURI: redirectURI(tenant: tenant, provider: provider.id),
-            clientID: provider.clientID, secret: secret, metadata: metadata)
+            clientID: provider.clientID, credential: credential, metadata: metadata)
         let jws = try UpstreamIDTokenValidator.parse(idToken)
         let keys = try await upstream.keys.keys(issuer: provider.issuer, kid: jws.header.kid)
         return try UpstreamIDTokenValidator(issuer: provider.issuer, clientID: provider.clientID)
             .validate(jws, keys: keys, nonce: saved.nonce)
-    }
-}
-
-/// A provider's client secret when it is needed: the sealed value a tenant admin gave (opened with the
-/// key-encryption key), or an operator's `env:`/`file:` reference — only one on the operator's allow-list,
-/// read at each use so a rotated secret file is picked up without a restart.
-struct UpstreamSecrets {
-    let envelope: KeyEnvelope
-    let references: SecretReferenceAllowList
-    let database: Database
-
-    func resolve(_ provider: UpstreamIdentityProvider, tenant: String) async throws -> String {
-        let value: String?
-        if let reference = provider.clientSecretRef {
-            guard references.allows(reference) else {
-                throw UpstreamFailure(
-                    description: "client_secret_ref is not on the operator's allow-list (UPSTREAM_SECRET_REFERENCES)")
-            }
-            switch SecretReference(reference) {
-            case .environment(let name): value = getenv(name).map { String(cString: $0) }
-            case .file(let path): value = try? String(contentsOfFile: path, encoding: .utf8)
-            case nil: value = nil
-            }
-        } else {
-            let logger = database.logger
-            let sealed: Data? = try await database.withTenantTransaction(tenant) { connection in
-                let rows = try await connection.query(
-                    "SELECT sealed FROM upstream_client_secrets WHERE provider_id = \(provider.id)", logger: logger)
-                for try await bytes in rows.decode(Data.self) { return bytes }
-                return nil
-            }
-            let context = UpstreamIdentityProvider.sealedSecretContext(tenant: tenant, provider: provider.id)
-            value = try sealed.map { String(decoding: try envelope.open($0, associatedData: context), as: UTF8.self) }
-        }
-        guard let secret = value?.trimmingCharacters(in: .whitespacesAndNewlines), !secret.isEmpty else {
-            throw UpstreamFailure(description: "the provider has no usable client secret")
-        }
-        return secret
     }
 }

@@ -37,7 +37,10 @@ struct UpstreamIDTokenClaims: Decodable, Sendable {
         nonce = try c.decodeIfPresent(String.self, forKey: .nonce)
         preferredUsername = try? c.decodeIfPresent(String.self, forKey: .preferredUsername)
         email = try? c.decodeIfPresent(String.self, forKey: .email)
-        emailVerified = (try? c.decodeIfPresent(Bool.self, forKey: .emailVerified)) == true
+        // Some providers (Sign in with Apple) send the boolean as the string "true".
+        emailVerified =
+            (try? c.decodeIfPresent(Bool.self, forKey: .emailVerified)) == true
+            || (try? c.decodeIfPresent(String.self, forKey: .emailVerified)) == "true"
     }
 }
 

@@ -52,23 +52,34 @@ final class UpstreamProviderClient: Sendable {
         try await discovery.metadata(issuer) { try await Self.fetchMetadata(issuer, client: self.client) }
     }
 
-    /// Exchanges `code` at the token endpoint with `client_secret_basic` and PKCE; returns the ID token.
+    /// Exchanges `code` at the token endpoint with PKCE, authenticating as `credential` says; returns the ID token.
     func exchange(
-        code: String, verifier: String, redirectURI: String, clientID: String, secret: String,
+        code: String, verifier: String, redirectURI: String, clientID: String, credential: UpstreamClientCredential,
         metadata: UpstreamProviderMetadata
     ) async throws -> String {
         var request = HTTPClientRequest(url: metadata.tokenEndpoint)
         request.method = .POST
-        // RFC 6749 §2.3.1: id and secret are form-encoded before the Basic encoding.
-        let credentials =
-            "\(AuthorizationResponseTarget.encode(clientID)):\(AuthorizationResponseTarget.encode(secret))"
-        request.headers.add(name: "Authorization", value: "Basic " + Data(credentials.utf8).base64EncodedString())
         request.headers.add(name: "Content-Type", value: "application/x-www-form-urlencoded")
         request.headers.add(name: "Accept", value: "application/json")
-        let form = [
+        var form = [
             ("grant_type", "authorization_code"), ("code", code), ("redirect_uri", redirectURI),
             ("code_verifier", verifier),
         ]
+        switch credential {
+        case .basic(let secret):
+            // RFC 6749 §2.3.1: id and secret are form-encoded before the Basic encoding.
+            let credentials =
+                "\(AuthorizationResponseTarget.encode(clientID)):\(AuthorizationResponseTarget.encode(secret))"
+            request.headers.add(name: "Authorization", value: "Basic " + Data(credentials.utf8).base64EncodedString())
+        case .post(let secret):
+            form += [("client_id", clientID), ("client_secret", secret)]
+        case .assertion(let assertion):
+            form += [
+                ("client_id", clientID),
+                ("client_assertion_type", "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"),
+                ("client_assertion", assertion),
+            ]
+        }
         request.body = .bytes(
             ByteBuffer(
                 string: form.map { "\($0.0)=\(AuthorizationResponseTarget.encode($0.1))" }.joined(separator: "&")))

@@ -124,3 +124,27 @@ public struct SigningKey: Sendable {
         }
     }
 }
+
+extension SigningKey {
+    /// Imports a PEM private key an administrator pastes (PKCS#8 `PRIVATE KEY`, as in Apple's `.p8` files,
+    /// or SEC 1 / PKCS#1): P-256 signs ES256, RSA (2048 to 4096 bits) RS256; other key types are refused.
+    public init(pem: String) throws(JOSEError) {
+        let text = pem.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard text.utf8.count <= 8192, text.hasPrefix("-----BEGIN ") else {
+            throw .invalidKey("not a PEM private key")
+        }
+        if let key = try? P256.Signing.PrivateKey(pemRepresentation: text) {
+            self.init(algorithm: .es256, backing: .p256(key))
+            return
+        }
+        if let key = try? _RSA.Signing.PrivateKey(pemRepresentation: text) {
+            // Larger keys gain nothing here and would not fit the sealed-credential column.
+            guard (JWSPublicKey.minimumRSABits...4096).contains(key.keySizeInBits) else {
+                throw .invalidKey("RSA keys must have 2048 to 4096 bits")
+            }
+            self.init(algorithm: .rs256, backing: .rsa(key))
+            return
+        }
+        throw .invalidKey("the PEM does not hold a P-256 or RSA private key")
+    }
+}

@@ -83,7 +83,11 @@ extension TenantPolicy {
                 at: "trusted_software_statement_issuers[\(index)]")
         }
         for (index, provider) in (tree["upstream_identity_providers"]?.arrayValue ?? []).enumerated() {
-            check(provider, UpstreamIdentityProvider.CodingKeys.self, at: "upstream_identity_providers[\(index)]")
+            let path = "upstream_identity_providers[\(index)]"
+            check(provider, UpstreamIdentityProvider.CodingKeys.self, at: path)
+            check(
+                provider["client_secret_jwt"], UpstreamClientSecretJWT.CodingKeys.self, at: "\(path).client_secret_jwt")
+            check(provider["private_key_jwt"], UpstreamPrivateKeyJWT.CodingKeys.self, at: "\(path).private_key_jwt")
         }
         return found
     }
@@ -182,6 +186,7 @@ extension TenantPolicy {
                 problem("\(path).client_secret", "must be 1 to 1024 printable characters")
             }
             if !provider.scopes.contains("openid") { problem("\(path).scopes", "must include openid") }
+            for found in provider.credentialProblems() { problem("\(path).\(found.member)", found.message) }
         }
 
         if let name = branding.name, name.isEmpty || name.count > 100 {

@@ -59,12 +59,12 @@ import Testing
                 await #expect(throws: MigrationError.checksumMismatch(version: 1, name: edited[0].name)) {
                     try await Migrator(migrations: edited, logger: logger).checkSchema(client: client)
                 }
-                // A migration that declares no range: the build before it does not work on it, nor on
-                // anything applied after it.
-                let (older, breaking) = try Self.buildBeforeTheLatestBreakingMigration(migrator)
+                // A migration that declares no range: the build before it does not work on it. The database
+                // then works with builds from the highest range any later migration declares.
+                let (older, floor) = try Self.buildBeforeTheLatestBreakingMigration(migrator)
                 await #expect(
                     throws: MigrationError.incompatibleSchemaVersion(
-                        found: migrator.expectedVersion, build: older.expectedVersion, compatibleFrom: breaking)
+                        found: migrator.expectedVersion, build: older.expectedVersion, compatibleFrom: floor)
                 ) {
                     try await older.checkSchema(client: client)
                 }
@@ -72,13 +72,15 @@ import Testing
         }
     }
 
-    /// The bundled migrations up to the last one that declares no compatibility range, and that one's version.
+    /// The bundled migrations up to the last one that declares no compatibility range, and the oldest build
+    /// the full schema works with (above that older build's version).
     static func buildBeforeTheLatestBreakingMigration(_ migrator: Migrator) throws -> (Migrator, Int) {
         let breaking = try #require(migrator.migrations.last { $0.compatibleFrom == $0.version }).version
         let older = Migrator(
             migrations: migrator.migrations.filter { $0.version < breaking }, logger: TestEnvironment.logger)
-        let floor = migrator.migrations.filter { $0.version > older.expectedVersion }.map(\.compatibleFrom).max()
-        #expect(floor == breaking)
-        return (older, breaking)
+        let floor = try #require(
+            migrator.migrations.filter { $0.version > older.expectedVersion }.map(\.compatibleFrom).max())
+        #expect(floor >= breaking && floor > older.expectedVersion)
+        return (older, floor)
     }
 }
