@@ -1,7 +1,9 @@
 import Foundation
 import LatchkeyCore
+import LatchkeyKafka
 import Logging
 import PostgresNIO
+import Tracing
 
 /// Appends events to the outbox inside the caller's open transaction, so state and event commit together.
 public struct OutboxWriter: Sendable {
@@ -17,22 +19,30 @@ public struct OutboxWriter: Sendable {
         _ event: CloudEvent<Payload>, on connection: PostgresConnection, logger: Logger
     ) async throws {
         guard let id = event.uuid else { throw OutboxError.eventIDNotUUID(event.id) }
+        // The trace of the operation writing the event travels with it, in the event and in the row.
+        var event = event
+        if event.traceparent == nil, let current = ServiceContext.current {
+            event.traceparent = KafkaTraceContext.traceparent(of: current)
+        }
         let payload = String(decoding: try event.encoded(), as: UTF8.self)
         try await append(
             eventID: id, tenant: event.tenantID.rawValue, eventType: event.type.cloudEventType,
-            topicSuffix: event.type.topicSuffix, key: event.kafkaKey, payload: payload, on: connection, logger: logger)
+            topicSuffix: event.type.topicSuffix, key: event.kafkaKey, payload: payload, traceparent: event.traceparent,
+            on: connection, logger: logger)
     }
 
     /// Writes one encoded event; `connection` must be inside the transaction that changes the state.
+    /// `traceparent` is the W3C trace context the event was written in (dropped unless valid).
     public func append(
         eventID: UUID, tenant: String, eventType: String, topicSuffix: String, key: String, payload: String,
-        on connection: PostgresConnection, logger: Logger
+        traceparent: String? = nil, on connection: PostgresConnection, logger: Logger
     ) async throws {
         let topic = topicPrefix + topicSuffix
+        let traceparent = Traceparent.validated(traceparent)
         try await connection.query(
             """
-            INSERT INTO outbox (event_id, tenant_id, topic, message_key, event_type, payload)
-            VALUES (\(eventID), \(tenant), \(topic), \(key), \(eventType), \(payload))
+            INSERT INTO outbox (event_id, tenant_id, topic, message_key, event_type, payload, traceparent)
+            VALUES (\(eventID), \(tenant), \(topic), \(key), \(eventType), \(payload), \(traceparent))
             """, logger: logger)
     }
 }

@@ -59,12 +59,14 @@ import Testing
                 await #expect(throws: MigrationError.checksumMismatch(version: 1, name: edited[0].name)) {
                     try await Migrator(migrations: edited, logger: logger).checkSchema(client: client)
                 }
-                // The latest bundled migration declares no range: the build before it does not work on it.
-                let older = Migrator(migrations: Array(migrator.migrations.dropLast()), logger: logger)
+                // The latest bundled migration that declares no range: the builds before it do not work on it.
+                let strict = try #require(migrator.migrations.last { $0.compatibleFrom == $0.version })
+                let older = Migrator(
+                    migrations: migrator.migrations.filter { $0.version < strict.version }, logger: logger)
                 let previous = older.expectedVersion
                 await #expect(
                     throws: MigrationError.incompatibleSchemaVersion(
-                        found: migrator.expectedVersion, build: previous, compatibleFrom: migrator.expectedVersion)
+                        found: migrator.expectedVersion, build: previous, compatibleFrom: strict.version)
                 ) {
                     try await older.checkSchema(client: client)
                 }
