@@ -15,13 +15,42 @@ public enum DistributedTracing {
     }
 
     /// The exporter the settings ask for: `none` unless `OTEL_TRACES_EXPORTER=otlp`, and `none` whenever
-    /// `OTEL_SDK_DISABLED` is true, as the OpenTelemetry specification defines it.
+    /// `OTEL_SDK_DISABLED` is true, as the OpenTelemetry specification defines it. With `otlp`, the settings
+    /// swift-otel would answer with a crash (a protocol, sampler or propagator it does not build in) are
+    /// refused here, naming the variable.
     public static func exporter(_ env: SettingsReader) throws -> Exporter {
         let exporter = try env.parse("otel.traces.exporter", default: Exporter.none, expected: "none or otlp") {
             Exporter(rawValue: $0.lowercased())
         }
-        return try env.flag("otel.sdk.disabled", default: false) ? .none : exporter
+        guard try !env.flag("otel.sdk.disabled", default: false), exporter == .otlp else { return .none }
+        let protocols = ["http/protobuf", "http/json"]
+        let expectedProtocol = "http/protobuf or http/json (only OTLP over HTTP is built in)"
+        // The signal's own setting wins over the shared one, as swift-otel reads them.
+        if env.text("otel.exporter.otlp.traces.protocol") != nil {
+            _ = try env.parse("otel.exporter.otlp.traces.protocol", default: "", expected: expectedProtocol) {
+                protocols.contains($0.lowercased()) ? $0 : nil
+            }
+        } else {
+            _ = try env.parse("otel.exporter.otlp.protocol", default: "", expected: expectedProtocol) {
+                protocols.contains($0.lowercased()) ? $0 : nil
+            }
+        }
+        _ = try env.parse(
+            "otel.traces.sampler", default: "",
+            expected:
+                "always_on, always_off, traceidratio, parentbased_always_on, parentbased_always_off or parentbased_traceidratio"
+        ) { supportedSamplers.contains($0.lowercased()) ? $0 : nil }
+        _ = try env.parse("otel.propagators", default: "", expected: "tracecontext or none") { value in
+            value.split(separator: ",", omittingEmptySubsequences: false)
+                .allSatisfy { ["tracecontext", "none"].contains($0.lowercased()) } ? value : nil
+        }
+        return .otlp
     }
+
+    static let supportedSamplers: Set<String> = [
+        "always_on", "always_off", "traceidratio", "parentbased_always_on", "parentbased_always_off",
+        "parentbased_traceidratio",
+    ]
 
     /// Makes the process's tracer export spans when `exporter` is `otlp`, named after `service` unless
     /// `OTEL_SERVICE_NAME` says otherwise; returns the service that batches and exports them, to run with the

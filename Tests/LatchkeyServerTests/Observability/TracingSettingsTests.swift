@@ -21,6 +21,18 @@ import Testing
             try DistributedTracing.bootstrap(service: "test", exporter: .none, logger: TestEnvironment.logger) == nil)
         #expect(try DistributedTracing.exporter(Self.reader(["OTEL_TRACES_EXPORTER": "OTLP"])) == .otlp)
         #expect(try DistributedTracing.exporter(Self.reader(["OTEL_TRACES_EXPORTER": "none"])) == .none)
+        // Supported values pass, the traces' own protocol before the shared one.
+        #expect(
+            try DistributedTracing.exporter(
+                Self.reader([
+                    "OTEL_TRACES_EXPORTER": "otlp", "OTEL_EXPORTER_OTLP_PROTOCOL": "grpc",
+                    "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL": "http/json",
+                    "OTEL_TRACES_SAMPLER": "parentbased_traceidratio",
+                    "OTEL_PROPAGATORS": "tracecontext",
+                ])) == .otlp)
+        // Unsupported values do not matter while tracing is off.
+        #expect(
+            try DistributedTracing.exporter(Self.reader(["OTEL_EXPORTER_OTLP_PROTOCOL": "grpc"])) == .none)
         // The specification's switch for the whole SDK wins over the exporter.
         #expect(
             try DistributedTracing.exporter(
@@ -31,6 +43,19 @@ import Testing
         (["OTEL_TRACES_EXPORTER": "zipkin"], "OTEL_TRACES_EXPORTER must be none or otlp"),
         (["OTEL_TRACES_EXPORTER": "console"], "OTEL_TRACES_EXPORTER must be none or otlp"),
         (["OTEL_SDK_DISABLED": "maybe"], "OTEL_SDK_DISABLED must be true or false"),
+        // swift-otel stops the process (fatalError) on these: they are refused with an error first.
+        (
+            ["OTEL_TRACES_EXPORTER": "otlp", "OTEL_EXPORTER_OTLP_PROTOCOL": "grpc"],
+            "OTEL_EXPORTER_OTLP_PROTOCOL must be"
+        ),
+        (
+            ["OTEL_TRACES_EXPORTER": "otlp", "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL": "grpc"],
+            "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL must be"
+        ),
+        (["OTEL_TRACES_EXPORTER": "otlp", "OTEL_TRACES_SAMPLER": "xray"], "OTEL_TRACES_SAMPLER must be"),
+        (["OTEL_TRACES_EXPORTER": "otlp", "OTEL_TRACES_SAMPLER": "jaeger_remote"], "OTEL_TRACES_SAMPLER must be"),
+        (["OTEL_TRACES_EXPORTER": "otlp", "OTEL_PROPAGATORS": "tracecontext,b3"], "OTEL_PROPAGATORS must be"),
+        (["OTEL_TRACES_EXPORTER": "otlp", "OTEL_PROPAGATORS": "baggage"], "OTEL_PROPAGATORS must be"),
     ])
     func aMisspeltSettingIsAnError(values: [String: String], message: String) {
         #expect {
