@@ -23,12 +23,16 @@ public final class OTLPCollector: Sendable {
     /// How many export requests arrived.
     public var exports: Int { bodies.withLock { $0.count } }
 
-    /// Whether one export request holds the trace id (its 16 bytes, as OTLP encodes it), the exporting
-    /// service's name (its `service.name` resource attribute) and each of `spans` (span names).
+    /// Whether, for each of `spans` (span names; none: any span), one export request holds the trace id (its
+    /// 16 bytes, as OTLP encodes it), the exporting service's name (its `service.name` resource attribute)
+    /// and that name. Spans ending at different times can arrive in different export requests.
     public func exported(traceID: String, by service: String, spans: [String] = []) -> Bool {
-        let needles = [Self.bytes(hex: traceID), Array(service.utf8)] + spans.map { Array($0.utf8) }
+        let common = [Self.bytes(hex: traceID), Array(service.utf8)]
+        let wanted = spans.isEmpty ? [common] : spans.map { common + [Array($0.utf8)] }
         return bodies.withLock { bodies in
-            bodies.contains { body in needles.allSatisfy { Self.contains(body, $0) } }
+            wanted.allSatisfy { needles in
+                bodies.contains { body in needles.allSatisfy { Self.contains(body, $0) } }
+            }
         }
     }
 
