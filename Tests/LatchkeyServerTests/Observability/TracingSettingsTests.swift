@@ -1,5 +1,6 @@
 import Configuration
 import Foundation
+import HTTPTypes
 import LatchkeyTestSupport
 import Testing
 
@@ -91,6 +92,11 @@ import Testing
             let process = try ServiceProcess("dpop-verifier", environment: environment)
             let healthy = await process.waitUntilHealthy(timeout: .seconds(60))
             #expect(healthy, "\(process.capturedOutput().suffix(2_000))")
+            // Ready: the revocation list is loaded, so `/check` answers with its verdict (401 without a token).
+            let management = ManagementClient(port: process.managementPort)
+            try await eventually("the sidecar is ready", within: .seconds(60)) {
+                try await management.execute(uri: "/readyz").status == .ok
+            }
             let trace = OTLPCollector.newTraceparent()
             let client = try await RawClient.connect(port: process.port)
             await client.send("GET /check HTTP/1.1\r\nHost: 127.0.0.1\r\ntraceparent: \(trace.header)\r\n\r\n")
