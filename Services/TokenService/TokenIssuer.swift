@@ -138,7 +138,7 @@ struct TokenIssuer: Sendable {
             """
             SELECT issue_access_token(\(tenant.id), \(client.clientID), \(client.authenticatedSecretHash), \(access.jti),
                 \(request.userID), \(request.familyID), \(access.expiresAt), \(row.eventID), \(row.topic), \(row.key),
-                \(row.eventType), \(row.payload), \(client.storedMetadata))
+                \(row.eventType), \(row.payload), \(client.storedMetadata), \(row.traceparent))
             """, logger: database.logger)
         var issued = false
         for try await value in rows.decode(Bool.self) { issued = value }

@@ -35,6 +35,9 @@ struct AuditRecord: Sendable {
     var eventDate: Date
     /// RFC 8785 bytes of the whole CloudEvent: stored as `jsonb` and hashed.
     var canonicalEvent: [UInt8]
+    /// The trace the record continues: its `traceparent` header (the producer's span), else the event's
+    /// distributed-tracing attribute; nil when neither holds a valid one.
+    var traceparent: String? = nil
 }
 
 /// Turns Kafka records into ``AuditRecord``s or ``RejectedRecord``s.
@@ -104,7 +107,9 @@ struct AuditEventDecoder: Sendable {
             AuditRecord(
                 message: message, tenantID: tenant, eventID: id.lowercased(), eventType: type, subject: subject,
                 userID: Self.userID(in: data), eventTime: RFC3339Timestamp.string(from: time), eventDate: time,
-                canonicalEvent: CanonicalJSON.encode(event)))
+                canonicalEvent: CanonicalJSON.encode(event),
+                traceparent: Traceparent.validated(KafkaTraceContext.traceparentHeader(of: message))
+                    ?? Traceparent.validated(attributes["traceparent"]?.stringValue)))
     }
 
     /// The payload member the CloudEvents `subject` repeats (`EventPayload.eventSubject`).

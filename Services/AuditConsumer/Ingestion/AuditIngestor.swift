@@ -5,6 +5,7 @@ import LatchkeyPersistence
 import Logging
 import ServiceLifecycle
 import Synchronization
+import Tracing
 
 /// Consumes every Latchkey topic into the audit log: validate, chain and store, then commit.
 ///
@@ -115,13 +116,37 @@ final class AuditIngestor: Service, Sendable {
 
     private func process(_ batch: PreparedBatch, number: Int) async throws {
         let started = ContinuousClock.now
-        let outcome = try await storeWithRetry(batch.records)
-        let rejected = batch.rejected + outcome.conflicts + outcome.unstorable
-        try await publishWithRetry(rejected)
-        recordMetrics(outcome, rejected: rejected)
-        try await hooks.afterStore?(number, outcome.store)
-        await commit(batch.offsets)
-        metrics.batchStored(after: ContinuousClock.now - started)
+        // A consumer span per traced event, in the trace of the operation that produced it, until the batch
+        // holding it is stored and committed (or fails). Untraced events start no trace of their own.
+        let spans = batch.records.compactMap { record -> (any Span)? in
+            guard let traceparent = record.traceparent else { return nil }
+            let span = startSpan(
+                "\(record.message.topic) process", context: KafkaTraceContext.context(continuing: traceparent),
+                ofKind: .consumer)
+            span.attributes["messaging.system"] = "kafka"
+            span.attributes["messaging.operation.type"] = "process"
+            span.attributes["messaging.operation.name"] = "process"
+            span.attributes["messaging.destination.name"] = record.message.topic
+            span.attributes["messaging.destination.partition.id"] = "\(record.message.partition)"
+            span.attributes["messaging.kafka.offset"] = Int(record.message.offset)
+            span.attributes["messaging.consumer.group.name"] = settings.groupID
+            span.attributes["messaging.message.id"] = record.eventID
+            span.attributes["cloudevents.event_type"] = record.eventType.rawValue
+            return span
+        }
+        defer { for span in spans { span.end() } }
+        do {
+            let outcome = try await storeWithRetry(batch.records)
+            let rejected = batch.rejected + outcome.conflicts + outcome.unstorable
+            try await publishWithRetry(rejected)
+            recordMetrics(outcome, rejected: rejected)
+            try await hooks.afterStore?(number, outcome.store)
+            await commit(batch.offsets)
+            metrics.batchStored(after: ContinuousClock.now - started)
+        } catch {
+            for span in spans { span.recordError(error) }
+            throw error
+        }
     }
 
     /// A store outcome plus records PostgreSQL refused on their own (found by splitting the batch).

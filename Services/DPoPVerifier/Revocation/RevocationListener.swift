@@ -6,6 +6,7 @@ import Logging
 import Prometheus
 import ServiceLifecycle
 import Synchronization
+import Tracing
 
 /// Reads `ClientRevoked`, `TokenRevoked` and `UserDisabled`/`UserEnabled` from the beginning of their topics
 /// at start-up, then live, into ``RevokedClients``: revoked clients, revoked access tokens until they
@@ -95,12 +96,39 @@ struct RevocationListener: Service {
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { await reportLag(consumer, progress: progress) }
             for try await message in consumer.messages {
-                apply(message)
+                applyTraced(message, live: progress.caughtUp)
                 progress.read(message.topicPartition, offset: message.offset)
                 checkLoaded(progress)
             }
             group.cancelAll()
         }
+    }
+
+    /// Applies a record; a live one (read after the start-up replay) in a consumer span continuing the trace of
+    /// the operation that caused it, when it carries one. Replayed records get none: every start of every
+    /// replica would otherwise add spans to old traces.
+    private func applyTraced(_ message: KafkaConsumerMessage, live: Bool) {
+        guard live, let traceparent = Self.traceparent(of: message) else { return apply(message) }
+        withSpan(
+            "\(message.topic) process", context: KafkaTraceContext.context(continuing: traceparent),
+            ofKind: .consumer
+        ) { span in
+            span.attributes["messaging.system"] = "kafka"
+            span.attributes["messaging.operation.type"] = "process"
+            span.attributes["messaging.operation.name"] = "process"
+            span.attributes["messaging.destination.name"] = message.topic
+            span.attributes["messaging.destination.partition.id"] = "\(message.partition)"
+            span.attributes["messaging.kafka.offset"] = Int(message.offset)
+            apply(message)
+        }
+    }
+
+    /// The record's `traceparent` header (the producer's span), else the event's distributed-tracing attribute.
+    private static func traceparent(of message: KafkaConsumerMessage) -> String? {
+        if let header = Traceparent.validated(KafkaTraceContext.traceparentHeader(of: message)) { return header }
+        struct TraceAttribute: Decodable { var traceparent: String? }
+        return Traceparent.validated(
+            try? JSONDecoder().decode(TraceAttribute.self, from: Data(message.value)).traceparent)
     }
 
     private func apply(_ message: KafkaConsumerMessage) {

@@ -27,6 +27,11 @@ public struct CloudEvent<Payload: EventPayload>: Sendable {
     /// The `tenantid` extension attribute.
     public let tenantID: TenantSlug
     public let data: Payload
+    /// The distributed-tracing extension attribute: the W3C `traceparent` of the operation that caused the
+    /// event, so that consumers continue its trace. Only a valid value is kept (``Traceparent/isValid(_:)``).
+    public var traceparent: String? {
+        didSet { if traceparent != nil, Traceparent.validated(traceparent) == nil { traceparent = nil } }
+    }
 
     /// A new event with a fresh random id (written lower-case, as PostgreSQL prints UUIDs).
     public init(id: UUID = UUID(), source: String, time: Date = Date(), data: Payload) {
@@ -72,7 +77,7 @@ extension CloudEvent: Hashable where Payload: Hashable {}
 
 extension CloudEvent: Codable {
     enum CodingKeys: String, CodingKey, CaseIterable {
-        case specversion, id, source, type, time, subject, datacontenttype, tenantid, data
+        case specversion, id, source, type, time, subject, datacontenttype, tenantid, data, traceparent
     }
 
     public init(from decoder: any Decoder) throws {
@@ -109,6 +114,8 @@ extension CloudEvent: Codable {
         subject = try c.decode(String.self, forKey: .subject)
         tenantID = try c.decode(TenantSlug.self, forKey: .tenantid)
         data = try c.decode(Payload.self, forKey: .data)
+        // Tracing is best effort: a malformed or non-string value is dropped, never a reason to refuse the event.
+        traceparent = Traceparent.validated((try? c.decodeIfPresent(String.self, forKey: .traceparent)) ?? nil)
         guard data.tenant == tenantID else {
             throw DecodingError.dataCorruptedError(
                 forKey: .tenantid, in: c,
@@ -132,6 +139,7 @@ extension CloudEvent: Codable {
         try c.encode(CloudEvents.dataContentType, forKey: .datacontenttype)
         try c.encode(tenantID, forKey: .tenantid)
         try c.encode(data, forKey: .data)
+        try c.encodeIfPresent(traceparent, forKey: .traceparent)
     }
 
     static func isJSONMediaType(_ value: String) -> Bool {

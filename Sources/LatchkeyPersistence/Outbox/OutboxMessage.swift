@@ -9,10 +9,14 @@ public struct OutboxMessage: Sendable, Equatable {
     public let key: String
     public let payload: String
     public let attempts: Int
+    /// The W3C `traceparent` of the operation that wrote the event, when it was traced.
+    public let traceparent: String?
 
     public init(
-        sequence: Int64, eventID: UUID, eventType: String, topic: String, key: String, payload: String, attempts: Int
+        sequence: Int64, eventID: UUID, eventType: String, topic: String, key: String, payload: String, attempts: Int,
+        traceparent: String? = nil
     ) {
+        self.traceparent = traceparent
         self.sequence = sequence
         self.eventID = eventID
         self.eventType = eventType

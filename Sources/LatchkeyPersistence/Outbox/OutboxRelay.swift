@@ -173,16 +173,16 @@ public final class OutboxRelay: Service, Sendable {
                                   claimed_until = clock_timestamp() + make_interval(secs => \(lease))
                 FROM candidates WHERE outbox.seq = candidates.seq
                 RETURNING outbox.seq, outbox.event_id, outbox.event_type, outbox.topic, outbox.message_key,
-                          outbox.payload, outbox.attempts
+                          outbox.payload, outbox.attempts, outbox.traceparent
                 """, logger: logger)
             var messages: [OutboxMessage] = []
-            for try await (seq, id, type, topic, key, payload, attempts) in rows.decode(
-                (Int64, UUID, String, String, String, String, Int).self)
+            for try await (seq, id, type, topic, key, payload, attempts, traceparent) in rows.decode(
+                (Int64, UUID, String, String, String, String, Int, String?).self)
             {
                 messages.append(
                     OutboxMessage(
                         sequence: seq, eventID: id, eventType: type, topic: topic, key: key, payload: payload,
-                        attempts: attempts))
+                        attempts: attempts, traceparent: traceparent))
             }
             return messages.sorted { $0.sequence < $1.sequence }
         }

@@ -1,7 +1,9 @@
 import Foundation
 import LatchkeyCore
+import LatchkeyKafka
 import Logging
 import PostgresNIO
+import Tracing
 
 /// Appends events to the outbox inside the caller's open transaction, so state and event commit together.
 public struct OutboxWriter: Sendable {
@@ -17,32 +19,45 @@ public struct OutboxWriter: Sendable {
         _ event: CloudEvent<Payload>, on connection: PostgresConnection, logger: Logger
     ) async throws {
         let row = try row(for: event)
-        try await connection.query(
-            """
-            INSERT INTO outbox (event_id, tenant_id, topic, message_key, event_type, payload)
-            VALUES (\(row.eventID), \(row.tenant), \(row.topic), \(row.key), \(row.eventType), \(row.payload))
-            """, logger: logger)
+        try await append(
+            eventID: row.eventID, tenant: row.tenant, eventType: row.eventType, topic: row.topic, key: row.key,
+            payload: row.payload, traceparent: row.traceparent, on: connection, logger: logger)
     }
 
     /// The outbox row of a CloudEvent, for a statement that inserts it along with the state it describes.
     public func row<Payload: EventPayload>(for event: CloudEvent<Payload>) throws -> OutboxRow {
         guard let id = event.uuid else { throw OutboxError.eventIDNotUUID(event.id) }
+        // The trace of the operation writing the event travels with it, in the event and in the row.
+        var event = event
+        if event.traceparent == nil, let current = ServiceContext.current {
+            event.traceparent = KafkaTraceContext.traceparent(of: current)
+        }
         return OutboxRow(
             eventID: id, tenant: event.tenantID.rawValue, eventType: event.type.cloudEventType,
             topic: topicPrefix + event.type.topicSuffix, key: event.kafkaKey,
-            payload: String(decoding: try event.encoded(), as: UTF8.self))
+            payload: String(decoding: try event.encoded(), as: UTF8.self),
+            traceparent: Traceparent.validated(event.traceparent))
     }
 
     /// Writes one encoded event; `connection` must be inside the transaction that changes the state.
+    /// `traceparent` is the W3C trace context the event was written in (dropped unless valid).
     public func append(
         eventID: UUID, tenant: String, eventType: String, topicSuffix: String, key: String, payload: String,
-        on connection: PostgresConnection, logger: Logger
+        traceparent: String? = nil, on connection: PostgresConnection, logger: Logger
     ) async throws {
-        let topic = topicPrefix + topicSuffix
+        try await append(
+            eventID: eventID, tenant: tenant, eventType: eventType, topic: topicPrefix + topicSuffix, key: key,
+            payload: payload, traceparent: Traceparent.validated(traceparent), on: connection, logger: logger)
+    }
+
+    private func append(
+        eventID: UUID, tenant: String, eventType: String, topic: String, key: String, payload: String,
+        traceparent: String?, on connection: PostgresConnection, logger: Logger
+    ) async throws {
         try await connection.query(
             """
-            INSERT INTO outbox (event_id, tenant_id, topic, message_key, event_type, payload)
-            VALUES (\(eventID), \(tenant), \(topic), \(key), \(eventType), \(payload))
+            INSERT INTO outbox (event_id, tenant_id, topic, message_key, event_type, payload, traceparent)
+            VALUES (\(eventID), \(tenant), \(topic), \(key), \(eventType), \(payload), \(traceparent))
             """, logger: logger)
     }
 }
@@ -55,6 +70,8 @@ public struct OutboxRow: Sendable {
     public let topic: String
     public let key: String
     public let payload: String
+    /// The W3C trace context the event was written in (validated), if any.
+    public let traceparent: String?
 }
 
 /// Why an event could not be written to the outbox.

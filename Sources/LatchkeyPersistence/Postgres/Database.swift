@@ -1,5 +1,6 @@
 import Logging
 import PostgresNIO
+import Tracing
 
 /// A PostgreSQL pool plus the transaction helpers every service uses.
 ///
@@ -20,15 +21,38 @@ public struct Database: Sendable {
         _ tenant: String,
         _ body: (PostgresConnection) async throws -> Result
     ) async throws -> Result {
-        try await withTransaction { connection in
-            try await connection.query("SELECT set_config('app.tenant_id', \(tenant), true)", logger: logger)
-            return try await body(connection)
+        try await traced(tenant: tenant) {
+            try await transaction { connection in
+                try await connection.query("SELECT set_config('app.tenant_id', \(tenant), true)", logger: logger)
+                return try await body(connection)
+            }
         }
     }
 
     /// Runs `body` in a plain transaction; errors from `body` come back unwrapped.
     @discardableResult
     public func withTransaction<Result: Sendable>(
+        _ body: (PostgresConnection) async throws -> Result
+    ) async throws -> Result {
+        try await traced(tenant: nil) { try await transaction(body) }
+    }
+
+    /// A `db.transaction` client span around `work`, only inside a traced operation (a request, a consumed
+    /// event): the polls of the relay and the jobs would otherwise each start a trace of their own. Neither
+    /// statements nor bind values are recorded.
+    private func traced<Result: Sendable>(
+        tenant: String?, _ work: () async throws -> Result
+    ) async throws -> Result {
+        guard ServiceContext.current != nil else { return try await work() }
+        return try await withSpan("db.transaction", ofKind: .client) { span in
+            span.attributes["db.system"] = "postgresql"
+            span.attributes["db.system.name"] = "postgresql"
+            if let tenant { span.attributes["latchkey.tenant"] = tenant }
+            return try await work()
+        }
+    }
+
+    private func transaction<Result: Sendable>(
         _ body: (PostgresConnection) async throws -> Result
     ) async throws -> Result {
         try await client.withConnection { connection in

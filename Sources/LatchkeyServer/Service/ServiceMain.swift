@@ -26,6 +26,8 @@ public enum ServiceMain {
             case nil, "serve":
                 var settings = try ServiceSettings(reader: reader, descriptor: descriptor)
                 settings.ownsProcess = true
+                settings.traceExport = try DistributedTracing.bootstrap(
+                    service: name, exporter: DistributedTracing.exporter(SettingsReader(reader)), logger: logger)
                 let app = try await build(settings, logger)
                 try await app.runService()
                 // Threads a library started (librdkafka's among them) must not keep the process alive.

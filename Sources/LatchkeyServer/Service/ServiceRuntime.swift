@@ -122,13 +122,19 @@ public struct ServiceRuntime: Sendable {
         return checks + extra
     }
 
-    /// The router of every service: request id, access log and JSON errors, then, unless turned off, the
-    /// 64 KiB body limit, Hummingbird's per-request metrics and `GET /openapi.json`. Health, readiness and
+    /// The router of every service: a span per request when tracing is on, request id, access log and JSON
+    /// errors, then, unless turned off, the 64 KiB body limit, Hummingbird's per-request metrics and `GET /openapi.json`. Health, readiness and
     /// metrics are on the management port (`makeManagementApplication(router:)`).
     public func makeRouter(
         limitBodies: Bool = true, requestMetrics: Bool = true, servesOpenAPIDocument: Bool = true
     ) -> Router<LatchkeyRequestContext> {
         let router = Router(context: LatchkeyRequestContext.self)
+        // First, so that the request's span (continuing the caller's `traceparent`) covers everything else;
+        // only with tracing on, so that the hot paths pay nothing for it otherwise.
+        if settings.traceExport != nil {
+            router.add(
+                middleware: TracingMiddleware(redactingQueryParameters: DistributedTracing.redactedQueryParameters))
+        }
         router.add(middleware: RequestIDMiddleware())
         router.add(middleware: AccessLogMiddleware())
         router.add(middleware: ErrorMiddleware())
@@ -182,6 +188,8 @@ public struct ServiceRuntime: Sendable {
         let managementRouter = makeManagementRouter(readiness: readiness)
         let management = makeManagementApplication(router: managementRouter)
         // Last, so that the group tells it first when the application stops.
+        // First, so that it stops last and exports the spans of the final requests.
+        let traceExport: [any Service] = settings.traceExport.map { [$0] } ?? []
         let shutdownDeadline: [any Service] =
             settings.ownsProcess ? [ShutdownDeadline(grace: settings.shutdownGrace, logger: logger)] : []
         var app = Application(
@@ -189,7 +197,7 @@ public struct ServiceRuntime: Sendable {
             configuration: .init(
                 address: .hostname(settings.host, port: settings.port), serverName: settings.serviceName,
                 availableConnectionsDelegate: settings.http.connectionLimit),
-            services: services + extra + [management] + shutdownDeadline,
+            services: traceExport + services + extra + [management] + shutdownDeadline,
             logger: logger)
         reportOpenAPICoverage(of: [managementRouter] + ((router as? Router<LatchkeyRequestContext>).map { [$0] } ?? []))
         guard let primary else { return app }

@@ -4,6 +4,7 @@ import LatchkeyCore
 import LatchkeyKafka
 import LatchkeyPersistence
 import Logging
+import ServiceLifecycle
 
 /// Settings every Latchkey service reads (environment first, then defaults; listed in docs/configuration.md).
 public struct ServiceSettings: Sendable {
@@ -36,6 +37,9 @@ public struct ServiceSettings: Sendable {
     public var resources: Bundle?
     /// Readiness reports a Kafka outage as degraded, not as unready (``ServiceDescriptor/kafkaOutageDegrades``).
     public var kafkaOutageDegrades = false
+    /// The span exporter when tracing is on (``DistributedTracing``, started by `ServiceMain`): the
+    /// application runs it and adds request spans; nil, the default, leaves tracing out entirely.
+    public var traceExport: (any Service)?
 
     public init(
         serviceName: String, host: String = "127.0.0.1", port: Int, database: DatabaseConfiguration?,
@@ -63,7 +67,7 @@ public struct ServiceSettings: Sendable {
 
     /// Reads `HTTP_HOST`, `HTTP_PORT`, `MANAGEMENT_HOST`, `MANAGEMENT_PORT`, `DATABASE_URL` (unless the
     /// service has no database), `DATABASE_SYSTEM_URL`, `KAFKA_BROKERS`, `KAFKA_TOPIC_PREFIX`, the Kafka
-    /// security settings (``KafkaSecurity/init(_:)``), `LOG_LEVEL`, `LOG_FORMAT`, `SHUTDOWN_GRACE_SECONDS` and the server limits of ``HTTPServerSettings``.
+    /// security settings (``KafkaSecurity/init(_:)``), `LOG_LEVEL`, `LOG_FORMAT`, `OTEL_TRACES_EXPORTER`, `OTEL_SDK_DISABLED`, `SHUTDOWN_GRACE_SECONDS` and the server limits of ``HTTPServerSettings``.
     public init(reader: ConfigReader, descriptor: ServiceDescriptor) throws {
         let serviceName = descriptor.name
         let env = SettingsReader(reader)
@@ -85,6 +89,7 @@ public struct ServiceSettings: Sendable {
         // `ServiceMain` sets the logger's level and format; a misspelt one still stops the service here.
         _ = try Self.logLevel(env)
         _ = try Self.logFormat(env)
+        _ = try DistributedTracing.exporter(env)
         let host = env.text("http.host", default: "127.0.0.1")
         let port = try env.int("http.port", default: descriptor.defaultPort, range: 0...65535)
         let managementPort = try env.int(

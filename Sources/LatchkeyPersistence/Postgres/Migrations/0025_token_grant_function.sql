@@ -10,7 +10,7 @@
 CREATE FUNCTION issue_access_token(
     p_tenant text, p_client_id text, p_secret_hash text, p_jti text, p_user_id uuid, p_family_id uuid,
     p_expires_at timestamptz, p_event_id uuid, p_topic text, p_message_key text, p_event_type text,
-    p_payload text, p_metadata text
+    p_payload text, p_metadata text, p_traceparent text
 ) RETURNS boolean LANGUAGE plpgsql SECURITY INVOKER AS $$
 BEGIN
     PERFORM set_config('app.tenant_id', p_tenant, true);
@@ -25,8 +25,8 @@ BEGIN
     END IF;
     INSERT INTO issued_access_tokens (tenant_id, jti, client_id, user_id, family_id, expires_at)
     VALUES (p_tenant, p_jti, p_client_id, p_user_id, p_family_id, p_expires_at);
-    INSERT INTO outbox (event_id, tenant_id, topic, message_key, event_type, payload)
-    VALUES (p_event_id, p_tenant, p_topic, p_message_key, p_event_type, p_payload);
+    INSERT INTO outbox (event_id, tenant_id, topic, message_key, event_type, payload, traceparent)
+    VALUES (p_event_id, p_tenant, p_topic, p_message_key, p_event_type, p_payload, p_traceparent);
     RETURN true;
 END
 $$;

@@ -1,4 +1,4 @@
--- compatible_from: 24
+-- compatible_from: 22
 -- Upstream providers authenticate with a sealed client secret, or with a sealed private key that signs a
 -- JWT client secret (Sign in with Apple) or RFC 7523 client assertions. The kind says which, so a value
 -- sealed as one is never used as another and a policy switching kinds must give the new credential.
