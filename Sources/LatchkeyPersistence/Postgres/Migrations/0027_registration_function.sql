@@ -1,4 +1,4 @@
--- compatible_from: 24
+-- compatible_from: 22
 -- A registration as one statement, so it costs one round trip and one commit: the rate-limit counters,
 -- the initial access token's use or the user's checks, the client row and its ClientRegistered outbox row.
 -- Refusals are outcomes, not errors, so the counters of a refused request still commit (floods are counted)
