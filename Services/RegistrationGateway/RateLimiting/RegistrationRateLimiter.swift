@@ -54,7 +54,7 @@ struct RegistrationRateLimiter: Sendable {
                     """, logger: logger)
                 var counted: (requests: Int, remaining: Double)?
                 for try await row in rows.decode((Int, Double).self) { counted = row }
-                if let counted, counted.requests > bucket.limit { return max(1, Int(counted.remaining.rounded(.up))) }
+                if let counted, counted.requests > bucket.limit { return Self.retryAfterSeconds(counted.remaining) }
             }
             return nil
         }
@@ -66,7 +66,15 @@ struct RegistrationRateLimiter: Sendable {
             let seconds = try await retryAfter(
                 tenant: tenant.id, source: source, open: open, limit: tenant.policy.rateLimits.registration)
         else { return }
-        throw OAuthError(
+        throw Self.refusal(retryAfter: seconds)
+    }
+
+    /// Whole seconds (at least 1) for `Retry-After` when the window ends `remaining` seconds from now.
+    static func retryAfterSeconds(_ remaining: Double) -> Int { max(1, Int(remaining.rounded(.up))) }
+
+    /// 429 `too_many_requests` with `Retry-After`.
+    static func refusal(retryAfter seconds: Int) -> OAuthError {
+        OAuthError(
             .tooManyRequests, "too_many_requests",
             "too many registration requests; retry after \(seconds) seconds", headers: [.retryAfter: String(seconds)])
     }

@@ -43,13 +43,34 @@ struct RegistrationController: Sendable {
     private func registerClient(_ request: Request, context: Context, tenant: ResolvedTenant) async throws
         -> EditedResponse<RegistrationResponse>
     {
-        // Counted before anything else, so floods of bad tokens or bodies are throttled too. Forwarded-for
+        // Every request is counted, so floods of bad tokens or bodies are throttled too. Forwarded-for
         // headers count only from TRUSTED_PROXIES: from anyone else they are whatever the client wants.
         let source = clientAddresses.clientAddress(request, context: context)
-        try await rateLimiter.enforce(tenant: tenant, source: source, open: request.headers[.authorization] == nil)
-        let caller = try await registration.authenticate(request, tenant: tenant)
-        let idempotencyKey = try IdempotencyKey.from(request)
-        let body = try await RegistrationRequestBody.read(request)
+        let open = request.headers[.authorization] == nil
+        let caller: RegistrationService.Caller
+        let idempotencyKey: IdempotencyKey?
+        let body: RegistrationRequestBody
+        do {
+            caller = try await registration.authenticate(request, tenant: tenant)
+            idempotencyKey = try IdempotencyKey.from(request)
+            body = try await RegistrationRequestBody.read(request)
+        } catch {
+            // Counted all the same, and over the limit the answer is 429 whatever else is wrong.
+            try await rateLimiter.enforce(tenant: tenant, source: source, open: open)
+            throw error
+        }
+        // The common registration counts itself in its one statement; the rest is counted here first.
+        var counted = false
+        if idempotencyKey == nil {
+            switch try await registration.registerInOneStatement(
+                body, caller: caller, tenant: tenant, source: source, open: open)
+            {
+            case .registered(let response): return EditedResponse(status: .created, response: response)
+            case .counted: counted = true
+            case .notAttempted: break
+            }
+        }
+        if !counted { try await rateLimiter.enforce(tenant: tenant, source: source, open: open) }
         return EditedResponse(
             status: .created,
             response: try await registration.register(

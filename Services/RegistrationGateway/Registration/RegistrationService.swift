@@ -15,6 +15,8 @@ struct RegistrationService: Sendable {
     let userTokens: UserTokenVerifier
     let outbox: OutboxWriter
     let statements: SoftwareStatementVerifier
+    /// Templates for validating a registration before its one statement (which checks their version).
+    let templates = TemplateCache()
 
     /// Who is registering, as far as can be told before the transaction.
     enum Caller: Sendable {

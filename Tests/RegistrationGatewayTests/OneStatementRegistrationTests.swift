@@ -1,0 +1,169 @@
+import Foundation
+import HTTPTypes
+import HummingbirdTesting
+import LatchkeyCore
+import LatchkeyKafka
+import LatchkeyPersistence
+import LatchkeyTestSupport
+import NIOCore
+import PostgresNIO
+import Testing
+
+@testable import RegistrationGateway
+
+/// The common registration is one statement: counters, token use, client and event commit together, and a
+/// refusal commits only the counters.
+@Suite struct OneStatementRegistrationTests {
+    static let policy = #"{"registration_mechanisms":["initial_access_token"]}"#
+
+    @Test func aRegistrationIsOneStatement() async throws {
+        try await TestDatabase.withScratchDatabase { owner in
+            try await TestDatabase.migrate(owner)
+            var appConfiguration = try TestEnvironment.appDatabase()
+            appConfiguration.database = owner.database
+            let appRole = appConfiguration.username
+            let tenant = TestEnvironment.uniqueTenant("os")
+            let token = try await withPostgresClient(appConfiguration) { client in
+                let database = Database(client: client, logger: TestEnvironment.logger)
+                try await TestDatabase.createTenant(tenant, in: database, policy: Self.policy)
+                return try await Self.createInitialAccessToken(uses: 20, tenant: tenant, in: database)
+            }
+            let settings = try await TestServiceSettings.make(
+                .registrationGateway, kafkaBrokers: GatewayHarness.sharedCluster.bootstrapServers,
+                database: owner.database)
+            let app = try buildApplication(
+                settings: settings, gateway: GatewayHarness.gatewaySettings(), logger: TestServiceSettings.logger)
+            try await app.test(.router) { client in
+                let path = "/t/\(tenant)/register"
+                // The first request also looks the tenant up (then cached).
+                #expect(
+                    try await client.send(.post, path, token: token, json: RegistrationEndpointTests.native).status
+                        == .created)
+                let registrations = 5
+                let before = try await Self.statementsRun(by: appRole, in: owner.database)
+                for _ in 0..<registrations {
+                    let response = try await client.send(
+                        .post, path, token: token, json: RegistrationEndpointTests.native)
+                    #expect(response.status == .created)
+                }
+                let statements =
+                    try await Self.statementsRun(by: appRole, in: owner.database) - before
+                // One statement each; the pool's keep-alive may add one.
+                #expect(
+                    statements <= Int64(registrations) + 1,
+                    "\(registrations) registrations ran \(statements) statements")
+            }
+        }
+    }
+
+    @Test func aRateLimitedRegistrationWritesNothingButItsCount() async throws {
+        let h = try await GatewayHarness.make(
+            policy:
+                #"{"registration_mechanisms":["initial_access_token"],"rate_limits":{"registration":{"per_tenant_per_minute":100,"per_source_per_minute":2}}}"#
+        )
+        let token = try await h.createInitialAccessToken(uses: 5)
+        try await RegistrationRateLimitTests.startOfFreshWindow()
+        try await GatewayHarness.withApp { client in
+            let path = "/t/\(h.tenant)/register"
+            // A refused token still counts against the source…
+            let unknown = try await client.send(
+                .post, path, token: SecretTokens.generate(prefix: "lk_iat_"), json: RegistrationEndpointTests.native)
+            #expect(unknown.status == .unauthorized)
+            #expect(
+                try await client.send(.post, path, token: token, json: RegistrationEndpointTests.native).status
+                    == .created)
+            // …so the third request of the window is over the limit of 2.
+            let refused = try await client.send(.post, path, token: token, json: RegistrationEndpointTests.native)
+            #expect(refused.status == .tooManyRequests)
+            #expect(refused.headers[.retryAfter].flatMap { Int($0) }.map { (1...60).contains($0) } == true)
+        }
+        #expect(try await h.outboxPayloads(.clientRegistered).count == 1)
+        let (clients, remaining) = try await TestDatabase.withApp { database in
+            try await database.withTenantTransaction(h.tenant) { connection in
+                let rows = try await connection.query(
+                    """
+                    SELECT (SELECT count(*) FROM clients)::int8, (SELECT sum(remaining_uses) FROM initial_access_tokens)::int8
+                    """, logger: database.logger)
+                for try await row in rows.decode((Int64, Int64).self) { return row }
+                return (-1, -1)
+            }
+        }
+        #expect(clients == 1)
+        // Only the registration that went through used the token.
+        #expect(remaining == 4)
+    }
+
+    @Test func aTemplateChangedAfterItWasCachedIsReadAgain() async throws {
+        let h = try await GatewayHarness.make()
+        try await h.createTemplate(
+            "cached-app",
+            metadata:
+                #"{"redirect_uris":["com.example.cached:/cb"],"client_name":"Cached","grant_types":["authorization_code"]}"#,
+            overridable: ["client_name"])
+        let token = try await h.dcrToken()
+        try await GatewayHarness.withApp { client in
+            let path = "/t/\(h.tenant)/register"
+            let first = try await client.send(.post, path, token: token, json: #"{"software_id":"cached-app"}"#)
+            #expect(first.status == .created)
+            #expect(first.json["client_name"] as? String == "Cached")
+            try await TestDatabase.withApp { database in
+                try await database.withTenantTransaction(h.tenant) { connection in
+                    try await connection.query(
+                        """
+                        UPDATE client_templates SET version = version + 1,
+                            metadata = jsonb_set(metadata, '{client_name}', '"Renamed"')
+                        WHERE tenant_id = \(h.tenant) AND software_id = 'cached-app'
+                        """, logger: database.logger)
+                }
+            }
+            let second = try await client.send(.post, path, token: token, json: #"{"software_id":"cached-app"}"#)
+            #expect(second.status == .created)
+            #expect(second.json["client_name"] as? String == "Renamed")
+            // And the next one is validated against the version now cached.
+            let third = try await client.send(.post, path, token: token, json: #"{"software_id":"cached-app"}"#)
+            #expect(third.json["client_name"] as? String == "Renamed")
+        }
+        let versions = try await TestDatabase.withApp { database in
+            try await database.withTenantTransaction(h.tenant) { connection in
+                let rows = try await connection.query(
+                    "SELECT template_version FROM clients ORDER BY created_at", logger: database.logger)
+                var versions: [Int] = []
+                for try await version in rows.decode(Int.self) { versions.append(version) }
+                return versions
+            }
+        }
+        #expect(versions == [1, 2, 2])
+    }
+
+    private static func createInitialAccessToken(uses: Int, tenant: String, in database: Database) async throws
+        -> String
+    {
+        let token = SecretTokens.generate(prefix: "lk_iat_")
+        try await database.withTenantTransaction(tenant) { connection in
+            try await connection.query(
+                """
+                INSERT INTO initial_access_tokens (tenant_id, token_id, token_hash, remaining_uses, expires_at, created_by)
+                VALUES (\(tenant), \(UUID()), \(GatewayHarness.hasher.hash(token)), \(uses),
+                        \(Date().addingTimeInterval(600)), 'test')
+                """, logger: database.logger)
+        }
+        return token
+    }
+
+    /// Top-level statements `role` ran in `database` so far (`pg_stat_statements`, read from the `postgres`
+    /// database, where scripts/postgres.sh installs it).
+    private static func statementsRun(by role: String, in database: String) async throws -> Int64 {
+        var stats = try TestEnvironment.migrationDatabase()
+        stats.database = "postgres"
+        return try await withPostgresClient(stats) { client in
+            let rows = try await client.query(
+                """
+                SELECT coalesce(sum(calls), 0)::int8 FROM pg_stat_statements
+                WHERE dbid = (SELECT oid FROM pg_database WHERE datname = \(database))
+                  AND userid = (SELECT oid FROM pg_roles WHERE rolname = \(role))
+                """, logger: TestEnvironment.logger)
+            for try await calls in rows.decode(Int64.self) { return calls }
+            return 0
+        }
+    }
+}
