@@ -110,7 +110,8 @@ import Testing
             let reply = try await stack.send(.GET, "/slow/1000")
             #expect(reply.status == 504)
             #expect(reply.errorCode == "upstream_timeout")
-            #expect(ContinuousClock.now - start < .milliseconds(2_500))
+            // The 504 itself shows the timeout fired before the answer; the bound only rules out a hang.
+            #expect(ContinuousClock.now - start < .seconds(10))
         }
     }
 
@@ -145,8 +146,9 @@ import Testing
                 for _ in 0..<8 { busy.addTask { _ = try? await stack.send(.GET, "/trickle/2000") } }
                 try await Task.sleep(for: .milliseconds(300))
                 let start = ContinuousClock.now
-                await #expect(throws: (any Error).self) { _ = try await stack.send(.GET, "/stall/30000") }
-                #expect(ContinuousClock.now - start < .seconds(25))
+                // Cut by the idle timeout well before the stall would end, even on a loaded machine.
+                await #expect(throws: (any Error).self) { _ = try await stack.send(.GET, "/stall/45000") }
+                #expect(ContinuousClock.now - start < .seconds(40))
                 try await busy.waitForAll()
             }
         }

@@ -5,6 +5,8 @@ import NIOHTTP1
 import NIOPosix
 
 /// `SidecarLoad crypto-speed` — in-process baselines on this core.
+/// `SidecarLoad verify-breakdown [--seconds S --rounds N]` — raw P-256 verify vs the whole proof verification
+/// and its steps, in process, same run.
 /// `SidecarLoad load --sidecar-port P --upstream-port U --sidecar-pid PID …` — the dpop-verifier benchmark:
 /// runs the upstream + issuer, pre-generates one fresh proof per request, drives the sidecar and
 /// the upstream directly, and writes a Markdown report.
@@ -31,11 +33,18 @@ struct SidecarLoad {
                     String(
                         format: "dpop_proof_checks_per_second %.0f",
                         try await CryptoSpeed.proofChecksPerSecond(seconds: seconds)))
+            case "verify-breakdown":
+                let options = try Arguments(Array(arguments.dropFirst()))
+                try VerificationBreakdown(
+                    seconds: try options.double("seconds", 1), rounds: try options.int("rounds", 3),
+                    proofCount: try options.int("proofs", 60_000),
+                    replayEntries: try options.int("replay-cache", 100_000)
+                ).run()
             case "load":
                 try await LoadBenchmark(options: try Arguments(Array(arguments.dropFirst()))).run()
             default:
                 print(
-                    "usage: SidecarLoad crypto-speed [--seconds S] | load --sidecar-port P --upstream-port U --sidecar-pid PID [...]"
+                    "usage: SidecarLoad crypto-speed [--seconds S] | verify-breakdown [--seconds S] [--rounds N] | load --sidecar-port P --upstream-port U --sidecar-pid PID [...]"
                 )
             }
         } catch {

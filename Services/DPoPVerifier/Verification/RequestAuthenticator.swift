@@ -30,12 +30,14 @@ struct RequestAuthenticator: Sendable {
         async throws(SidecarRejection) -> Decision
     {
         guard let credentials = try credentials(target: target, headers: headers) else { return .publicPath }
-        let token: VerifiedAccessToken
+        let token: CheckedAccessToken
         if let cached = tokens.validateNow(credentials.token) {
             token = cached
         } else {
             do {
-                token = try await tokens.validate(credentials.token)
+                token = CheckedAccessToken(
+                    claims: try await tokens.validate(credentials.token),
+                    ath: DPoPProofVerifier.accessTokenHash(credentials.token))
             } catch .keysUnavailable {
                 throw SidecarRejection(
                     kind: .unavailable, description: AccessTokenError.keysUnavailable.description,
@@ -89,9 +91,10 @@ struct RequestAuthenticator: Sendable {
     /// Everything after the token's signature: revocation, the Bearer policy, then the DPoP proof
     /// (synchronously: the replay cache is in-process).
     private func authenticate(
-        token: VerifiedAccessToken, credentials: AuthorizationCredentials, method: String,
+        token checked: CheckedAccessToken, credentials: AuthorizationCredentials, method: String,
         target: RequestTarget, origin: String, headers: some RequestHeaderFields
     ) throws(SidecarRejection) -> Decision {
+        let token = checked.claims
         let scheme = credentials.scheme
         if revocations.contains(tenant: token.tenant, clientID: token.clientID) {
             throw SidecarRejection(
@@ -132,7 +135,7 @@ struct RequestAuthenticator: Sendable {
             do {
                 _ = try proofs.verifySynchronously(
                     headerValues: headers.values(.dpop), method: method,
-                    url: origin + target.path, accessToken: credentials.token, expectedJKT: jkt)
+                    url: origin + target.path, accessTokenHash: checked.ath, expectedJKT: jkt)
             } catch {
                 switch error {
                 case .useNonce(let detail):

@@ -18,32 +18,44 @@ public enum Base64URL {
 
     /// Encodes bytes as unpadded base64url.
     public static func encode<Bytes: Sequence>(_ bytes: Bytes) -> String where Bytes.Element == UInt8 {
-        let input = Array(bytes)
-        var output = [UInt8]()
-        output.reserveCapacity((input.count * 4 + 2) / 3)
-        var index = 0
-        while index + 3 <= input.count {
-            let chunk = UInt32(input[index]) << 16 | UInt32(input[index + 1]) << 8 | UInt32(input[index + 2])
-            output.append(alphabet[Int((chunk >> 18) & 0x3F)])
-            output.append(alphabet[Int((chunk >> 12) & 0x3F)])
-            output.append(alphabet[Int((chunk >> 6) & 0x3F)])
-            output.append(alphabet[Int(chunk & 0x3F)])
-            index += 3
+        // One pass over contiguous bytes (digests, `Data`, arrays) into a string of the exact length.
+        if let encoded = bytes.withContiguousStorageIfAvailable(encode) { return encoded }
+        return Array(bytes).withUnsafeBufferPointer(encode)
+    }
+
+    private static func encode(_ input: UnsafeBufferPointer<UInt8>) -> String {
+        let length = (input.count * 4 + 2) / 3
+        return alphabet.withUnsafeBufferPointer { alphabet in
+            String(unsafeUninitializedCapacity: length) { output in
+                var index = 0
+                var out = 0
+                while index + 3 <= input.count {
+                    let chunk = UInt32(input[index]) << 16 | UInt32(input[index + 1]) << 8 | UInt32(input[index + 2])
+                    output[out] = alphabet[Int((chunk >> 18) & 0x3F)]
+                    output[out + 1] = alphabet[Int((chunk >> 12) & 0x3F)]
+                    output[out + 2] = alphabet[Int((chunk >> 6) & 0x3F)]
+                    output[out + 3] = alphabet[Int(chunk & 0x3F)]
+                    index += 3
+                    out += 4
+                }
+                switch input.count - index {
+                case 1:
+                    let chunk = UInt32(input[index]) << 16
+                    output[out] = alphabet[Int((chunk >> 18) & 0x3F)]
+                    output[out + 1] = alphabet[Int((chunk >> 12) & 0x3F)]
+                    out += 2
+                case 2:
+                    let chunk = UInt32(input[index]) << 16 | UInt32(input[index + 1]) << 8
+                    output[out] = alphabet[Int((chunk >> 18) & 0x3F)]
+                    output[out + 1] = alphabet[Int((chunk >> 12) & 0x3F)]
+                    output[out + 2] = alphabet[Int((chunk >> 6) & 0x3F)]
+                    out += 3
+                default:
+                    break
+                }
+                return out
+            }
         }
-        switch input.count - index {
-        case 1:
-            let chunk = UInt32(input[index]) << 16
-            output.append(alphabet[Int((chunk >> 18) & 0x3F)])
-            output.append(alphabet[Int((chunk >> 12) & 0x3F)])
-        case 2:
-            let chunk = UInt32(input[index]) << 16 | UInt32(input[index + 1]) << 8
-            output.append(alphabet[Int((chunk >> 18) & 0x3F)])
-            output.append(alphabet[Int((chunk >> 12) & 0x3F)])
-            output.append(alphabet[Int((chunk >> 6) & 0x3F)])
-        default:
-            break
-        }
-        return String(decoding: output, as: UTF8.self)
     }
 
     /// Decodes strict unpadded base64url; `nil` for anything that is not exactly that.
@@ -53,25 +65,42 @@ public enum Base64URL {
 
     /// Decodes strict unpadded base64url from UTF-8 code units (avoids a String copy on hot paths).
     public static func decodeBytes<Input: Collection>(_ input: Input) -> [UInt8]? where Input.Element == UInt8 {
+        // Native strings and arrays are contiguous: decode them in one tight loop rather than through
+        // the collection's iterator (which, unspecialised across modules, costs a call per byte).
+        if let decoded = input.withContiguousStorageIfAvailable(decodeBytes) { return decoded }
+        return Array(input).withUnsafeBufferPointer(decodeBytes)
+    }
+
+    private static func decodeBytes(_ input: UnsafeBufferPointer<UInt8>) -> [UInt8]? {
         let count = input.count
         // A single leftover character carries only 6 bits: no byte string encodes to that.
         if count % 4 == 1 { return nil }
-        var output = [UInt8]()
-        output.reserveCapacity(count * 3 / 4)
-        var accumulator: UInt32 = 0
-        var bits = 0
-        for char in input {
-            let value = decodeTable[Int(char)]
-            if value == 0xFF { return nil }
-            accumulator = (accumulator << 6) | UInt32(value)
-            bits += 6
-            if bits >= 8 {
-                bits -= 8
-                output.append(UInt8((accumulator >> UInt32(bits)) & 0xFF))
+        let length = count / 4 * 3 + max(0, count % 4 - 1)
+        var valid = true
+        let output = decodeTable.withUnsafeBufferPointer { table in
+            [UInt8](unsafeUninitializedCapacity: length) { output, initialized in
+                var accumulator: UInt32 = 0
+                var bits = 0
+                var out = 0
+                for char in input {
+                    let value = table[Int(char)]
+                    if value == 0xFF {
+                        valid = false
+                        break
+                    }
+                    accumulator = (accumulator << 6) | UInt32(value)
+                    bits += 6
+                    if bits >= 8 {
+                        bits -= 8
+                        output[out] = UInt8(truncatingIfNeeded: accumulator >> UInt32(bits))
+                        out += 1
+                    }
+                }
+                // Leftover bits must be zero, otherwise two strings would decode to the same bytes.
+                if valid, bits > 0, accumulator & ((1 << UInt32(bits)) - 1) != 0 { valid = false }
+                initialized = valid ? out : 0
             }
         }
-        // Leftover bits must be zero, otherwise two strings would decode to the same bytes.
-        if bits > 0 && (accumulator & ((1 << UInt32(bits)) - 1)) != 0 { return nil }
-        return output
+        return valid ? output : nil
     }
 }

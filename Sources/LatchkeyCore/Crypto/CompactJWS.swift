@@ -62,19 +62,28 @@ public struct CompactJWS: Sendable {
         var signingInput: Range<String.Index> { header.lowerBound..<payload.upperBound }
 
         init(_ compact: String) throws(JOSEError) {
-            let utf8 = compact.utf8
-            let dot = UInt8(ascii: ".")
-            guard let firstDot = utf8.firstIndex(of: dot) else { throw .malformed("JWS must have three segments") }
-            let afterFirst = utf8.index(after: firstDot)
-            guard let secondDot = utf8[afterFirst...].firstIndex(of: dot) else {
-                throw .malformed("JWS must have three segments")
+            // The dots are found in the contiguous UTF-8 bytes (a tight loop over a few hundred bytes per
+            // proof); a native string's UTF-8 offsets map back to indexes in constant time.
+            var bytes = compact
+            let dots = bytes.withUTF8 { utf8 -> (first: Int, second: Int, count: Int) in
+                var first = -1
+                var second = -1
+                var count = 0
+                for offset in 0..<utf8.count where utf8[offset] == UInt8(ascii: ".") {
+                    if count == 0 { first = offset } else if count == 1 { second = offset }
+                    count += 1
+                }
+                return (first, second, count)
             }
-            let afterSecond = utf8.index(after: secondDot)
-            guard !utf8[afterSecond...].contains(dot) else { throw .malformed("JWS must have exactly three segments") }
-            guard firstDot > utf8.startIndex else { throw .malformed("JWS header segment is empty") }
+            guard dots.count >= 2 else { throw .malformed("JWS must have three segments") }
+            guard dots.count == 2 else { throw .malformed("JWS must have exactly three segments") }
+            guard dots.first > 0 else { throw .malformed("JWS header segment is empty") }
+            let utf8 = compact.utf8
+            let firstDot = utf8.index(utf8.startIndex, offsetBy: dots.first)
+            let secondDot = utf8.index(utf8.startIndex, offsetBy: dots.second)
             header = utf8.startIndex..<firstDot
-            payload = afterFirst..<secondDot
-            signature = afterSecond..<utf8.endIndex
+            payload = utf8.index(after: firstDot)..<secondDot
+            signature = utf8.index(after: secondDot)..<utf8.endIndex
         }
 
         func decodedHeader(of compact: String) throws(JOSEError) -> [UInt8] {

@@ -96,8 +96,8 @@ public struct DPoPProofVerifier: Sendable {
         expectedJKT: String? = nil
     ) async throws(DPoPError) -> DPoPVerifiedProof {
         let proof = try check(
-            headerValues: headerValues, method: method, url: url, accessToken: accessToken,
-            expectedJKT: expectedJKT)
+            headerValues: headerValues, method: method, url: url,
+            accessTokenHash: accessToken.map(Self.accessTokenHash), expectedJKT: expectedJKT)
         guard
             await replayCache.insertIfAbsent(
                 jkt: proof.jkt, jti: proof.jti, expiresAt: proof.iat + configuration.iatWindowSeconds)
@@ -113,11 +113,21 @@ public struct DPoPProofVerifier: Sendable {
         headerValues: [String], method: String, url: String, accessToken: String? = nil,
         expectedJKT: String? = nil
     ) throws(DPoPError) -> DPoPVerifiedProof {
+        try verifySynchronously(
+            headerValues: headerValues, method: method, url: url,
+            accessTokenHash: accessToken.map(Self.accessTokenHash), expectedJKT: expectedJKT)
+    }
+
+    /// `verifySynchronously` for a caller that knows the token's `ath` already (``accessTokenHash(_:)``,
+    /// worked out once per token rather than once per request).
+    public func verifySynchronously(
+        headerValues: [String], method: String, url: String, accessTokenHash: String?, expectedJKT: String? = nil
+    ) throws(DPoPError) -> DPoPVerifiedProof {
         guard let synchronousReplayCache else {
             preconditionFailure("verifySynchronously needs an InMemoryDPoPReplayCache")
         }
         let proof = try check(
-            headerValues: headerValues, method: method, url: url, accessToken: accessToken,
+            headerValues: headerValues, method: method, url: url, accessTokenHash: accessTokenHash,
             expectedJKT: expectedJKT)
         guard
             synchronousReplayCache.insertNow(
@@ -133,7 +143,7 @@ public struct DPoPProofVerifier: Sendable {
     /// Every check except replay, which the caller records last so that a proof failing any other
     /// check never occupies the cache.
     private func check(
-        headerValues: [String], method: String, url: String, accessToken: String?,
+        headerValues: [String], method: String, url: String, accessTokenHash expected: String?,
         expectedJKT: String?
     ) throws(DPoPError) -> DPoPVerifiedProof {
         guard headerValues.count == 1, let proof = headerValues.first else {
@@ -162,10 +172,17 @@ public struct DPoPProofVerifier: Sendable {
         } catch {
             throw .invalidProof(error.reason)
         }
-        guard
-            header.key.isValidSignature(
-                signature, for: Array(proof.utf8[segments.signingInput]), algorithm: header.algorithm)
-        else {
+        var compact = proof
+        let signatureVerifies = compact.withUTF8 { bytes in
+            // The signing input in place: no copy of the proof's first two segments.
+            let utf8 = proof.utf8
+            let start = utf8.distance(from: utf8.startIndex, to: segments.signingInput.lowerBound)
+            let end = utf8.distance(from: utf8.startIndex, to: segments.signingInput.upperBound)
+            return header.key.isValidSignature(
+                signature, for: UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(bytes)[start..<end]),
+                algorithm: header.algorithm)
+        }
+        guard signatureVerifies else {
             throw .invalidProof("signature does not verify")
         }
         if cached == nil { headers.remember(header, for: headerSegment) }
@@ -202,9 +219,8 @@ public struct DPoPProofVerifier: Sendable {
 
         try checkNonce(claims.nonce)
 
-        if let accessToken {
+        if let expected {
             guard let ath = claims.ath else { throw .invalidProof("ath is required with an access token") }
-            let expected = Self.accessTokenHash(accessToken)
             guard ConstantTime.equals(expected, ath) else { throw .invalidProof("ath does not match the access token") }
         }
 

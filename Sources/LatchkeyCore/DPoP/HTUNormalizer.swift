@@ -12,6 +12,67 @@ public enum HTUNormalizer {
 
     /// The normalised form, or a failure for anything that is not a plain http(s) URL.
     public static func normalize(_ url: String) throws(Failure) -> String {
+        // Clients send `htu` normalised already, and the sidecar builds the request URL from a configured
+        // origin: returning such a URL as it is saves the copies and allocations of rebuilding it.
+        var url = url
+        if url.withUTF8(isNormalized) { return url }
+        return try rebuild(url)
+    }
+
+    private static let httpsPrefix: [UInt8] = Array("https://".utf8)
+    private static let httpPrefix: [UInt8] = Array("http://".utf8)
+
+    /// True only when `rebuild` would return these bytes unchanged: printable ASCII, a lower-case
+    /// `http://` or `https://`, a lower-case host (no IPv6 literal, no userinfo), no port or a canonical
+    /// non-default one, a non-empty path, no query or fragment. Anything else takes the full path.
+    static func isNormalized(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        let schemeLength: Int
+        if bytes.starts(with: httpsPrefix) {
+            schemeLength = 8
+        } else if bytes.starts(with: httpPrefix) {
+            schemeLength = 7
+        } else {
+            return false
+        }
+        var index = schemeLength
+        var colon: Int?
+        while index < bytes.count, bytes[index] != UInt8(ascii: "/") {
+            switch bytes[index] {
+            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"),
+                UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"):
+                break
+            case UInt8(ascii: ":"):
+                guard colon == nil else { return false }
+                colon = index
+            default:
+                return false
+            }
+            index += 1
+        }
+        let authorityEnd = index
+        guard authorityEnd < bytes.count else { return false }  // empty path: normalised to "/"
+        let hostEnd = colon ?? authorityEnd
+        guard hostEnd > schemeLength else { return false }
+        if let colon {
+            let digits = bytes[(colon + 1)..<authorityEnd]
+            guard (1...5).contains(digits.count), digits.first != UInt8(ascii: "0") else { return false }
+            var port = 0
+            for digit in digits {
+                guard (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(digit) else { return false }
+                port = port * 10 + Int(digit - UInt8(ascii: "0"))
+            }
+            guard port <= 65535, port != (schemeLength == 8 ? 443 : 80) else { return false }
+        }
+        while index < bytes.count {
+            let byte = bytes[index]
+            guard byte > 0x20, byte < 0x7F, byte != UInt8(ascii: "?"), byte != UInt8(ascii: "#") else { return false }
+            index += 1
+        }
+        return true
+    }
+
+    /// The full normalisation.
+    static func rebuild(_ url: String) throws(Failure) -> String {
         let bytes = Array(url.utf8)
         // Control characters and spaces never appear in a valid URL; refusing them avoids
         // two different strings normalising to the same value.

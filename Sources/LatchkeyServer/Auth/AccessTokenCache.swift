@@ -7,16 +7,23 @@ import Synchronization
 /// again costs one hash instead of a signature check. Only successes are cached; revocation and
 /// DPoP binding are still checked by the caller on every request.
 ///
-/// Bound: at most `maxEntries` tokens. When full, expired entries are swept; if that frees nothing,
-/// an arbitrary sixteenth of the entries is dropped (counted in `evictions`), which keeps inserts
-/// amortised O(1) whatever the traffic.
+/// Bound: at most `maxEntries` tokens. When full, expired entries are swept, then arbitrary entries are
+/// dropped (counted in `evictions`) until a sixteenth of the bound is free, which keeps inserts amortised
+/// O(1) whatever the traffic.
 public final class AccessTokenCache: Sendable {
     struct Key: Hashable {
         let a: UInt64, b: UInt64, c: UInt64, d: UInt64
     }
 
+    /// A cached token and its RFC 9449 `ath` (base64url of the same SHA-256 the key is made of), so a
+    /// DPoP proof's `ath` check costs no hashing of the token per request.
+    public struct Entry: Sendable {
+        public let token: VerifiedAccessToken
+        public let accessTokenHash: String
+    }
+
     private struct State {
-        var entries: [Key: VerifiedAccessToken] = [:]
+        var entries: [Key: Entry] = [:]
         var evictions = 0
     }
 
@@ -39,27 +46,41 @@ public final class AccessTokenCache: Sendable {
     public func verify(_ token: String, with verifier: AccessTokenVerifier) async throws(AccessTokenError)
         -> VerifiedAccessToken
     {
-        let key = Self.key(token)
+        try await verifyEntry(token, with: verifier).token
+    }
+
+    /// `verify`, with the token's `ath`.
+    public func verifyEntry(_ token: String, with verifier: AccessTokenVerifier) async throws(AccessTokenError)
+        -> Entry
+    {
+        let digest = Self.digest(token)
+        let key = Self.key(digest)
         let oldestValidExpiry = oldestValidExpiry(clockSkewSeconds: verifier.configuration.clockSkewSeconds)
         if let hit = lookup(key, oldestValidExpiry: oldestValidExpiry) { return hit }
         let verified = try await verifier.verify(token)
-        insert(verified, key: key, oldestValidExpiry: oldestValidExpiry)
-        return verified
+        let entry = Entry(token: verified, accessTokenHash: Base64URL.encode(digest))
+        insert(entry, key: key, oldestValidExpiry: oldestValidExpiry)
+        return entry
     }
 
     /// The cached, unexpired result for `token`, without verifying anything.
     public func cached(_ token: String, clockSkewSeconds: Int64) -> VerifiedAccessToken? {
-        lookup(Self.key(token), oldestValidExpiry: oldestValidExpiry(clockSkewSeconds: clockSkewSeconds))
+        cachedEntry(token, clockSkewSeconds: clockSkewSeconds)?.token
+    }
+
+    /// `cached`, with the token's `ath`.
+    public func cachedEntry(_ token: String, clockSkewSeconds: Int64) -> Entry? {
+        lookup(Self.key(Self.digest(token)), oldestValidExpiry: oldestValidExpiry(clockSkewSeconds: clockSkewSeconds))
     }
 
     private func oldestValidExpiry(clockSkewSeconds: Int64) -> Int64 {
         Int64(clock.now().timeIntervalSince1970.rounded(.down)) - clockSkewSeconds
     }
 
-    private func lookup(_ key: Key, oldestValidExpiry: Int64) -> VerifiedAccessToken? {
+    private func lookup(_ key: Key, oldestValidExpiry: Int64) -> Entry? {
         state.withLock { state in
             guard let cached = state.entries[key] else { return nil }
-            guard cached.expiresAt > oldestValidExpiry else {
+            guard cached.token.expiresAt > oldestValidExpiry else {
                 state.entries[key] = nil
                 return nil
             }
@@ -67,23 +88,31 @@ public final class AccessTokenCache: Sendable {
         }
     }
 
-    private func insert(_ token: VerifiedAccessToken, key: Key, oldestValidExpiry: Int64) {
+    private func insert(_ entry: Entry, key: Key, oldestValidExpiry: Int64) {
         state.withLock { state in
             if state.entries.count >= maxEntries, state.entries[key] == nil {
-                state.entries = state.entries.filter { $0.value.expiresAt > oldestValidExpiry }
-                if state.entries.count >= maxEntries {
-                    let victims = Array(state.entries.keys.prefix(max(1, maxEntries / 16)))
-                    for victim in victims { state.entries[victim] = nil }
-                    state.evictions += victims.count
+                state.entries = state.entries.filter { $0.value.token.expiresAt > oldestValidExpiry }
+                // Each O(n) sweep leaves room for a sixteenth of the bound: were it to free only the one
+                // token that just expired, the next new token would sweep again, and tokens expiring as
+                // fast as new ones arrive would cost every new token a pass over the whole cache.
+                let room = max(1, maxEntries / 16)
+                let excess = state.entries.count - (maxEntries - room)
+                if excess > 0 {
+                    for victim in Array(state.entries.keys.prefix(excess)) { state.entries[victim] = nil }
+                    state.evictions += excess
                 }
             }
-            state.entries[key] = token
+            state.entries[key] = entry
         }
     }
 
-    static func key(_ token: String) -> Key {
+    private static func digest(_ token: String) -> SHA256Digest {
         var token = token
-        return token.withUTF8 { SHA256.hash(data: UnsafeRawBufferPointer($0)) }.withUnsafeBytes { raw in
+        return token.withUTF8 { SHA256.hash(data: UnsafeRawBufferPointer($0)) }
+    }
+
+    private static func key(_ digest: SHA256Digest) -> Key {
+        digest.withUnsafeBytes { raw in
             Key(
                 a: raw.loadUnaligned(fromByteOffset: 0, as: UInt64.self),
                 b: raw.loadUnaligned(fromByteOffset: 8, as: UInt64.self),

@@ -39,4 +39,26 @@ struct HTUNormalizerTests {
         #expect(try HTUNormalizer.normalize("https://e.com/A") != HTUNormalizer.normalize("https://e.com/a"))
         #expect(try HTUNormalizer.normalize("https://e.com/a/") != HTUNormalizer.normalize("https://e.com/a"))
     }
+
+    /// The shortcut for URLs already in normal form must agree with the full normalisation on every input:
+    /// it may only skip work, never accept or rewrite differently.
+    @Test func theShortcutAgreesWithTheFullNormalisation() {
+        let schemes = ["https://", "http://", "HTTPS://", "Http://", "ftp://", "https:/", ""]
+        let hosts = ["api.example.com", "API.example.com", "a", "", "[::1]", "x@y", "h%41st", "e.com.", "ex_a~m-p.le"]
+        let ports = ["", ":", ":443", ":80", ":8443", ":0443", ":65535", ":65536", ":99999", ":8x", ":1:2"]
+        let paths = ["", "/", "/a", "/A/b", "?q", "#f", "/a?q", "/a#f", "/a b", "/a%2F..", "/é", "/a\u{7F}", "/\t"]
+        for scheme in schemes {
+            for host in hosts {
+                for port in ports {
+                    for path in paths {
+                        let url = scheme + host + port + path
+                        let shortcut = url.utf8.withContiguousStorageIfAvailable(HTUNormalizer.isNormalized) ?? false
+                        let full = try? HTUNormalizer.rebuild(url)
+                        if shortcut { #expect(full == url, "\(url)") }
+                        #expect((try? HTUNormalizer.normalize(url)) == full, "\(url)")
+                    }
+                }
+            }
+        }
+    }
 }

@@ -44,4 +44,31 @@ import Testing
         #expect(cache.count <= 32)
         #expect(cache.evictions >= 168)
     }
+
+    /// Tokens expiring as fast as new ones arrive: a full cache whose sweep frees a single expired token must
+    /// still make room for a sixteenth of its bound, or every new token would pay for a pass over the cache.
+    @Test func aSweepThatFreesLittleStillMakesRoomForASixteenth() async throws {
+        let clock = FixedWallClock(unixSeconds: Self.now)
+        let minter = try TokenMinter()
+        let verifier = try AccessTokenVerifier(
+            configuration: .init(issuers: [TokenMinter.issuer], audiences: [TokenMinter.audience], clockSkewSeconds: 0),
+            keySource: InMemoryKeySource([minter.jwk]), clock: clock)
+        let cache = AccessTokenCache(maxEntries: 32, clock: clock)
+        // One token expiring every second, the cache exactly full.
+        for index in 0..<32 {
+            _ = try await cache.verify(
+                try minter.token(now: Self.now, ["exp": Self.now + 1 + Int64(index)]), with: verifier)
+        }
+        #expect(cache.count == 32)
+        #expect(cache.evictions == 0)
+        clock.advance(by: 1)  // the first token has expired
+        _ = try await cache.verify(try minter.token(now: Self.now + 1, ["exp": Self.now + 600]), with: verifier)
+        // The sweep freed the expired token, then made room for two (32 / 16) before the new one went in.
+        #expect(cache.evictions == 1)
+        #expect(cache.count == 31)
+        // So the next new token finds room without sweeping or evicting.
+        _ = try await cache.verify(try minter.token(now: Self.now + 1, ["exp": Self.now + 600]), with: verifier)
+        #expect(cache.evictions == 1)
+        #expect(cache.count == 32)
+    }
 }
