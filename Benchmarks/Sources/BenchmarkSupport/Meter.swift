@@ -8,7 +8,8 @@ import PostgresNIO
 public struct Meter: Sendable {
     public struct Reading: Sendable {
         let serviceCPU: Double
-        let postgresCPU: Double
+        /// CPU seconds of each PostgreSQL process by pid, so a backend that exits is not taken away.
+        let postgresCPU: [Int32: Double]
         let statements: Int?
     }
 
@@ -47,13 +48,18 @@ public struct Meter: Sendable {
     public func read() async -> Reading {
         Reading(
             serviceCPU: servicePID > 0 ? Self.cpuSeconds(servicePID) : 0,
-            postgresCPU: postmasterPID > 0 ? Self.clusterCPUSeconds(postmaster: postmasterPID) : 0,
+            postgresCPU: postmasterPID > 0 ? Self.clusterCPUSeconds(postmaster: postmasterPID) : [:],
             statements: await statements())
     }
 
     public func cost(from start: Reading, to end: Reading) -> Cost {
-        Cost(
-            serviceCPU: end.serviceCPU - start.serviceCPU, postgresCPU: end.postgresCPU - start.postgresCPU,
+        // Processes present at both readings count their difference, new ones all of theirs; one that exited
+        // in between loses what it used since the first reading (backends of long-lived pools rarely exit).
+        let postgres = end.postgresCPU.reduce(0.0) { total, process in
+            total + process.value - (start.postgresCPU[process.key] ?? 0)
+        }
+        return Cost(
+            serviceCPU: end.serviceCPU - start.serviceCPU, postgresCPU: postgres,
             statements: start.statements.flatMap { begin in end.statements.map { $0 - begin } })
     }
 
@@ -78,18 +84,17 @@ public struct Meter: Sendable {
         return ((Double(fields[11]) ?? 0) + (Double(fields[12]) ?? 0)) / ticksPerSecond
     }
 
-    /// The postmaster and all its children (backends, WAL writer, checkpointer, …). A backend that exits
-    /// during the phase takes its CPU with it; benchmarks keep their connections open, so that is small.
-    public static func clusterCPUSeconds(postmaster: Int32) -> Double {
-        var total = cpuSeconds(postmaster)
+    /// The postmaster and all its children (backends, WAL writer, checkpointer, …), CPU seconds by pid.
+    public static func clusterCPUSeconds(postmaster: Int32) -> [Int32: Double] {
+        var processes = [postmaster: cpuSeconds(postmaster)]
         let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
         for entry in entries {
             guard let pid = Int32(entry), pid != postmaster, let fields = statFields(pid),
                 Int32(fields[1]) == postmaster
             else { continue }
-            total += ((Double(fields[11]) ?? 0) + (Double(fields[12]) ?? 0)) / ticksPerSecond
+            processes[pid] = ((Double(fields[11]) ?? 0) + (Double(fields[12]) ?? 0)) / ticksPerSecond
         }
-        return total
+        return processes
     }
 
     static let ticksPerSecond = Double(sysconf(Int32(_SC_CLK_TCK)))
