@@ -49,29 +49,12 @@ import Testing
     @Test func theGrantStatementRefusesAClientRevokedAfterItsRecordWasRead() async throws {
         try await TokenServiceHarness.run { _, fixture in
             try await fixture.insertClient("svc", scope: "api")
-            let database = fixture.database
-            let stored = try #require(
-                try await database.withTenantTransaction(fixture.tenant) { connection in
-                    try await ClientRepository.find("svc", on: connection, logger: database.logger)
-                })
-            let slug = try #require(TenantSlug(fixture.tenant))
-            let tenant = try #require(try await TenantDirectory(database: database).tenant(slug))
-            let signer = try await TenantKeyStore(
-                keys: TenantSigningKeys(envelope: fixture.settings.keyEnvelope), database: database
-            ).signingKey(for: tenant)
-            let issuer = TokenIssuer(
-                hasher: fixture.settings.secretHasher, outbox: OutboxWriter(),
-                usage: ClientUsageRecorder(database: database))
-            let endpoints = TenantEndpoints(settings: fixture.settings, tenant: tenant.id)
-            let request = IssuanceRequest(
-                client: stored, userID: nil, scopes: ["api"], grantType: .clientCredentials, jkt: nil)
-            let issued = try await issuer.issueAccessToken(
-                request, tenant: tenant, endpoints: endpoints, signer: signer, database: database)
+            let grant = try await DirectGrant.prepare(fixture, "svc")
+            let issued = try await grant.issue()
             #expect(!issued.accessToken.isEmpty)
             try await fixture.setClientStatus("svc", .revoked)
             await #expect(throws: ClientNoLongerUsable.self) {
-                try await issuer.issueAccessToken(
-                    request, tenant: tenant, endpoints: endpoints, signer: signer, database: database)
+                try await grant.issue()
             }
             // Nothing of the refused grant was written.
             #expect(try await fixture.outboxPayloads(type: .tokenIssued).count == 1)
@@ -97,31 +80,15 @@ import Testing
         try await TokenServiceHarness.run { _, fixture in
             let old = try #require(try await fixture.insertClient("svc", scope: "api"))
             try await rotate("svc", to: SecretTokens.generate(), overlap: "1 hour", fixture)
-            let database = fixture.database
-            var stored = try #require(
-                try await database.withTenantTransaction(fixture.tenant) { connection in
-                    try await ClientRepository.find("svc", on: connection, logger: database.logger)
-                })
-            stored.authenticatedSecretHash = stored.matchingSecretHash(
-                old, hasher: fixture.settings.secretHasher, at: Date())
-            #expect(stored.authenticatedSecretHash == stored.previousSecretHash)
-            let slug = try #require(TenantSlug(fixture.tenant))
-            let tenant = try #require(try await TenantDirectory(database: database).tenant(slug))
-            let signer = try await TenantKeyStore(
-                keys: TenantSigningKeys(envelope: fixture.settings.keyEnvelope), database: database
-            ).signingKey(for: tenant)
-            let issuer = TokenIssuer(
-                hasher: fixture.settings.secretHasher, outbox: OutboxWriter(),
-                usage: ClientUsageRecorder(database: database))
-            let endpoints = TenantEndpoints(settings: fixture.settings, tenant: tenant.id)
-            let request = IssuanceRequest(
-                client: stored, userID: nil, scopes: ["api"], grantType: .clientCredentials, jkt: nil)
-            _ = try await issuer.issueAccessToken(
-                request, tenant: tenant, endpoints: endpoints, signer: signer, database: database)
+            let grant = try await DirectGrant.prepare(fixture, "svc") { stored in
+                stored.authenticatedSecretHash = stored.matchingSecretHash(
+                    old, hasher: fixture.settings.secretHasher, at: Date())
+                #expect(stored.authenticatedSecretHash == stored.previousSecretHash)
+            }
+            _ = try await grant.issue()
             try await endOverlap("svc", fixture)
             await #expect(throws: ClientNoLongerUsable.self) {
-                try await issuer.issueAccessToken(
-                    request, tenant: tenant, endpoints: endpoints, signer: signer, database: database)
+                try await grant.issue()
             }
             #expect(try await fixture.outboxPayloads(type: .tokenIssued).count == 1)
         }
@@ -132,22 +99,7 @@ import Testing
     @Test func theGrantStatementRefusesAClientWhoseMetadataChangedAfterItsRecordWasRead() async throws {
         try await TokenServiceHarness.run { _, fixture in
             try await fixture.insertClient("svc", scope: "api")
-            let database = fixture.database
-            let stored = try #require(
-                try await database.withTenantTransaction(fixture.tenant) { connection in
-                    try await ClientRepository.find("svc", on: connection, logger: database.logger)
-                })
-            let slug = try #require(TenantSlug(fixture.tenant))
-            let tenant = try #require(try await TenantDirectory(database: database).tenant(slug))
-            let signer = try await TenantKeyStore(
-                keys: TenantSigningKeys(envelope: fixture.settings.keyEnvelope), database: database
-            ).signingKey(for: tenant)
-            let issuer = TokenIssuer(
-                hasher: fixture.settings.secretHasher, outbox: OutboxWriter(),
-                usage: ClientUsageRecorder(database: database))
-            let endpoints = TenantEndpoints(settings: fixture.settings, tenant: tenant.id)
-            let request = IssuanceRequest(
-                client: stored, userID: nil, scopes: ["api"], grantType: .clientCredentials, jkt: nil)
+            let grant = try await DirectGrant.prepare(fixture, "svc")
             try await fixture.database.withTenantTransaction(fixture.tenant) { connection in
                 try await connection.query(
                     """
@@ -155,8 +107,7 @@ import Testing
                     """, logger: fixture.database.logger)
             }
             await #expect(throws: ClientNoLongerUsable.self) {
-                try await issuer.issueAccessToken(
-                    request, tenant: tenant, endpoints: endpoints, signer: signer, database: database)
+                try await grant.issue()
             }
             #expect(try await fixture.outboxPayloads(type: .tokenIssued).isEmpty)
         }
@@ -217,5 +168,44 @@ import Testing
         ) { response in
             (response.status, TokenRequest.json(response)["error"] as? String)
         }
+    }
+}
+
+/// The grant's one statement called directly, on a client record read before the changes a test then makes.
+private struct DirectGrant {
+    let issuer: TokenIssuer
+    let request: IssuanceRequest
+    let tenant: ResolvedTenant
+    let endpoints: TenantEndpoints
+    let signer: (kid: String, key: SigningKey)
+    let database: Database
+
+    static func prepare(
+        _ fixture: TokenServiceHarness, _ clientID: String, adjust: (inout StoredClient) -> Void = { _ in }
+    ) async throws -> DirectGrant {
+        let database = fixture.database
+        var stored = try #require(
+            try await database.withTenantTransaction(fixture.tenant) { connection in
+                try await ClientRepository.find(clientID, on: connection, logger: database.logger)
+            })
+        adjust(&stored)
+        let slug = try #require(TenantSlug(fixture.tenant))
+        let tenant = try #require(try await TenantDirectory(database: database).tenant(slug))
+        let signer = try await TenantKeyStore(
+            keys: TenantSigningKeys(envelope: fixture.settings.keyEnvelope), database: database
+        ).signingKey(for: tenant)
+        return DirectGrant(
+            issuer: TokenIssuer(
+                hasher: fixture.settings.secretHasher, outbox: OutboxWriter(),
+                usage: ClientUsageRecorder(database: database)),
+            request: IssuanceRequest(
+                client: stored, userID: nil, scopes: ["api"], grantType: .clientCredentials, jkt: nil),
+            tenant: tenant, endpoints: TenantEndpoints(settings: fixture.settings, tenant: tenant.id), signer: signer,
+            database: database)
+    }
+
+    func issue() async throws -> TokenResponse {
+        try await issuer.issueAccessToken(
+            request, tenant: tenant, endpoints: endpoints, signer: signer, database: database)
     }
 }

@@ -56,16 +56,10 @@ extension RegistrationService {
         case .open:
             mechanism = .open
         }
-        let method = metadata.tokenEndpointAuthMethod ?? .clientSecretBasic
-        let secret = method.usesClientSecret ? SecretTokens.generate(prefix: "lk_cs_") : nil
-        let secretExpiry =
-            secret != nil && policy.clientSecretLifetime > 0
-            ? now.addingTimeInterval(TimeInterval(policy.clientSecretLifetime)) : nil
-        let record = ClientRecord(
-            clientID: clientID, tenant: tenant.slug, clientType: method.clientType,
-            applicationType: metadata.applicationType ?? .native, authenticatedUser: user, templateID: template?.id,
-            metadata: metadata, secretExpiresAt: secretExpiry, createdAt: now, updatedAt: now,
-            registrationMechanism: mechanism)
+        let (record, secret) = Self.newClient(
+            clientID, tenant: tenant, metadata: metadata, user: user, templateID: template?.id, mechanism: mechanism,
+            policy: policy, at: now)
+        let secretExpiry = record.secretExpiresAt
         let storedMetadata = String(decoding: try LatchkeyJSON.encode(metadata), as: UTF8.self)
         let overrides = try template.map { _ in
             String(decoding: try LatchkeyJSON.encode(ClientTemplate.instanceOverrides(from: request)), as: UTF8.self)
@@ -81,7 +75,7 @@ extension RegistrationService {
             SELECT outcome, retry_after FROM register_client(\(tenant.id), \(buckets.map(\.key)),
                 \(buckets.map(\.limit))::int[], \(RegistrationRateLimiter.windowSeconds), \(tokenHash), \(user),
                 \(instance), \(policy.maxClientsPerUser)::int, \(request.softwareID), \(template?.version)::int,
-                \(clientID), \(method.clientType.rawValue), \(record.applicationType.rawValue),
+                \(clientID), \(record.clientType.rawValue), \(record.applicationType.rawValue),
                 \(mechanism.rawValue), \(storedMetadata), \(secret.map(hasher.hash)), \(secretExpiry),
                 \(hasher.hash(registrationToken)), \(now), \(overrides), \(row.eventID), \(row.topic), \(row.key),
                 \(row.eventType), \(row.payload), \(row.traceparent))

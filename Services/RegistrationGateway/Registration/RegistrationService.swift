@@ -189,16 +189,9 @@ struct RegistrationService: Sendable {
                         on: connection)
                 }
             }
-            let method = metadata.tokenEndpointAuthMethod ?? .clientSecretBasic
-            let secret = method.usesClientSecret ? SecretTokens.generate(prefix: "lk_cs_") : nil
-            let secretExpiry =
-                secret != nil && policy.clientSecretLifetime > 0
-                ? now.addingTimeInterval(TimeInterval(policy.clientSecretLifetime)) : nil
-            let record = ClientRecord(
-                clientID: clientID, tenant: tenant.slug, clientType: method.clientType,
-                applicationType: metadata.applicationType ?? .native, authenticatedUser: user, templateID: template?.id,
-                metadata: metadata, secretExpiresAt: secretExpiry, createdAt: now, updatedAt: now,
-                registrationMechanism: mechanism)
+            let (record, secret) = Self.newClient(
+                clientID, tenant: tenant, metadata: metadata, user: user, templateID: template?.id,
+                mechanism: mechanism, policy: policy, at: now)
             try await ClientRepository.insert(
                 record, secretHash: secret.map(hasher.hash), registrationTokenHash: hasher.hash(registrationToken),
                 template: template.map {
@@ -298,5 +291,26 @@ extension ClientTemplate {
         do { return try instanceMetadata(for: request) } catch {
             throw RegistrationError.invalidMetadata(error.description)
         }
+    }
+}
+
+extension RegistrationService {
+    /// The record of a client about to be registered, and its new secret when its authentication method
+    /// uses one (expiring after the policy's `client_secret_lifetime`, when set).
+    static func newClient(
+        _ clientID: String, tenant: ResolvedTenant, metadata: ClientMetadata, user: UUID?, templateID: String?,
+        mechanism: RegistrationMechanism, policy: TenantPolicy, at now: Date
+    ) -> (record: ClientRecord, secret: String?) {
+        let method = metadata.tokenEndpointAuthMethod ?? .clientSecretBasic
+        let secret = method.usesClientSecret ? SecretTokens.generate(prefix: "lk_cs_") : nil
+        let secretExpiry =
+            secret != nil && policy.clientSecretLifetime > 0
+            ? now.addingTimeInterval(TimeInterval(policy.clientSecretLifetime)) : nil
+        let record = ClientRecord(
+            clientID: clientID, tenant: tenant.slug, clientType: method.clientType,
+            applicationType: metadata.applicationType ?? .native, authenticatedUser: user, templateID: templateID,
+            metadata: metadata, secretExpiresAt: secretExpiry, createdAt: now, updatedAt: now,
+            registrationMechanism: mechanism)
+        return (record, secret)
     }
 }
