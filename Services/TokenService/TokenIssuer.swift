@@ -134,14 +134,18 @@ struct TokenIssuer: Sendable {
         let row = try outbox.row(
             for: event(request, tenant: tenant, access: access, refreshToken: nil, idToken: nil))
         let client = request.client
-        let rows = try await database.client.query(
-            """
-            SELECT issue_access_token(\(tenant.id), \(client.clientID), \(client.authenticatedSecretHash), \(access.jti),
-                \(request.userID), \(request.familyID), \(access.expiresAt), \(row.eventID), \(row.topic), \(row.key),
-                \(row.eventType), \(row.payload), \(client.storedMetadata), \(row.traceparent))
-            """, logger: database.logger)
-        var issued = false
-        for try await value in rows.decode(Bool.self) { issued = value }
+        let issued = try await database.withStatementTransaction(tenant: tenant.id) {
+            let rows = try await database.client.query(
+                """
+                SELECT issue_access_token(\(tenant.id), \(client.clientID), \(client.authenticatedSecretHash),
+                    \(access.jti), \(request.userID), \(request.familyID), \(access.expiresAt), \(row.eventID),
+                    \(row.topic), \(row.key), \(row.eventType), \(row.payload), \(client.storedMetadata),
+                    \(row.traceparent))
+                """, logger: database.logger)
+            var issued = false
+            for try await value in rows.decode(Bool.self) { issued = value }
+            return issued
+        }
         guard issued else { throw ClientNoLongerUsable() }
         usage.record(tenant: tenant.id, clientID: client.clientID)
         return response(request, access: access, refreshToken: nil, idToken: nil)

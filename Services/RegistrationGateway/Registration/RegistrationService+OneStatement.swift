@@ -70,18 +70,21 @@ extension RegistrationService {
                 source: EventSource.registrationGateway, data: ClientRegistered(record: record, actor: actor)))
         let buckets = RegistrationRateLimiter.buckets(
             for: policy.rateLimits.registration, source: source, open: open)
-        let rows = try await database.client.query(
-            """
-            SELECT outcome, retry_after FROM register_client(\(tenant.id), \(buckets.map(\.key)),
-                \(buckets.map(\.limit))::int[], \(RegistrationRateLimiter.windowSeconds), \(tokenHash), \(user),
-                \(instance), \(policy.maxClientsPerUser)::int, \(request.softwareID), \(template?.version)::int,
-                \(clientID), \(record.clientType.rawValue), \(record.applicationType.rawValue),
-                \(mechanism.rawValue), \(storedMetadata), \(secret.map(hasher.hash)), \(secretExpiry),
-                \(hasher.hash(registrationToken)), \(now), \(overrides), \(row.eventID), \(row.topic), \(row.key),
-                \(row.eventType), \(row.payload), \(row.traceparent))
-            """, logger: database.logger)
-        var result: (outcome: String, retryAfter: Double?)?
-        for try await value in rows.decode((String, Double?).self) { result = value }
+        let result = try await database.withStatementTransaction(tenant: tenant.id) {
+            let rows = try await database.client.query(
+                """
+                SELECT outcome, retry_after FROM register_client(\(tenant.id), \(buckets.map(\.key)),
+                    \(buckets.map(\.limit))::int[], \(RegistrationRateLimiter.windowSeconds), \(tokenHash), \(user),
+                    \(instance), \(policy.maxClientsPerUser)::int, \(request.softwareID), \(template?.version)::int,
+                    \(clientID), \(record.clientType.rawValue), \(record.applicationType.rawValue),
+                    \(mechanism.rawValue), \(storedMetadata), \(secret.map(hasher.hash)), \(secretExpiry),
+                    \(hasher.hash(registrationToken)), \(now), \(overrides), \(row.eventID), \(row.topic), \(row.key),
+                    \(row.eventType), \(row.payload), \(row.traceparent))
+                """, logger: database.logger)
+            var result: (outcome: String, retryAfter: Double?)?
+            for try await value in rows.decode((String, Double?).self) { result = value }
+            return result
+        }
         switch result?.outcome {
         case "registered":
             return .registered(

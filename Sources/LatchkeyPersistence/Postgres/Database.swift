@@ -37,6 +37,14 @@ public struct Database: Sendable {
         try await traced(tenant: nil) { try await transaction(body) }
     }
 
+    /// Runs `work`, one statement that is a transaction of its own (a function doing a whole operation's
+    /// reads and writes), under the same `db.transaction` span as the transaction helpers.
+    public func withStatementTransaction<Result: Sendable>(
+        tenant: String, _ work: () async throws -> Result
+    ) async throws -> Result {
+        try await traced(tenant: tenant, work)
+    }
+
     /// A `db.transaction` client span around `work`, only inside a traced operation (a request, a consumed
     /// event): the polls of the relay and the jobs would otherwise each start a trace of their own. Neither
     /// statements nor bind values are recorded.
