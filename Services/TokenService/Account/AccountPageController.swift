@@ -150,16 +150,9 @@ struct AccountPageController: Sendable {
         let tenant = try context.requireTenant()
         let clientID = try context.parameters.require("client_id")
         let form: FormParameters
-        do { form = try await FormParameters.read(from: request) } catch let error as OAuthError {
-            return pages.error(error.errorDescription, tenant: tenant, status: error.status)
-        }
-        guard
-            csrf.isValid(
-                cookie: request.cookies[CSRFGuard.cookieName]?.value, token: form["csrf_token"], tenant: tenant.id)
-        else {
-            return pages.error(
-                "This form was not sent from your account page, or it has expired. Go back and try again.",
-                tenant: tenant, status: .forbidden)
+        switch try await pages.postedForm(request, tenant: tenant, csrf: csrf, from: "your account page") {
+        case .accepted(let posted): form = posted
+        case .refused(let page): return page
         }
         let cookie = request.cookies[SSOSessions.cookieName]?.value
         let logger = database.logger

@@ -212,16 +212,9 @@ struct AuthorizationController: Sendable {
     ) async throws -> Response {
         let tenant = try context.requireTenant()
         let form: FormParameters
-        do { form = try await FormParameters.read(from: request) } catch let error as OAuthError {
-            return pages.error(error.errorDescription, tenant: tenant, status: error.status)
-        }
-        guard
-            csrf.isValid(
-                cookie: request.cookies[CSRFGuard.cookieName]?.value, token: form["csrf_token"], tenant: tenant.id)
-        else {
-            return pages.error(
-                "This form was not sent from this sign-in page, or it has expired. Go back and try again.",
-                tenant: tenant, status: .forbidden)
+        switch try await pages.postedForm(request, tenant: tenant, csrf: csrf, from: "this sign-in page") {
+        case .accepted(let posted): form = posted
+        case .refused(let page): return page
         }
         guard let pending = sealer.open(form["authorization_request"], tenant: tenant.id) else {
             return expired(tenant)

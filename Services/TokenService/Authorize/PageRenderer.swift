@@ -61,3 +61,32 @@ struct PageRenderer: Sendable {
         return page("error", title: "Sign-in problem", tenant: tenant, values: values, status: status, headers: headers)
     }
 }
+
+/// A page's POST: its form, or the error page answering it.
+enum PostedForm {
+    case accepted(FormParameters)
+    case refused(Response)
+}
+
+extension PageRenderer {
+    /// Reads the form a page posted and checks it came from `page` (the CSRF token bound to the cookie);
+    /// an unreadable form or a failed check is answered with an error page.
+    func postedForm(_ request: Request, tenant: ResolvedTenant, csrf: CSRFGuard, from page: String) async throws
+        -> PostedForm
+    {
+        let form: FormParameters
+        do { form = try await FormParameters.read(from: request) } catch let error as OAuthError {
+            return .refused(self.error(error.errorDescription, tenant: tenant, status: error.status))
+        }
+        guard
+            csrf.isValid(
+                cookie: request.cookies[CSRFGuard.cookieName]?.value, token: form["csrf_token"], tenant: tenant.id)
+        else {
+            return .refused(
+                self.error(
+                    "This form was not sent from \(page), or it has expired. Go back and try again.", tenant: tenant,
+                    status: .forbidden))
+        }
+        return .accepted(form)
+    }
+}
