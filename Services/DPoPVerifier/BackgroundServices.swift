@@ -27,7 +27,7 @@ struct CacheGaugeReporter: Service {
             metrics.replayCacheEntries.set(Int64(replayCache.count))
             metrics.tokenCacheEntries.set(Int64(tokenCache?.count ?? 0))
             // Revocations otherwise leave only while others arrive: the gauge shows what is really held.
-            revocations.sweep()
+            await revocations.sweepAll()
             metrics.revokedClients.set(Int64(revocations.count))
         }
     }

@@ -39,12 +39,15 @@ struct ExpiringKeys {
         entries[key] != nil
     }
 
-    /// Drops entries whose moment has passed, the soonest first, `sweepBudget` at most.
-    mutating func sweep(now: Int64) {
+    /// Drops entries whose moment has passed, the soonest first, `sweepBudget` at most; true when passed entries
+    /// remain (the caller sweeps again after letting other work run).
+    @discardableResult
+    mutating func sweep(now: Int64) -> Bool {
         reclaim(now: now, budget: Self.sweepBudget)
     }
 
-    private mutating func reclaim(now: Int64, budget: Int) {
+    @discardableResult
+    private mutating func reclaim(now: Int64, budget: Int) -> Bool {
         var remaining = budget
         while remaining > 0, let top = heap.first, top.until <= now {
             popMin()
@@ -56,6 +59,7 @@ struct ExpiringKeys {
             heap = []
             entries = [:]
         }
+        return heap.first.map { $0.until <= now } ?? false
     }
 
     private mutating func push(_ until: Int64, _ key: String) {

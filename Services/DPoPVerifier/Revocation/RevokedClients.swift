@@ -70,11 +70,19 @@ final class RevokedClients: Sendable {
 
     var revokedTokenCount: Int { tokens.withLock { $0.count } }
 
-    /// Drops the clients and tokens nothing is left to refuse of (inserting does it too, at most once a minute).
-    func sweep(now: Date = Date()) {
+    /// Drops clients and tokens nothing is left to refuse of, a bounded number per call so no request waits long
+    /// for the lock; true when more remain to drop (inserting drops a few too).
+    @discardableResult
+    func sweep(now: Date = Date()) -> Bool {
         let now = RevocationRetention.seconds(now)
-        clients.withLock { $0.sweep(now: now) }
-        tokens.withLock { $0.sweep(now: now) }
+        let clientsLeft = clients.withLock { $0.sweep(now: now) }
+        let tokensLeft = tokens.withLock { $0.sweep(now: now) }
+        return clientsLeft || tokensLeft
+    }
+
+    /// Drops everything nothing is left to refuse of, in bounded steps with other tasks let run in between.
+    func sweepAll() async {
+        while sweep(), !Task.isCancelled { await Task.yield() }
     }
 
     /// Applies `UserDisabled` (true) or `UserEnabled` (false); the topic's order per user decides.

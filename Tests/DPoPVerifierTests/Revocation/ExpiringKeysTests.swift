@@ -18,13 +18,16 @@ import Testing
         }
         #expect(keys.count == total + 1)
 
-        keys.sweep(now: 50)  // nothing has passed
+        var more = keys.sweep(now: 50)
+        #expect(!more, "nothing has passed")
         #expect(keys.count == total + 1)
-        keys.sweep(now: 1_000)  // everything has passed: one budget's worth leaves per sweep
-        #expect(keys.count == total + 1 - ExpiringKeys.sweepBudget)
-        keys.sweep(now: 1_000)
-        #expect(keys.count == total + 1 - 2 * ExpiringKeys.sweepBudget)
-        keys.sweep(now: 1_000)
+        // Everything has passed: one budget's worth leaves per sweep, which says whether more remain.
+        more = keys.sweep(now: 1_000)
+        #expect(more && keys.count == total + 1 - ExpiringKeys.sweepBudget)
+        more = keys.sweep(now: 1_000)
+        #expect(more && keys.count == total + 1 - 2 * ExpiringKeys.sweepBudget)
+        more = keys.sweep(now: 1_000)
+        #expect(!more)
         #expect(keys.count == 0)
     }
 

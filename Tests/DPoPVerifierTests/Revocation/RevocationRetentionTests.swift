@@ -43,6 +43,20 @@ import Testing
         #expect(revocations.count == 0)
     }
 
+    @Test func thePeriodicSweepDropsEveryPassedRevocationNotJustOneStep() async {
+        let revocations = RevokedClients(loaded: true, retention: Self.retention)
+        let total = 3 * ExpiringKeys.sweepBudget + 7
+        for index in 0..<total {
+            revocations.insert(
+                tenant: Self.acme, clientID: "c\(index)", revokedAt: at(0), tokensExpireAt: at(600), now: at(0))
+            revocations.insertToken(
+                tenant: Self.acme, jti: "t\(index)", revokedAt: at(0), expiresAt: at(300), now: at(0))
+        }
+        #expect(revocations.count == total && revocations.revokedTokenCount == total)
+        await revocations.sweepAll()  // now is long after `start`: every one of them is over
+        #expect(revocations.count == 0 && revocations.revokedTokenCount == 0)
+    }
+
     @Test func revocationsThatNoLongerMatterAreNotKeptAtAll() {
         let revocations = RevokedClients(loaded: true, retention: Self.retention)
         // Replayed at start-up long after: nothing is left to refuse.
