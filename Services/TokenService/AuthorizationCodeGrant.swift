@@ -26,6 +26,8 @@ struct AuthorizationCodeGrant: Sendable {
         let consumedAt: Date?
         let issuedFamilyID: UUID?
         let issuedAccessJTI: String?
+        /// Whether the user may still obtain tokens, where the read included it.
+        var userActive = true
     }
 
     /// A replay must commit its revocations before the error goes out, so the transaction returns it.
@@ -41,6 +43,14 @@ struct AuthorizationCodeGrant: Sendable {
         }
         let verifier = grant.form["code_verifier"]
         let codeHash = issuer.hasher.hash(code)
+        if let response = try await redeemInTwoStatements(
+            grant, codeHash: codeHash, redirectURI: redirectURI, verifier: verifier, signer: signer)
+        {
+            return response
+        }
+        // Only the redemption's statement re-checks a cached client record: anything else is decided on the
+        // database's record.
+        if grant.client.fromCache { throw ClientNoLongerUsable() }
         let logger = database.logger
         let outcome: Outcome = try await database.withTenantTransaction(grant.tenant.id) { connection in
             guard let stored = try await find(codeHash, on: connection, logger: logger) else {
@@ -67,34 +77,17 @@ struct AuthorizationCodeGrant: Sendable {
                     throw dpop.error(.invalidProof("proof key does not match dpop_jkt"), tenant: grant.tenant)
                 }
             }
-            let scopes = TenantPolicy.scopeTokens(stored.scope)
-            if scopes.contains("dcr") {
-                guard grant.client.isDCRClient, scopes == ["dcr"] else {
-                    throw OAuthError.invalidScope("the dcr scope is reserved for the tenant's DCR client, alone")
-                }
-            }
+            let request = try issuance(of: stored, grant: grant)
             guard try await UserStatus.isActive(stored.userID, on: connection, logger: logger) else {
                 throw OAuthError.invalidGrant("the user cannot sign in")
             }
-            let wantsRefresh = grant.client.grantTypes.contains(.refreshToken) && !scopes.contains("dcr")
-            let refresh =
-                wantsRefresh
-                ? RefreshPlan(
-                    familyID: UUID(), generation: 0,
-                    expiresAt: Date().addingTimeInterval(TimeInterval(grant.tenant.policy.tokenLifetimes.refreshToken)),
-                    boundJKT: grant.refreshBinding)
-                : nil
-            let request = IssuanceRequest(
-                client: grant.client, userID: stored.userID, scopes: scopes, grantType: .authorizationCode,
-                jkt: grant.proof?.jkt, refresh: refresh,
-                idToken: scopes.contains("openid") ? IDTokenPlan(nonce: stored.nonce, authTime: stored.authTime) : nil)
             let response = try await issuer.issue(
                 request, tenant: grant.tenant, endpoints: grant.endpoints, signer: signer, on: connection,
                 logger: logger)
             let jti = response.accessTokenID
             try await connection.query(
                 """
-                UPDATE authorization_codes SET consumed_at = now(), issued_family_id = \(refresh?.familyID),
+                UPDATE authorization_codes SET consumed_at = now(), issued_family_id = \(request.refresh?.familyID),
                        issued_access_jti = \(jti)
                 WHERE code_hash = \(codeHash)
                 """, logger: logger)
@@ -103,6 +96,67 @@ struct AuthorizationCodeGrant: Sendable {
         switch outcome {
         case .issued(let response): return response
         case .replayed: throw OAuthError.invalidGrant("authorization code has already been used")
+        }
+    }
+
+    /// The usual redemption (an unused, unexpired code of this client, its redirect URI, PKCE verifier and proof
+    /// key, the user active) as one read and one write, without holding a transaction open in between: the write
+    /// uses the code only while it is still unused. Nil whenever anything else applies (a replay, an error to
+    /// report); the caller then decides in one transaction.
+    private func redeemInTwoStatements(
+        _ grant: GrantContext, codeHash: String, redirectURI: String, verifier: String?,
+        signer: (kid: String, key: SigningKey)
+    ) async throws -> TokenResponse? {
+        guard let stored = try await state(codeHash, tenant: grant.tenant.id), stored.userActive,
+            stored.consumedAt == nil, stored.clientID == grant.client.clientID, stored.expiresAt > Date(),
+            stored.redirectURI == redirectURI, (try? checkPKCE(stored: stored, verifier: verifier, grant: grant)) != nil
+        else { return nil }
+        if let bound = stored.dpopJKT {
+            guard let proof = grant.proof, ConstantTime.equals(bound, proof.jkt) else { return nil }
+        }
+        guard let request = try? issuance(of: stored, grant: grant) else { return nil }
+        return try await issuer.redeemAuthorizationCode(
+            request, code: codeHash, tenant: grant.tenant, endpoints: grant.endpoints, signer: signer,
+            database: database)
+    }
+
+    /// What redeeming `stored` issues: its scopes (`dcr` only to the tenant's DCR client, alone), a new refresh
+    /// family where the client may refresh, an ID token for `openid`.
+    private func issuance(of stored: StoredCode, grant: GrantContext) throws -> IssuanceRequest {
+        let scopes = TenantPolicy.scopeTokens(stored.scope)
+        if scopes.contains("dcr") {
+            guard grant.client.isDCRClient, scopes == ["dcr"] else {
+                throw OAuthError.invalidScope("the dcr scope is reserved for the tenant's DCR client, alone")
+            }
+        }
+        let wantsRefresh = grant.client.grantTypes.contains(.refreshToken) && !scopes.contains("dcr")
+        let refresh =
+            wantsRefresh
+            ? RefreshPlan(
+                familyID: UUID(), generation: 0,
+                expiresAt: Date().addingTimeInterval(TimeInterval(grant.tenant.policy.tokenLifetimes.refreshToken)),
+                boundJKT: grant.refreshBinding)
+            : nil
+        return IssuanceRequest(
+            client: grant.client, userID: stored.userID, scopes: scopes, grantType: .authorizationCode,
+            jkt: grant.proof?.jkt, refresh: refresh,
+            idToken: scopes.contains("openid") ? IDTokenPlan(nonce: stored.nonce, authTime: stored.authTime) : nil)
+    }
+
+    /// The code's state read in one statement, outside any transaction.
+    private func state(_ codeHash: String, tenant: String) async throws -> StoredCode? {
+        try await database.withStatementTransaction(tenant: tenant) {
+            let rows = try await database.client.query(
+                "SELECT * FROM authorization_code_state(\(tenant), \(codeHash))", logger: database.logger)
+            for try await row in rows.decode(
+                (String, UUID, String, String, String?, String?, String?, String?, Date, Date, Date?, Bool).self)
+            {
+                return StoredCode(
+                    clientID: row.0, userID: row.1, redirectURI: row.2, scope: row.3, challenge: row.4,
+                    challengeMethod: row.5, nonce: row.6, dpopJKT: row.7, authTime: row.8, expiresAt: row.9,
+                    consumedAt: row.10, issuedFamilyID: nil, issuedAccessJTI: nil, userActive: row.11)
+            }
+            return nil
         }
     }
 

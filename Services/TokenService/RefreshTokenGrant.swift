@@ -23,6 +23,8 @@ struct RefreshTokenGrant: Sendable {
         let status: String
         let expiresAt: Date
         let rotatedAt: Date?
+        /// Whether the user may still obtain tokens, where the read included it.
+        var userActive = true
     }
 
     private enum Outcome {
@@ -35,6 +37,12 @@ struct RefreshTokenGrant: Sendable {
             throw OAuthError.invalidRequest("refresh_token is required")
         }
         let tokenHash = issuer.hasher.hash(token)
+        if let response = try await rotateInTwoStatements(grant, token: token, tokenHash: tokenHash, signer: signer) {
+            return response
+        }
+        // Only the rotation's statement re-checks a cached client record: anything else is decided on the
+        // database's record.
+        if grant.client.fromCache { throw ClientNoLongerUsable() }
         let logger = database.logger
         let outcome: Outcome = try await database.withTenantTransaction(grant.tenant.id) { connection in
             guard let stored = try await find(tokenHash, on: connection, logger: logger),
@@ -94,6 +102,36 @@ struct RefreshTokenGrant: Sendable {
         }
     }
 
+    /// The usual rotation (an active token of this client, the user active, the proof key it is bound to, a
+    /// scope within the original) as one read and one write, without holding a transaction open in between:
+    /// the write rotates the token only while it is still in the state read. Nil whenever anything else
+    /// applies (reuse, the grace window, an error to report); the caller then decides in one transaction.
+    private func rotateInTwoStatements(
+        _ grant: GrantContext, token: String, tokenHash: String, signer: (kid: String, key: SigningKey)
+    ) async throws -> TokenResponse? {
+        guard let stored = try await state(tokenHash, tenant: grant.tenant.id), stored.userActive,
+            stored.status == "active", stored.clientID == grant.client.clientID, stored.expiresAt > Date()
+        else { return nil }
+        if let bound = stored.dpopJKT {
+            guard let proof = grant.proof, ConstantTime.equals(bound, proof.jkt) else { return nil }
+        }
+        let original = TenantPolicy.scopeTokens(stored.scope)
+        var scopes = original
+        if let requested = grant.form["scope"] {
+            scopes = TenantPolicy.scopeTokens(requested)
+            guard !scopes.isEmpty, scopes.allSatisfy(original.contains) else { return nil }
+        }
+        let request = IssuanceRequest(
+            client: grant.client, userID: stored.userID, scopes: scopes, grantType: .refreshToken,
+            jkt: grant.proof?.jkt,
+            refresh: RefreshPlan(
+                familyID: stored.familyID, generation: stored.generation + 1, expiresAt: stored.expiresAt,
+                boundJKT: stored.dpopJKT, token: successor(of: token)))
+        return try await issuer.rotateRefreshToken(
+            request, rotating: tokenHash, tenant: grant.tenant, endpoints: grant.endpoints, signer: signer,
+            database: database)
+    }
+
     /// The successor of a refresh token, derived with the keyed hash (unguessable without the server's key),
     /// so a concurrent refresh within the grace window can be answered with the very same successor
     /// although only hashes are stored.
@@ -144,6 +182,22 @@ struct RefreshTokenGrant: Sendable {
             sourceAddress: grant.sourceAddress, familyRevoked: true, actor: actor)
         try await revocation.outbox.append(
             CloudEvent(source: EventSource.tokenService, data: event), on: connection, logger: logger)
+    }
+
+    /// The token's state read in one statement, outside any transaction.
+    private func state(_ tokenHash: String, tenant: String) async throws -> StoredRefresh? {
+        try await database.withStatementTransaction(tenant: tenant) {
+            let rows = try await database.client.query(
+                "SELECT * FROM refresh_token_state(\(tenant), \(tokenHash))", logger: database.logger)
+            for try await row in rows.decode(
+                (UUID, Int, String, UUID?, String, String?, String, Date, Date?, Bool).self)
+            {
+                return StoredRefresh(
+                    familyID: row.0, generation: row.1, clientID: row.2, userID: row.3, scope: row.4, dpopJKT: row.5,
+                    status: row.6, expiresAt: row.7, rotatedAt: row.8, userActive: row.9)
+            }
+            return nil
+        }
     }
 
     private func find(_ tokenHash: String, on connection: PostgresConnection, logger: Logger) async throws

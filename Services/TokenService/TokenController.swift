@@ -27,9 +27,9 @@ struct TokenController: Sendable {
         guard let grant = GrantType(rawValue: grantName), grant.isSupported else {
             throw OAuthError(.badRequest, "unsupported_grant_type", "grant type is not supported")
         }
-        // client_credentials re-checks the client in its own statement, so it may authenticate from the cache.
+        // Every grant re-checks the client in its own statement, so it may authenticate from the cache.
         var client = try await authentication.authenticate(
-            request: request, form: form, endpoints: endpoints, cached: grant == .clientCredentials)
+            request: request, form: form, endpoints: endpoints, cached: true)
         if client.fromCache, (try? permit(grant, to: client, tenant: tenant)) == nil {
             client = try await decideAgain(client, request: request, form: form, endpoints: endpoints)
         }
@@ -42,47 +42,45 @@ struct TokenController: Sendable {
             sourceAddress: context.remoteAddress?.ipAddress)
         let signer = try await keyStore.signingKey(for: tenant)
         let response: TokenResponse
-        switch grant {
-        case .clientCredentials:
-            do {
-                response = try await ClientCredentialsGrant(issuer: issuer, database: database)
-                    .grant(grantContext, signer: signer)
-            } catch let refusal
-                where refusal is ClientNoLongerUsable || (client.fromCache && refusal is OAuthError)
-            {
-                // Revoked, expired or changed since its record was read, or refused on a cached record that
-                // may be stale: the database's record decides, with every check of this request made again
-                // against it (the DPoP proof, already used up, is not checked twice).
-                let current = try await decideAgain(client, request: request, form: form, endpoints: endpoints)
-                try permit(grant, to: current, tenant: tenant)
-                if proof == nil, mustUseDPoP(current, tenant: tenant) {
-                    throw dpop.error(.invalidProof("a DPoP proof is required"), tenant: tenant)
-                }
-                let retry = GrantContext(
-                    tenant: tenant, endpoints: endpoints, client: current, form: form, proof: proof,
-                    sourceAddress: grantContext.sourceAddress)
-                do {
-                    response = try await ClientCredentialsGrant(issuer: issuer, database: database)
-                        .grant(retry, signer: signer)
-                } catch is ClientNoLongerUsable {
-                    throw TokenEndpointAuthentication.invalidClient(tenant: tenant.id)
-                }
+        do {
+            response = try await issue(grant, grantContext, signer: signer)
+        } catch let refusal where refusal is ClientNoLongerUsable || (client.fromCache && refusal is OAuthError) {
+            // Revoked, expired or changed since its record was read, or refused on a cached record that may be
+            // stale: the database's record decides, with every check of this request made again against it (the
+            // DPoP proof, already used up, is not checked twice).
+            let current = try await decideAgain(client, request: request, form: form, endpoints: endpoints)
+            try permit(grant, to: current, tenant: tenant)
+            if proof == nil, mustUseDPoP(current, tenant: tenant) {
+                throw dpop.error(.invalidProof("a DPoP proof is required"), tenant: tenant)
             }
-        case .authorizationCode:
-            response = try await AuthorizationCodeGrant(
-                issuer: issuer, revocation: revocation, database: database, dpop: dpop
-            )
-            .grant(grantContext, signer: signer)
-        case .refreshToken:
-            response = try await RefreshTokenGrant(
-                issuer: issuer, revocation: revocation, database: database, dpop: dpop
-            )
-            .grant(grantContext, signer: signer)
-        case .implicit:
-            throw OAuthError(.badRequest, "unsupported_grant_type", "grant type is not supported")
+            let retry = GrantContext(
+                tenant: tenant, endpoints: endpoints, client: current, form: form, proof: proof,
+                sourceAddress: grantContext.sourceAddress)
+            do {
+                response = try await issue(grant, retry, signer: signer)
+            } catch is ClientNoLongerUsable {
+                throw TokenEndpointAuthentication.invalidClient(tenant: tenant.id)
+            }
         }
         BusinessMetrics.tokenIssued(tenant: tenant.slug.rawValue, grantType: grant.rawValue)
         return try JSONResponse.make(response, extraHeaders: dpop.responseHeaders(tenant: tenant))
+    }
+
+    private func issue(_ grant: GrantType, _ context: GrantContext, signer: (kid: String, key: SigningKey))
+        async throws -> TokenResponse
+    {
+        switch grant {
+        case .clientCredentials:
+            try await ClientCredentialsGrant(issuer: issuer, database: database).grant(context, signer: signer)
+        case .authorizationCode:
+            try await AuthorizationCodeGrant(issuer: issuer, revocation: revocation, database: database, dpop: dpop)
+                .grant(context, signer: signer)
+        case .refreshToken:
+            try await RefreshTokenGrant(issuer: issuer, revocation: revocation, database: database, dpop: dpop)
+                .grant(context, signer: signer)
+        case .implicit:
+            throw OAuthError(.badRequest, "unsupported_grant_type", "grant type is not supported")
+        }
     }
 
     /// The client authenticated again against the database's record, after dropping the cached one.

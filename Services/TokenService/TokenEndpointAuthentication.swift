@@ -25,9 +25,10 @@ struct TokenEndpointAuthentication: Sendable {
     ) async throws -> StoredClient {
         let tenant = endpoints.tenant
         let presented = try Self.credentials(request: request, form: form)
-        // Secrets only: an assertion's check uses up its `jti`, so it is checked once, against the database's
-        // record; and the grant's own statement re-checks a secret, not the absence of one.
-        if cached, presented.method == .clientSecretBasic || presented.method == .clientSecretPost,
+        // Secrets, or none: an assertion's check uses up its `jti`, so it is checked once, against the database's
+        // record. The grant's own statement re-checks the secret, and the stored metadata that says none is used.
+        if cached,
+            [.clientSecretBasic, .clientSecretPost, .noAuthentication].contains(presented.method),
             let client = cache.client(tenant: tenant, clientID: presented.clientID),
             var authenticated = try? await check(presented, against: client, endpoints: endpoints)
         {

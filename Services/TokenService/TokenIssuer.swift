@@ -102,17 +102,7 @@ struct TokenIssuer: Sendable {
             refreshToken = token
         }
 
-        var idToken: String?
-        if let plan = request.idToken, let userID = request.userID, access.scopes.contains("openid") {
-            let claims = IDTokenClaims(
-                iss: endpoints.issuer, sub: userID.uuidString.lowercased(), aud: request.client.clientID,
-                azp: request.client.clientID, iat: access.issuedAt,
-                exp: access.issuedAt + Int64(tenant.policy.tokenLifetimes.idToken),
-                authTime: Int64(plan.authTime.timeIntervalSince1970), nonce: plan.nonce)
-            idToken = try CompactJWS.sign(
-                claims: claims, using: signer.key, header: JWSHeaderParameters(typ: "JWT", kid: signer.kid))
-        }
-
+        let idToken = try signIDToken(request, access: access, tenant: tenant, endpoints: endpoints, signer: signer)
         try await outbox.append(
             event(request, tenant: tenant, access: access, refreshToken: refreshToken, idToken: idToken),
             on: connection, logger: logger)
@@ -123,32 +113,119 @@ struct TokenIssuer: Sendable {
     /// Issues an access token alone (no refresh or ID token) in one statement, its own transaction: the
     /// token's record and its `TokenIssued` row, written only while the client is still active, the secret
     /// it authenticated with still authenticates it (current, or previous within its overlap) and its
-    /// metadata is still the one the decision was made on. A client revoked (or whose secret changed) since its record was
-    /// read gets `invalid_client`.
+    /// metadata is still the one the decision was made on. A client revoked (or whose secret changed) since
+    /// its record was read gets `invalid_client`.
     func issueAccessToken(
         _ request: IssuanceRequest, tenant: ResolvedTenant, endpoints: TenantEndpoints,
         signer: (kid: String, key: SigningKey), database: Database
     ) async throws -> TokenResponse {
         precondition(request.refresh == nil && request.idToken == nil, "one-statement issuance is access-only")
-        let access = try signAccessToken(request, tenant: tenant, endpoints: endpoints, signer: signer)
-        let row = try outbox.row(
-            for: event(request, tenant: tenant, access: access, refreshToken: nil, idToken: nil))
         let client = request.client
-        let issued = try await database.withStatementTransaction(tenant: tenant.id) {
-            let rows = try await database.client.query(
-                """
-                SELECT issue_access_token(\(tenant.id), \(client.clientID), \(client.authenticatedSecretHash),
-                    \(access.jti), \(request.userID), \(request.familyID), \(access.expiresAt), \(row.eventID),
-                    \(row.topic), \(row.key), \(row.eventType), \(row.payload), \(client.storedMetadata),
-                    \(row.traceparent))
-                """, logger: database.logger)
-            var issued = false
-            for try await value in rows.decode(Bool.self) { issued = value }
-            return issued
+        let response = try await issueInOneStatement(
+            request, refreshToken: nil, tenant: tenant, endpoints: endpoints, signer: signer, database: database
+        ) { access, row in
+            """
+            SELECT issue_access_token(\(tenant.id), \(client.clientID), \(client.authenticatedSecretHash),
+                \(access.jti), \(request.userID), \(request.familyID), \(access.expiresAt), \(row.eventID),
+                \(row.topic), \(row.key), \(row.eventType), \(row.payload), \(client.storedMetadata),
+                \(row.traceparent))
+            """
         }
-        guard issued else { throw ClientNoLongerUsable() }
-        usage.record(tenant: tenant.id, clientID: client.clientID)
-        return response(request, access: access, refreshToken: nil, idToken: nil)
+        guard let response else { throw ClientNoLongerUsable() }
+        return response
+    }
+
+    /// Rotates the refresh token `tokenHash` (of generation `request.refresh.generation - 1`) to the successor
+    /// `request.refresh.token` and issues an access token with it, in one statement, its own transaction: the
+    /// old token marked rotated, the new one, the access token's record and its `TokenIssued` row, written only
+    /// while the old token is still active and of that generation, the user active and the client still
+    /// grantable as read. Nil, with nothing written, when any of that no longer holds.
+    func rotateRefreshToken(
+        _ request: IssuanceRequest, rotating tokenHash: String, tenant: ResolvedTenant, endpoints: TenantEndpoints,
+        signer: (kid: String, key: SigningKey), database: Database
+    ) async throws -> TokenResponse? {
+        guard let plan = request.refresh, let token = plan.token, request.idToken == nil else {
+            preconditionFailure("a rotation issues a derived refresh token and no ID token")
+        }
+        let client = request.client
+        let newHash = hasher.hash(token)
+        return try await issueInOneStatement(
+            request, refreshToken: token, tenant: tenant, endpoints: endpoints, signer: signer, database: database
+        ) { access, row in
+            """
+            SELECT rotate_refresh_token(\(tenant.id), \(client.clientID), \(client.authenticatedSecretHash),
+                \(client.storedMetadata), \(request.userID), \(tokenHash), \(plan.generation - 1),
+                \(newHash), \(plan.familyID), \(access.scope), \(plan.boundJKT), \(plan.expiresAt),
+                \(access.jti), \(access.expiresAt), \(row.eventID), \(row.topic), \(row.key), \(row.eventType),
+                \(row.payload), \(row.traceparent))
+            """
+        }
+    }
+
+    /// Uses up the authorization code `codeHash` and issues what it grants (access token, the first refresh
+    /// token of a new family when planned, ID token) in one statement, its own transaction: the code marked
+    /// used with what it issued, the access token's record, the refresh token and the `TokenIssued` row,
+    /// written only while the code is still unused and unexpired, the user active and the client still
+    /// grantable as read. Nil, with nothing written, when any of that no longer holds.
+    func redeemAuthorizationCode(
+        _ request: IssuanceRequest, code codeHash: String, tenant: ResolvedTenant, endpoints: TenantEndpoints,
+        signer: (kid: String, key: SigningKey), database: Database
+    ) async throws -> TokenResponse? {
+        precondition(request.refresh?.generation ?? 0 == 0, "a code starts a refresh family")
+        let plan = request.refresh
+        let refreshToken = plan.map { $0.token ?? SecretTokens.generate() }
+        let refreshHash = refreshToken.map(hasher.hash)
+        let client = request.client
+        return try await issueInOneStatement(
+            request, refreshToken: refreshToken, tenant: tenant, endpoints: endpoints, signer: signer,
+            database: database
+        ) { access, row in
+            """
+            SELECT redeem_authorization_code(\(tenant.id), \(client.clientID), \(client.authenticatedSecretHash),
+                \(client.storedMetadata), \(request.userID), \(codeHash), \(refreshHash), \(plan?.familyID),
+                \(access.scope), \(plan?.boundJKT), \(plan?.expiresAt), \(access.jti), \(access.expiresAt),
+                \(row.eventID), \(row.topic), \(row.key), \(row.eventType), \(row.payload), \(row.traceparent))
+            """
+        }
+    }
+
+    /// Signs what `request` issues, then runs `statement` (a function returning whether it wrote the grant) as
+    /// its own transaction; the response, or nil when the statement wrote nothing.
+    private func issueInOneStatement(
+        _ request: IssuanceRequest, refreshToken: String?, tenant: ResolvedTenant, endpoints: TenantEndpoints,
+        signer: (kid: String, key: SigningKey), database: Database,
+        statement: (SignedAccessToken, OutboxRow) -> PostgresQuery
+    ) async throws -> TokenResponse? {
+        let access = try signAccessToken(request, tenant: tenant, endpoints: endpoints, signer: signer)
+        let idToken = try signIDToken(request, access: access, tenant: tenant, endpoints: endpoints, signer: signer)
+        let row = try outbox.row(
+            for: event(request, tenant: tenant, access: access, refreshToken: refreshToken, idToken: idToken))
+        let query = statement(access, row)
+        let written = try await database.withStatementTransaction(tenant: tenant.id) {
+            let rows = try await database.client.query(query, logger: database.logger)
+            var written = false
+            for try await value in rows.decode(Bool.self) { written = value }
+            return written
+        }
+        guard written else { return nil }
+        usage.record(tenant: tenant.id, clientID: request.client.clientID)
+        return response(request, access: access, refreshToken: refreshToken, idToken: idToken)
+    }
+
+    private func signIDToken(
+        _ request: IssuanceRequest, access: SignedAccessToken, tenant: ResolvedTenant, endpoints: TenantEndpoints,
+        signer: (kid: String, key: SigningKey)
+    ) throws -> String? {
+        guard let plan = request.idToken, let userID = request.userID, access.scopes.contains("openid") else {
+            return nil
+        }
+        let claims = IDTokenClaims(
+            iss: endpoints.issuer, sub: userID.uuidString.lowercased(), aud: request.client.clientID,
+            azp: request.client.clientID, iat: access.issuedAt,
+            exp: access.issuedAt + Int64(tenant.policy.tokenLifetimes.idToken),
+            authTime: Int64(plan.authTime.timeIntervalSince1970), nonce: plan.nonce)
+        return try CompactJWS.sign(
+            claims: claims, using: signer.key, header: JWSHeaderParameters(typ: "JWT", kid: signer.kid))
     }
 
     private func signAccessToken(

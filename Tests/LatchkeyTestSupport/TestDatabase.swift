@@ -75,6 +75,23 @@ public enum TestDatabase {
         }
     }
 
+    /// Top-level statements `role` has run in `database` so far (`pg_stat_statements`, read from the `postgres`
+    /// database, where scripts/postgres.sh installs it).
+    public static func statementsRun(by role: String, in database: String) async throws -> Int64 {
+        var stats = try TestEnvironment.migrationDatabase()
+        stats.database = "postgres"
+        return try await withPostgresClient(stats) { client in
+            let rows = try await client.query(
+                """
+                SELECT coalesce(sum(calls), 0)::int8 FROM pg_stat_statements
+                WHERE dbid = (SELECT oid FROM pg_database WHERE datname = \(database))
+                  AND userid = (SELECT oid FROM pg_roles WHERE rolname = \(role))
+                """, logger: TestEnvironment.logger)
+            for try await calls in rows.decode(Int64.self) { return calls }
+            return 0
+        }
+    }
+
     /// Creates an empty database owned by the migration role and drops it after `body`.
     public static func withScratchDatabase<Result: Sendable>(
         _ body: (DatabaseConfiguration) async throws -> Result

@@ -40,14 +40,14 @@ import Testing
                     try await client.send(.post, path, token: token, json: RegistrationEndpointTests.native).status
                         == .created)
                 let registrations = 5
-                let before = try await Self.statementsRun(by: appRole, in: owner.database)
+                let before = try await TestDatabase.statementsRun(by: appRole, in: owner.database)
                 for _ in 0..<registrations {
                     let response = try await client.send(
                         .post, path, token: token, json: RegistrationEndpointTests.native)
                     #expect(response.status == .created)
                 }
                 let statements =
-                    try await Self.statementsRun(by: appRole, in: owner.database) - before
+                    try await TestDatabase.statementsRun(by: appRole, in: owner.database) - before
                 // One statement each; the pool's keep-alive may add one.
                 #expect(
                     statements <= Int64(registrations) + 1,
@@ -148,22 +148,5 @@ import Testing
                 """, logger: database.logger)
         }
         return token
-    }
-
-    /// Top-level statements `role` ran in `database` so far (`pg_stat_statements`, read from the `postgres`
-    /// database, where scripts/postgres.sh installs it).
-    private static func statementsRun(by role: String, in database: String) async throws -> Int64 {
-        var stats = try TestEnvironment.migrationDatabase()
-        stats.database = "postgres"
-        return try await withPostgresClient(stats) { client in
-            let rows = try await client.query(
-                """
-                SELECT coalesce(sum(calls), 0)::int8 FROM pg_stat_statements
-                WHERE dbid = (SELECT oid FROM pg_database WHERE datname = \(database))
-                  AND userid = (SELECT oid FROM pg_roles WHERE rolname = \(role))
-                """, logger: TestEnvironment.logger)
-            for try await calls in rows.decode(Int64.self) { return calls }
-            return 0
-        }
     }
 }

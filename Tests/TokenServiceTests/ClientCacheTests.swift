@@ -113,6 +113,55 @@ import Testing
         }
     }
 
+    /// Refresh grants authenticate public clients from the cache too: a revoked client is refused on its very
+    /// next refresh, and its refresh token is not rotated.
+    @Test func aRevokedPublicClientIsRefusedOnItsVeryNextRefresh() async throws {
+        try await TokenServiceHarness.run(setup: .live) { client, fixture in
+            let (app, first) = try await RefreshTokenGrantTests.signedIn(client, fixture)
+            let (status, json) = try await app.refresh(client, fixture, token: first)
+            #expect(status == 200, "\(json)")
+            let second = try #require(json["refresh_token"] as? String)
+            try await fixture.setClientStatus(app.clientID, .revoked)
+            #expect(try await app.refresh(client, fixture, token: second).0 == 401)
+            #expect(try await fixture.outboxPayloads(type: .tokenIssued).count == 2)
+            try await fixture.setClientStatus(app.clientID, .active)
+            #expect(try await app.refresh(client, fixture, token: second).0 == 200, "the token was not spent")
+        }
+    }
+
+    /// The rotation's statement refuses a client revoked after its record was read, whether or not the service
+    /// has heard of the revocation yet, and writes nothing: the old refresh token stays active.
+    @Test func theRotationStatementRefusesAClientRevokedAfterItsRecordWasRead() async throws {
+        try await TokenServiceHarness.run { client, fixture in
+            let (app, token) = try await RefreshTokenGrantTests.signedIn(client, fixture)
+            let grant = try await DirectGrant.prepare(fixture, app.clientID)
+            let issuedBefore = try await fixture.outboxPayloads(type: .tokenIssued).count
+            try await fixture.setClientStatus(app.clientID, .revoked)
+            #expect(try await grant.rotate(token, fixture) == nil)
+            #expect(try await fixture.outboxPayloads(type: .tokenIssued).count == issuedBefore)
+            try await fixture.setClientStatus(app.clientID, .active)
+            #expect(try await grant.rotate(token, fixture) != nil, "the refused rotation left the token active")
+            #expect(try await grant.rotate(token, fixture) == nil, "a rotated token does not rotate twice")
+        }
+    }
+
+    /// The redemption's statement refuses a client revoked after its record was read, and writes nothing: the
+    /// code stays unused.
+    @Test func theRedemptionStatementRefusesAClientRevokedAfterItsRecordWasRead() async throws {
+        try await TokenServiceHarness.run { _, fixture in
+            let app = try await AuthorizationCodeGrantTests.publicApp(fixture)
+            let user = try await fixture.insertUser()
+            let code = try await fixture.insertCode(clientID: app.clientID, userID: user)
+            let grant = try await DirectGrant.prepare(fixture, app.clientID)
+            try await fixture.setClientStatus(app.clientID, .revoked)
+            #expect(try await grant.redeem(code, user: user, fixture) == nil)
+            #expect(try await fixture.outboxPayloads(type: .tokenIssued).isEmpty)
+            try await fixture.setClientStatus(app.clientID, .active)
+            #expect(try await grant.redeem(code, user: user, fixture) != nil, "the refused redemption left it unused")
+            #expect(try await grant.redeem(code, user: user, fixture) == nil, "a code is redeemed once")
+        }
+    }
+
     /// A scope added to a cached client is granted on the very next request: a refusal decided on a cached
     /// record is decided again on the database's.
     @Test func aScopeAddedToACachedClientIsGrantedAtOnce() async throws {
@@ -207,5 +256,38 @@ private struct DirectGrant {
     func issue() async throws -> TokenResponse {
         try await issuer.issueAccessToken(
             request, tenant: tenant, endpoints: endpoints, signer: signer, database: database)
+    }
+
+    /// Redeems `code` of `user` in the redemption's statement.
+    func redeem(_ code: String, user: UUID, _ fixture: TokenServiceHarness) async throws -> TokenResponse? {
+        var redemption = request
+        redemption.userID = user
+        redemption.scopes = ["openid"]
+        redemption.grantType = .authorizationCode
+        redemption.refresh = RefreshPlan(familyID: UUID(), generation: 0, expiresAt: Date() + 3_600, boundJKT: nil)
+        return try await issuer.redeemAuthorizationCode(
+            redemption, code: fixture.settings.secretHasher.hash(code), tenant: tenant, endpoints: endpoints,
+            signer: signer, database: database)
+    }
+
+    /// Rotates `refreshToken` (the first of its family, as the code grant issued it) in the rotation's statement.
+    func rotate(_ refreshToken: String, _ fixture: TokenServiceHarness) async throws -> TokenResponse? {
+        let hash = fixture.settings.secretHasher.hash(refreshToken)
+        let family = try #require(
+            try await database.withTenantTransaction(tenant.id) { connection in
+                let rows = try await connection.query(
+                    "SELECT family_id, user_id, expires_at FROM refresh_tokens WHERE token_hash = \(hash)",
+                    logger: database.logger)
+                for try await row in rows.decode((UUID, UUID?, Date).self) { return row }
+                return nil
+            })
+        var rotation = request
+        rotation.userID = family.1
+        rotation.scopes = ["openid"]
+        rotation.grantType = .refreshToken
+        rotation.refresh = RefreshPlan(
+            familyID: family.0, generation: 1, expiresAt: family.2, boundJKT: nil, token: SecretTokens.generate())
+        return try await issuer.rotateRefreshToken(
+            rotation, rotating: hash, tenant: tenant, endpoints: endpoints, signer: signer, database: database)
     }
 }

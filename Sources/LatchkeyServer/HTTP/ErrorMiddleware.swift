@@ -1,5 +1,7 @@
 import Hummingbird
+import LatchkeyPersistence
 import Logging
+import PostgresNIO
 
 /// Turns every error into the JSON error shape every endpoint answers with (`error`, `error_description`); unknown errors become an opaque 500.
 public struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
@@ -27,8 +29,10 @@ public struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
             return OAuthError.jsonResponse(
                 status: error.status, code: Self.code(for: error.status), description: error.status.reasonPhrase)
         } catch {
-            // The detail stays in the log (never a secret: errors carry no request bodies).
-            context.logger.error("unhandled error", metadata: ["error": "\(String(reflecting: type(of: error)))"])
+            // The detail stays in the log: PostgreSQL's SQLSTATE and message, else the error's type (never its
+            // values, which may hold request input).
+            let description = error is PSQLError ? error.logDescription : String(reflecting: type(of: error))
+            context.logger.error("unhandled error", metadata: ["error": "\(description)"])
             return OAuthError.jsonResponse(
                 status: .internalServerError, code: "server_error", description: "internal error")
         }

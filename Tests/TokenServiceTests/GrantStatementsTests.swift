@@ -1,0 +1,81 @@
+import Foundation
+import HummingbirdTesting
+import LatchkeyCore
+import LatchkeyKafka
+import LatchkeyPersistence
+import LatchkeyTestSupport
+import PostgresNIO
+import Testing
+
+@testable import TokenService
+
+/// The usual code redemption and refresh (DPoP-bound public client, its client record cached) read the code's
+/// or token's state in one statement and use it up in another, besides the signing key's.
+@Suite struct GrantStatementsTests {
+    @Test func aCodeRedemptionAndARefreshAreThreeStatementsEach() async throws {
+        try await TestDatabase.withScratchDatabase { owner in
+            try await TestDatabase.migrate(owner)
+            var appConfiguration = try TestEnvironment.appDatabase()
+            appConfiguration.database = owner.database
+            let appRole = appConfiguration.username
+            let cluster = try EmbeddedKafkaCluster(brokers: 1)
+            defer { cluster.shutdown() }
+            let serviceSettings = try await TestServiceSettings.make(
+                .tokenService, kafkaBrokers: cluster.bootstrapServers, database: owner.database)
+            let settings = try TokenServiceHarness.makeSettings()
+            try await withPostgresClient(appConfiguration) { client in
+                let fixture = TokenServiceHarness(
+                    tenant: TestEnvironment.uniqueTenant("rs"), settings: settings,
+                    database: Database(client: client, logger: TestEnvironment.logger), databaseName: owner.database)
+                try await TestDatabase.createTenant(
+                    fixture.tenant, in: fixture.database, policy: TokenServiceHarness.withTestScopes("{}"))
+                let app = try buildApplication(
+                    settings: serviceSettings, tokenSettings: settings, logger: TestServiceSettings.logger)
+                try await app.test(.live) { http in
+                    var (native, token) = try await RefreshTokenGrantTests.signedIn(http, fixture)
+                    let user = try await fixture.insertUser(username: "counted")
+                    let codes = 5
+                    var prepared: [(code: String, verifier: String)] = []
+                    for _ in 0..<codes {
+                        let verifier = PKCE.generateVerifier()
+                        prepared.append(
+                            (
+                                try await fixture.insertCode(
+                                    clientID: native.clientID, userID: user, verifier: verifier),
+                                verifier
+                            ))
+                    }
+                    let beforeCodes = try await TestDatabase.statementsRun(by: appRole, in: owner.database)
+                    for (code, verifier) in prepared {
+                        let (status, json) = try await native.redeem(http, fixture, code: code, verifier: verifier)
+                        #expect(status == 200, "\(json)")
+                    }
+                    let codeStatements =
+                        try await TestDatabase.statementsRun(by: appRole, in: owner.database) - beforeCodes
+                    // Three each; the pool's keep-alive may add one.
+                    #expect(
+                        codeStatements <= Int64(3 * codes) + 1, "\(codes) redemptions ran \(codeStatements) statements")
+                    // The first refresh also caches the client record.
+                    token = try await Self.refreshed(native, token, http, fixture)
+                    let refreshes = 5
+                    let before = try await TestDatabase.statementsRun(by: appRole, in: owner.database)
+                    for _ in 0..<refreshes { token = try await Self.refreshed(native, token, http, fixture) }
+                    let statements = try await TestDatabase.statementsRun(by: appRole, in: owner.database) - before
+                    // Three each; the pool's keep-alive may add one.
+                    #expect(
+                        statements <= Int64(3 * refreshes) + 1, "\(refreshes) refreshes ran \(statements) statements")
+                    native = try NativeApp(clientID: native.clientID)  // another key: the bound token is refused
+                    #expect(try await native.refresh(http, fixture, token: token).1["error"] as? String != nil)
+                }
+            }
+        }
+    }
+
+    static func refreshed(
+        _ native: NativeApp, _ token: String, _ http: any TestClientProtocol, _ fixture: TokenServiceHarness
+    ) async throws -> String {
+        let (status, json) = try await native.refresh(http, fixture, token: token)
+        #expect(status == 200, "\(json)")
+        return try #require(json["refresh_token"] as? String)
+    }
+}
