@@ -13,7 +13,6 @@ public enum ServiceMain {
         _ descriptor: ServiceDescriptor,
         build: @escaping @Sendable (ServiceSettings, Logger) async throws -> App
     ) async {
-        TaskExecution.runTasksOnEventLoops()
         let name = descriptor.name
         LatchkeyMetrics.bootstrap()
         let reader = ConfigReader(providers: [EnvironmentVariablesProvider()])
