@@ -71,26 +71,13 @@ struct RefreshTokenGrant: Sendable {
                         .invalidProof("proof key does not match the refresh token's key"), tenant: grant.tenant)
                 }
             }
-            let original = TenantPolicy.scopeTokens(stored.scope)
-            var scopes = original
-            if let requested = grant.form["scope"] {
-                scopes = TenantPolicy.scopeTokens(requested)
-                guard !scopes.isEmpty, scopes.allSatisfy(original.contains) else {
-                    throw OAuthError.invalidScope("requested scope exceeds the original grant")
-                }
-            }
+            let request = try rotation(of: stored, token: token, grant: grant)
             if let userID = stored.userID, try await !UserStatus.isActive(userID, on: connection, logger: logger) {
                 throw OAuthError.invalidGrant("the user cannot sign in")
             }
             try await connection.query(
                 "UPDATE refresh_tokens SET status = 'rotated', rotated_at = now() WHERE token_hash = \(tokenHash)",
                 logger: logger)
-            let request = IssuanceRequest(
-                client: grant.client, userID: stored.userID, scopes: scopes, grantType: .refreshToken,
-                jkt: grant.proof?.jkt,
-                refresh: RefreshPlan(
-                    familyID: stored.familyID, generation: stored.generation + 1, expiresAt: stored.expiresAt,
-                    boundJKT: stored.dpopJKT, token: successor(of: token)))
             return .issued(
                 try await issuer.issue(
                     request, tenant: grant.tenant, endpoints: grant.endpoints, signer: signer, on: connection,
@@ -115,21 +102,29 @@ struct RefreshTokenGrant: Sendable {
         if let bound = stored.dpopJKT {
             guard let proof = grant.proof, ConstantTime.equals(bound, proof.jkt) else { return nil }
         }
+        guard let request = try? rotation(of: stored, token: token, grant: grant) else { return nil }
+        return try await issuer.rotateRefreshToken(
+            request, rotating: tokenHash, tenant: grant.tenant, endpoints: grant.endpoints, signer: signer,
+            database: database)
+    }
+
+    /// What rotating `stored` issues: the scope asked for (within the original grant's) or the original one, and
+    /// the family's next refresh token, bound to the same key.
+    private func rotation(of stored: StoredRefresh, token: String, grant: GrantContext) throws -> IssuanceRequest {
         let original = TenantPolicy.scopeTokens(stored.scope)
         var scopes = original
         if let requested = grant.form["scope"] {
             scopes = TenantPolicy.scopeTokens(requested)
-            guard !scopes.isEmpty, scopes.allSatisfy(original.contains) else { return nil }
+            guard !scopes.isEmpty, scopes.allSatisfy(original.contains) else {
+                throw OAuthError.invalidScope("requested scope exceeds the original grant")
+            }
         }
-        let request = IssuanceRequest(
+        return IssuanceRequest(
             client: grant.client, userID: stored.userID, scopes: scopes, grantType: .refreshToken,
             jkt: grant.proof?.jkt,
             refresh: RefreshPlan(
                 familyID: stored.familyID, generation: stored.generation + 1, expiresAt: stored.expiresAt,
                 boundJKT: stored.dpopJKT, token: successor(of: token)))
-        return try await issuer.rotateRefreshToken(
-            request, rotating: tokenHash, tenant: grant.tenant, endpoints: grant.endpoints, signer: signer,
-            database: database)
     }
 
     /// The successor of a refresh token, derived with the keyed hash (unguessable without the server's key),
