@@ -50,15 +50,25 @@ public final class EmbeddedKafkaCluster: Sendable {
         )
     }
 
-    /// Disconnects a broker and refuses new connections to it (leadership does not move).
-    public func setBrokerDown(_ brokerID: Int32) throws {
-        try cluster.setBrokerDown(brokerID)
+    /// Simulates an outage of every broker: each request a client sends, on a connection it already
+    /// has or a new one, is answered by closing that connection, until ``endOutage()``. Nothing is
+    /// stored or fetched meanwhile; clients reconnect with their usual backoff.
+    ///
+    /// librdkafka's own broker-down command is not offered: it closes the broker's listening socket
+    /// and binds the same port again at once, and when another socket takes the port in between,
+    /// librdkafka aborts the whole process. Here the listeners stay open.
+    public func beginOutage() throws {
+        try cluster.beginOutage(apiKeys: Self.outageAPIKeys, requestsPerKey: 4_096)
     }
 
-    /// Lets clients connect to a broker again.
-    public func setBrokerUp(_ brokerID: Int32) throws {
-        try cluster.setBrokerUp(brokerID)
+    /// Ends ``beginOutage()``: requests are answered normally again.
+    public func endOutage() throws {
+        try cluster.endOutage(apiKeys: Self.outageAPIKeys)
     }
+
+    /// Every request kind except ApiVersions: a client whose connection closes during that first
+    /// handshake concludes the broker is too old for it and falls back to legacy protocol features.
+    private static let outageAPIKeys: [Int16] = (0..<100).filter { $0 != KafkaAPIKey.apiVersions.rawValue }
 
     /// Moves the leadership of one partition to another broker.
     public func setPartitionLeader(topic: String, partition: Int32, brokerID: Int32) throws {

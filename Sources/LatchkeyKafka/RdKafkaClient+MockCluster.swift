@@ -67,12 +67,26 @@ extension RdKafkaClient {
             try withCluster { rd_kafka_mock_topic_create($0, name, Int32(partitions), Int32(replicationFactor)) }
         }
 
-        func setBrokerDown(_ brokerID: Int32) throws(KafkaError) {
-            try withCluster { rd_kafka_mock_broker_set_down($0, brokerID) }
+        /// Every request of `apiKeys`, on open and new connections alike, makes its broker close
+        /// that connection, until ``endOutage(apiKeys:)``. `requestsPerKey` bounds how many
+        /// requests of each kind the outage absorbs before it ends by itself.
+        func beginOutage(apiKeys: [Int16], requestsPerKey: Int) throws(KafkaError) {
+            let disconnects = [rd_kafka_resp_err_t](repeating: RD_KAFKA_RESP_ERR__TRANSPORT, count: requestsPerKey)
+            try withCluster { cluster in
+                disconnects.withUnsafeBufferPointer { buffer in
+                    for apiKey in apiKeys {
+                        rd_kafka_mock_push_request_errors_array(cluster, apiKey, buffer.count, buffer.baseAddress)
+                    }
+                }
+                return RD_KAFKA_RESP_ERR_NO_ERROR
+            }
         }
 
-        func setBrokerUp(_ brokerID: Int32) throws(KafkaError) {
-            try withCluster { rd_kafka_mock_broker_set_up($0, brokerID) }
+        func endOutage(apiKeys: [Int16]) throws(KafkaError) {
+            try withCluster { cluster in
+                for apiKey in apiKeys { rd_kafka_mock_clear_request_errors(cluster, apiKey) }
+                return RD_KAFKA_RESP_ERR_NO_ERROR
+            }
         }
 
         func setLeader(topic: String, partition: Int32, brokerID: Int32) throws(KafkaError) {

@@ -36,13 +36,13 @@ struct KafkaEmbeddedClusterTests {
         try await runner.value
     }
 
-    @Test("invalid broker ids and replication factors are rejected; shutdown is idempotent")
+    @Test("invalid replication factors are rejected; shutdown is idempotent")
     func invalidRequestsAreRejected() async throws {
         let cluster = try EmbeddedKafkaCluster(brokers: 1, logger: KafkaTestSupport.logger("invalid"))
-        #expect(throws: KafkaError.self) { try cluster.setBrokerDown(7) }
+        #expect(throws: KafkaError.self) { try cluster.setPartitionLeader(topic: "t", partition: 0, brokerID: 7) }
         #expect(throws: KafkaError.self) { try cluster.createTopic("too-replicated", replicationFactor: 2) }
         cluster.shutdown()  // returns at once; later calls must already be refused
-        #expect(throws: KafkaError.self) { try cluster.setBrokerUp(1) }
+        #expect(throws: KafkaError.self) { try cluster.beginOutage() }
         await cluster.shutdownAndWait()
         #expect(throws: KafkaError.self) { try cluster.createTopic("after-shutdown") }
         #expect(throws: KafkaError.self) { try cluster.pushProduceErrors([.notLeaderForPartition]) }

@@ -21,9 +21,7 @@ struct KafkaFaultToleranceTests {
                 let warmUp = try await producer.send(KafkaOutgoingMessage(topic: topic, key: nil, value: "before"))
                 #expect(warmUp.offset == 0)
 
-                for broker in Int32(1)...3 {
-                    try cluster.setBrokerDown(broker)
-                }
+                try cluster.beginOutage()
                 let delivered = KafkaTestLocked(0)
                 let sends = Task {
                     try await withThrowingTaskGroup(of: KafkaDeliveryReport.self) { group in
@@ -42,9 +40,7 @@ struct KafkaFaultToleranceTests {
                 try await Task.sleep(for: .milliseconds(1500))
                 #expect(delivered.withLock { $0 } == 0, "nothing can be acknowledged while all brokers are down")
 
-                for broker in Int32(1)...3 {
-                    try cluster.setBrokerUp(broker)
-                }
+                try cluster.endOutage()
                 return try await sends.value
             }
             #expect(reports.count == 5)
@@ -133,7 +129,7 @@ struct KafkaFaultToleranceTests {
             let service = Task { try await producer.run() }
 
             _ = try await producer.send(KafkaOutgoingMessage(topic: topic, key: nil, value: "delivered"))
-            try cluster.setBrokerDown(1)
+            try cluster.beginOutage()
             let stuck = Task { try await producer.send(KafkaOutgoingMessage(topic: topic, key: nil, value: "stuck")) }
             try await Task.sleep(for: .milliseconds(300))
             service.cancel()

@@ -43,14 +43,14 @@ import Testing
                 database: db.system, publisher: KafkaOutboxPublisher(producer: producer),
                 configuration: fastRelay(), logger: logger)
 
-            try cluster.setBrokerDown(1)
+            try cluster.beginOutage()
             let written = try await withRunning([{ try await producer.run() }, { try await relay.run() }]) {
                 let written = try await db.writeEvents(
                     200, tenant: tenant, keys: 7, writer: OutboxWriter(topicPrefix: prefix), topicSuffix: "test-events")
                 try await Task.sleep(for: .seconds(2))
                 // Nothing can have been delivered: the only broker is down.
                 #expect(try await db.unsentCount() == 200)
-                try cluster.setBrokerUp(1)
+                try cluster.endOutage()
                 #expect(try await db.waitUntilDrained(timeout: .seconds(60)) == 0)
                 return written
             }
