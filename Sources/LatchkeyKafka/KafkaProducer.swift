@@ -56,7 +56,11 @@ public final class KafkaProducer: Service, Sendable {
     ///
     /// Each record is handed to librdkafka only after the previous one, so records of one key keep
     /// their order on the partition, while all deliveries are awaited together (one round trip, not N).
-    public func send(batch messages: [KafkaOutgoingMessage]) async -> [Result<KafkaDeliveryReport, any Error>] {
+    /// `whenEnqueued` runs once every record has been handed to librdkafka (or refused), before the
+    /// deliveries are awaited.
+    public func send(
+        batch messages: [KafkaOutgoingMessage], whenEnqueued: @Sendable () -> Void = {}
+    ) async -> [Result<KafkaDeliveryReport, any Error>] {
         // Each child stores its own outcome; the group's children return nothing. (Returning
         // `(index, result)` tuples through the group crashed in release builds under load.)
         let results = BatchResults(count: messages.count)
@@ -73,6 +77,7 @@ public final class KafkaProducer: Service, Sendable {
                     }
                 }
             }
+            whenEnqueued()
             await group.waitForAll()
         }
         return results.all()

@@ -10,7 +10,9 @@ public struct KafkaOutboxPublisher: OutboxPublisher {
         self.producer = producer
     }
 
-    public func publish(_ messages: [OutboxMessage]) async -> [Result<Void, any Error>] {
+    public func publish(
+        _ messages: [OutboxMessage], whenHandedOver: @escaping @Sendable () -> Void
+    ) async -> [Result<Void, any Error>] {
         // A producer span per traced event, in the trace of the operation that wrote it, until its delivery
         // is known; the span's context goes out in the record's `traceparent` header.
         let spans: [(any Span)?] = messages.map { message in
@@ -37,7 +39,9 @@ public struct KafkaOutboxPublisher: OutboxPublisher {
                 ] + (span.map { KafkaTraceContext.headers(for: $0.context) } ?? []))
         }
         // Enqueued in order so records of one key keep their order on the partition.
-        let results = await producer.send(batch: outgoing).map { result in result.map { _ in () } }
+        let results = await producer.send(batch: outgoing, whenEnqueued: whenHandedOver).map { result in
+            result.map { _ in () }
+        }
         for (span, result) in zip(spans, results) {
             guard let span else { continue }
             if case .failure(let error) = result { span.recordError(error) }

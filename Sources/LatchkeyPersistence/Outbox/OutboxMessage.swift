@@ -30,5 +30,10 @@ public struct OutboxMessage: Sendable, Equatable {
 /// Publishes a batch in order and reports each message's delivery; Kafka in production.
 public protocol OutboxPublisher: Sendable {
     /// One result per message, in the same order; returns only when every delivery is known.
-    func publish(_ messages: [OutboxMessage]) async -> [Result<Void, any Error>]
+    ///
+    /// Hands the messages over in order and calls `whenHandedOver` exactly once, when all of them are
+    /// (before their deliveries are awaited): the relay hands over its next batch only after that.
+    func publish(
+        _ messages: [OutboxMessage], whenHandedOver: @escaping @Sendable () -> Void
+    ) async -> [Result<Void, any Error>]
 }

@@ -66,7 +66,7 @@ public final class OutboxRelay: Service, Sendable {
                     mayHaveWork = mayHaveWork || backlog > 0
                 }
                 if mayHaveWork {
-                    let outcome = try await relayRound()
+                    let outcome = try await drain(wakeup: wakeup)
                     if outcome.failed > 0 { retriesPending = true }
                     if outcome.handled > 0 { continue }
                 }
@@ -126,17 +126,87 @@ public final class OutboxRelay: Service, Sendable {
         return nil
     }
 
-    /// Claims, publishes and settles one batch; returns how many rows it handled.
-    @discardableResult
-    public func relayBatch() async throws -> Int {
-        try await relayRound().handled
+    /// Relays until no row is claimable, with up to two batches in flight: the next batch is claimed
+    /// and handed to the publisher while the previous one's deliveries are awaited and marked, so a row
+    /// written during a round waits for the next claim rather than for the whole round. A notification
+    /// that arrives while a batch is in flight starts the next claim at once. Returns how many rows
+    /// were claimed and how many of them failed to publish.
+    ///
+    /// Batches are handed over in claim order, so records of one key reach their partition in order.
+    func drain(wakeup: RelayWakeup) async throws -> (handled: Int, failed: Int) {
+        try await withThrowingTaskGroup(of: DrainStep.self) { group in
+            var handled = 0
+            var failed = 0
+            // The sequences of each batch not yet settled, by its first sequence: rows this relay has
+            // claimed and is publishing, which the next claim must skip.
+            var inFlight: [Int64: [Int64]] = [:]
+            var waitingForWakeup = false
+            func next() async throws {
+                switch try await group.next() {
+                case .settled(let settled):
+                    inFlight[settled.firstSequence] = nil
+                    failed += settled.failed
+                case .woken: waitingForWakeup = false
+                case nil: break
+                }
+            }
+            var claimFailure: (any Error)?
+            while true {
+                let batch: [OutboxMessage]
+                do {
+                    batch = try await claim(excluding: inFlight.values.flatMap { $0 })
+                } catch {
+                    claimFailure = error
+                    break
+                }
+                guard let first = batch.first else {
+                    if inFlight.isEmpty { break }
+                    // Nothing claimable now: go on when a batch settles or a new row is announced.
+                    if !waitingForWakeup {
+                        waitingForWakeup = true
+                        group.addTask {
+                            _ = await wakeup.wait(upTo: .seconds(3_600))
+                            return .woken
+                        }
+                    }
+                    try await next()
+                    continue
+                }
+                handled += batch.count
+                inFlight[first.sequence] = batch.map(\.sequence)
+                await withCheckedContinuation { (handedOver: CheckedContinuation<Void, Never>) in
+                    group.addTask {
+                        .settled(try await self.publishAndSettle(batch, whenHandedOver: { handedOver.resume() }))
+                    }
+                }
+                while inFlight.count >= 2 { try await next() }
+            }
+            // Rows already handed over are marked even when a claim failed, so they are not sent twice.
+            while !inFlight.isEmpty { try await next() }
+            if waitingForWakeup { wakeup.signal() }  // ends the pending wait; at worst one spare claim later
+            if let claimFailure { throw claimFailure }
+            return (handled, failed)
+        }
     }
 
-    /// One batch: how many rows were claimed, and how many of them failed to publish.
-    func relayRound() async throws -> (handled: Int, failed: Int) {
-        let batch = try await claim()
-        guard !batch.isEmpty else { return (0, 0) }
-        let results = await publisher.publish(batch)
+    /// What a child task of ``drain(wakeup:)`` finished with.
+    enum DrainStep: Sendable {
+        case settled(SettledBatch)
+        case woken
+    }
+
+    /// What settling one batch found.
+    struct SettledBatch: Sendable {
+        let firstSequence: Int64
+        let failed: Int
+    }
+
+    /// Publishes `batch`, then marks delivered rows sent and schedules failed ones for a retry.
+    /// `whenHandedOver` runs once every record is with the publisher, before deliveries are awaited.
+    private func publishAndSettle(
+        _ batch: [OutboxMessage], whenHandedOver: @escaping @Sendable () -> Void
+    ) async throws -> SettledBatch {
+        let results = await publisher.publish(batch, whenHandedOver: whenHandedOver)
         var delivered: [Int64] = []
         var failed: [(OutboxMessage, String)] = []
         for (message, result) in zip(batch, results) {
@@ -147,10 +217,11 @@ public final class OutboxRelay: Service, Sendable {
         }
         if !delivered.isEmpty { try await markSent(delivered) }
         if !failed.isEmpty { try await scheduleRetry(failed) }
-        return (batch.count, failed.count)
+        return SettledBatch(firstSequence: batch[0].sequence, failed: failed.count)
     }
 
-    private func claim() async throws -> [OutboxMessage] {
+    /// Claims the next batch, skipping `excluded` (rows this relay is still publishing).
+    private func claim(excluding excluded: [Int64]) async throws -> [OutboxMessage] {
         let lease = Self.seconds(configuration.leaseDuration)
         return try await database.withTransaction { connection in
             // Serialises claiming (a few milliseconds) so the per-key ordering check sees every claim.
@@ -161,6 +232,7 @@ public final class OutboxRelay: Service, Sendable {
                     SELECT o.seq FROM outbox o
                     WHERE o.sent_at IS NULL AND o.available_at <= clock_timestamp()
                       AND (o.claimed_until IS NULL OR o.claimed_until < clock_timestamp() OR o.claimed_by = \(relayID))
+                      AND o.seq <> ALL(\(excluded)::bigint[])
                       AND NOT EXISTS (
                           SELECT 1 FROM outbox p
                           WHERE p.message_key = o.message_key AND p.sent_at IS NULL AND p.seq < o.seq

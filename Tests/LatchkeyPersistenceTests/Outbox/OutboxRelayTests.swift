@@ -136,7 +136,10 @@ import Testing
 
 /// Only for the pure backoff computation, which never publishes.
 private struct NeverPublisher: OutboxPublisher {
-    func publish(_ messages: [OutboxMessage]) async -> [Result<Void, any Error>] {
-        messages.map { _ in .failure(CancellationError()) }
+    func publish(
+        _ messages: [OutboxMessage], whenHandedOver: @escaping @Sendable () -> Void
+    ) async -> [Result<Void, any Error>] {
+        whenHandedOver()
+        return messages.map { _ in .failure(CancellationError()) }
     }
 }

@@ -67,7 +67,10 @@ private final class RecordingPublisher: OutboxPublisher, Sendable {
 
     var published: Set<UUID> { ids.withLock { $0 } }
 
-    func publish(_ messages: [OutboxMessage]) async -> [Result<Void, any Error>] {
+    func publish(
+        _ messages: [OutboxMessage], whenHandedOver: @escaping @Sendable () -> Void
+    ) async -> [Result<Void, any Error>] {
+        whenHandedOver()
         ids.withLock { ids in for message in messages { ids.insert(message.eventID) } }
         return messages.map { _ in .success(()) }
     }
