@@ -121,11 +121,7 @@ import Testing
     @Test func upstreamSilenceHitsTheIdleTimeoutBeforeAndAfterTheResponseHead() async throws {
         try await withUpstreamTimeouts(total: 60_000, idle: 2_000) { stack in
             try await Self.expectTimeout(stack, "/slow/30000")
-            let start = ContinuousClock.now
-            let cut = await #expect(throws: (any Error).self) { _ = try await stack.send(.GET, "/stall/30000") }
-            // The error tells a late cut by the sidecar (the connection closed mid-body) from the client's own
-            // deadline, which only runs until the response head: then no head came within 20 s.
-            #expect(ContinuousClock.now - start < .seconds(20), "\(cut.map { "\($0)" } ?? "no error")")
+            try await Self.expectCutMidBody(stack, "/stall/30000")
             // A pause shorter than the idle timeout is fine, and the connection pool still works afterwards.
             try await Self.expectStalledAnswer(stack, "/stall/50")
         }
@@ -147,10 +143,7 @@ import Testing
             try await withThrowingTaskGroup(of: Void.self) { busy in
                 for _ in 0..<8 { busy.addTask { _ = try? await stack.send(.GET, "/trickle/2000") } }
                 try await Task.sleep(for: .milliseconds(300))
-                let start = ContinuousClock.now
-                // Cut by the idle timeout well before the stall would end, even on a loaded machine.
-                await #expect(throws: (any Error).self) { _ = try await stack.send(.GET, "/stall/45000") }
-                #expect(ContinuousClock.now - start < .seconds(40))
+                try await Self.expectCutMidBody(stack, "/stall/45000")
                 try await busy.waitForAll()
             }
         }
@@ -180,6 +173,14 @@ import Testing
         #expect(reply.status == 504)
         #expect(reply.errorCode == "upstream_timeout")
         #expect(ContinuousClock.now - start < .seconds(20))
+    }
+
+    /// The stall's head arrives, then the sidecar closes the connection during the silence. Told by the
+    /// outcome, not by timing: had nothing cut it, the stall would end and the answer complete; the client's
+    /// own deadline only runs until the head, so its error would mean the head never came.
+    private static func expectCutMidBody(_ stack: ProxyHarness, _ target: String) async throws {
+        let cut = await #expect(throws: (any Error).self) { _ = try await stack.send(.GET, target) }
+        #expect((cut as? HTTPClientError) != .deadlineExceeded, "no response head within the client's deadline")
     }
 
     private static func expectStalledAnswer(_ stack: ProxyHarness, _ target: String) async throws {
