@@ -18,8 +18,10 @@ log "building ($CONFIG; the first build takes several minutes, output in $RUN_DI
 swift build -c "$CONFIG" >"$RUN_DIR/build.log" 2>&1 || { tail -40 "$RUN_DIR/build.log"; die "build failed"; }
 BIN="$(swift build -c "$CONFIG" --show-bin-path)"
 
-"$ROOT/scripts/postgres.sh" start
 DATABASE="${LATCHKEY_DATABASE:-latchkey}"
+[[ "$DATABASE" =~ ^[a-z_][a-z0-9_]*$ ]] || die "LATCHKEY_DATABASE is not a plain database name: $DATABASE"
+# start also creates the database when it does not exist yet.
+LATCHKEY_TEST_DB="${LATCHKEY_TEST_DB:-} $DATABASE" "$ROOT/scripts/postgres.sh" start
 eval "$("$ROOT/scripts/postgres.sh" env "$DATABASE")"
 BASE="${LATCHKEY_PORT_BASE:-8080}"
 GATEWAY_PORT=$((BASE + 1)) TOKEN_PORT=$((BASE + 2)) SIDECAR_PORT=$((BASE + 3)) AUDIT_PORT=$((BASE + 4)) DEMO_PORT=$((BASE + 10))
