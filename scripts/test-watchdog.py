@@ -5,7 +5,9 @@ Usage: test-watchdog.py SECONDS REPORT_DIR -- swift test ARGS...
 
 The output is passed through unchanged. When the limit is reached, the report names the tests that
 started but never finished (from swift-testing's event lines) and holds every thread's backtrace of
-the test process (gdb); then the run is interrupted, killed 30 s later, and
+the test process (gdb), the suites that started but never finished, and the test cluster's PostgreSQL
+sessions (a hang that waits on the database shows there: a lock wait, a session idle in a
+transaction); then the run is interrupted, killed 30 s later, and
 the exit status is 124 like coreutils' `timeout`. A summary is printed again last, where a truncated
 CI log still shows it.
 """
@@ -34,6 +36,52 @@ def unfinished(lines):
         elif (match := FINISHED.match(line)) and still_open[match.group(1)] > 0:
             still_open[match.group(1)] -= 1
     return [name for name, count in still_open.items() if count > 0]  # a Counter keeps insertion order
+
+
+SUITE_STARTED = re.compile(r"^◇ Suite (.+) started\.$")
+SUITE_FINISHED = re.compile(r"^[✔✘➜] Suite (.+?) (?:(?:passed|failed) after |skipped)")
+
+
+def unfinished_suites(lines):
+    """Suites that started and never ended. Sturdier than the test names: a test's end line can be cut
+    up by other output written at the same moment, but a suite only ends after all of its tests."""
+    still_open = Counter()
+    for line in lines:
+        if match := SUITE_STARTED.match(line):
+            still_open[match.group(1)] += 1
+        elif (match := SUITE_FINISHED.match(line)) and still_open[match.group(1)] > 0:
+            still_open[match.group(1)] -= 1
+    return [name for name, count in still_open.items() if count > 0]
+
+
+ACTIVITY = """
+SELECT pid, usename, datname, state, coalesce(wait_event_type || ':' || wait_event, '-'),
+       coalesce(extract(epoch FROM now() - xact_start)::int::text || ' s', '-'),
+       extract(epoch FROM now() - state_change)::int || ' s', pg_blocking_pids(pid)::text,
+       left(regexp_replace(query, '\\s+', ' ', 'g'), 160)
+FROM pg_stat_activity
+WHERE backend_type = 'client backend' AND pid <> pg_backend_pid() AND datname IS NOT NULL
+ORDER BY xact_start NULLS LAST, state_change
+"""
+
+
+def postgres_sessions():
+    """The test cluster's client sessions (state, wait, transaction age, blockers, statement), from
+    LATCHKEY_TEST_MIGRATION_DATABASE_URL; statements carry no bound values."""
+    url = os.environ.get("LATCHKEY_TEST_MIGRATION_DATABASE_URL")
+    psql = shutil.which("psql")
+    if not url or not psql:
+        return ["  (not read: no LATCHKEY_TEST_MIGRATION_DATABASE_URL or no psql)"]
+    try:
+        result = subprocess.run([psql, url, "-X", "-A", "-F", " | ", "-t", "-c", ACTIVITY],
+                                capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired) as error:
+        return [f"  (not read: {error})"]
+    if result.returncode != 0:
+        return [f"  (not read: {result.stderr.strip()[:300]})"]
+    rows = [line for line in result.stdout.splitlines() if line.strip()]
+    header = "  pid | role | database | state | wait | transaction age | in state for | blocked by | statement"
+    return [header] + ["  " + row for row in rows] if rows else ["  (no client sessions)"]
 
 
 def test_processes(root_pid):
@@ -107,6 +155,10 @@ def main():
     hung = unfinished(list(lines))
     summary = [f"swift test did not finish within {int(limit)} s; tests started but not finished:"]
     summary += [f"  {name}" for name in hung] or ["  (none: the hang is outside any test)"]
+    summary.append("suites started but not finished:")
+    summary += [f"  {name}" for name in unfinished_suites(list(lines))] or ["  (none)"]
+    summary.append("PostgreSQL sessions of the test cluster:")
+    summary += postgres_sessions()
     for pid in test_processes(process.pid):
         path = os.path.join(report_dir, f"backtrace-{pid}.txt")
         summary.append(f"threads of test process {pid} that run our code (all threads: {path}):")
