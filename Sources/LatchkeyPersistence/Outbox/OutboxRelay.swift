@@ -13,7 +13,6 @@ import ServiceLifecycle
 /// with `FOR UPDATE SKIP LOCKED`, and a row is only claimed when no earlier unsent row with the
 /// same key is held by another relay or waiting out a backoff, which keeps per-key order.
 public final class OutboxRelay: Service, Sendable {
-    static let claimLockKey: Int64 = 0x4C4B_4F55_5442_4F58  // "LKOUTBOX"
     /// The channel a trigger on `outbox` notifies, once per inserting statement, when its transaction commits.
     public static let notificationChannel = "latchkey_outbox"
 
@@ -223,41 +222,23 @@ public final class OutboxRelay: Service, Sendable {
     /// Claims the next batch, skipping `excluded` (rows this relay is still publishing).
     private func claim(excluding excluded: [Int64]) async throws -> [OutboxMessage] {
         let lease = Self.seconds(configuration.leaseDuration)
-        return try await database.withTransaction { connection in
-            // Serialises claiming (a few milliseconds) so the per-key ordering check sees every claim.
-            try await connection.query("SELECT pg_advisory_xact_lock(\(Self.claimLockKey))", logger: logger)
-            let rows = try await connection.query(
-                """
-                WITH candidates AS (
-                    SELECT o.seq FROM outbox o
-                    WHERE o.sent_at IS NULL AND o.available_at <= clock_timestamp()
-                      AND (o.claimed_until IS NULL OR o.claimed_until < clock_timestamp() OR o.claimed_by = \(relayID))
-                      AND o.seq <> ALL(\(excluded)::bigint[])
-                      AND NOT EXISTS (
-                          SELECT 1 FROM outbox p
-                          WHERE p.message_key = o.message_key AND p.sent_at IS NULL AND p.seq < o.seq
-                            AND ((p.claimed_until >= clock_timestamp() AND p.claimed_by <> \(relayID))
-                                 OR p.available_at > clock_timestamp()))
-                    ORDER BY o.seq
-                    LIMIT \(configuration.batchSize)
-                    FOR UPDATE SKIP LOCKED)
-                UPDATE outbox SET claimed_by = \(relayID),
-                                  claimed_until = clock_timestamp() + make_interval(secs => \(lease))
-                FROM candidates WHERE outbox.seq = candidates.seq
-                RETURNING outbox.seq, outbox.event_id, outbox.event_type, outbox.topic, outbox.message_key,
-                          outbox.payload, outbox.attempts, outbox.traceparent
-                """, logger: logger)
-            var messages: [OutboxMessage] = []
-            for try await (seq, id, type, topic, key, payload, attempts, traceparent) in rows.decode(
-                (Int64, UUID, String, String, String, String, Int, String?).self)
-            {
-                messages.append(
-                    OutboxMessage(
-                        sequence: seq, eventID: id, eventType: type, topic: topic, key: key, payload: payload,
-                        attempts: attempts, traceparent: traceparent))
-            }
-            return messages.sorted { $0.sequence < $1.sequence }
+        // One statement, its own transaction: the function takes the advisory lock that serialises claims
+        // (so the per-key ordering check sees every claim), then claims.
+        let rows = try await database.client.query(
+            """
+            SELECT seq, event_id, event_type, topic, message_key, payload, attempts, traceparent
+            FROM claim_outbox_batch(\(relayID), \(excluded), \(configuration.batchSize), \(lease))
+            """, logger: logger)
+        var messages: [OutboxMessage] = []
+        for try await (seq, id, type, topic, key, payload, attempts, traceparent) in rows.decode(
+            (Int64, UUID, String, String, String, String, Int, String?).self)
+        {
+            messages.append(
+                OutboxMessage(
+                    sequence: seq, eventID: id, eventType: type, topic: topic, key: key, payload: payload,
+                    attempts: attempts, traceparent: traceparent))
         }
+        return messages.sorted { $0.sequence < $1.sequence }
     }
 
     private func markSent(_ sequences: [Int64]) async throws {
