@@ -164,7 +164,7 @@ public final class OutboxRelay: Service, Sendable {
                     if !waitingForWakeup {
                         waitingForWakeup = true
                         group.addTask {
-                            _ = await wakeup.wait(upTo: .seconds(3_600))
+                            _ = await wakeup.wait()
                             return .woken
                         }
                     }

@@ -53,6 +53,32 @@ final class RelayWakeup: Sendable {
         }
     }
 
+    /// Returns true when signalled, false when the task was cancelled first. Sets no timer: a sleeping
+    /// task that is cancelled still leaves its timer with the executor until the deadline, so a long
+    /// timeout on a wait that a signal usually ends would pile timers up under load.
+    func wait() async -> Bool {
+        let id = state.withLock { state in
+            state.lastWait += 1
+            return state.lastWait
+        }
+        return await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                let immediate = state.withLock { state -> Bool? in
+                    if state.signalled {
+                        state.signalled = false
+                        return true
+                    }
+                    if state.expiredWait == id { return false }
+                    state.waiter = (id, continuation)
+                    return nil
+                }
+                if let immediate { continuation.resume(returning: immediate) }
+            }
+        } onCancel: {
+            self.expire(id)
+        }
+    }
+
     private func expire(_ id: UInt64) {
         let waiter = state.withLock { state -> CheckedContinuation<Bool, Never>? in
             guard let waiter = state.waiter, waiter.id == id else {
