@@ -27,27 +27,13 @@ final class RelayWakeup: Sendable {
 
     /// Returns true when signalled, false when `timeout` passed (or the task was cancelled) first.
     func wait(upTo timeout: Duration) async -> Bool {
-        let id = state.withLock { state in
-            state.lastWait += 1
-            return state.lastWait
-        }
+        let id = nextWait()
         return await withTaskGroup(of: Void.self) { group in
             group.addTask {
                 try? await Task.sleep(for: max(timeout, .zero))
                 self.expire(id)
             }
-            let signalled = await withCheckedContinuation { continuation in
-                let immediate = state.withLock { state -> Bool? in
-                    if state.signalled {
-                        state.signalled = false
-                        return true
-                    }
-                    if state.expiredWait == id { return false }
-                    state.waiter = (id, continuation)
-                    return nil
-                }
-                if let immediate { continuation.resume(returning: immediate) }
-            }
+            let signalled = await park(id)
             group.cancelAll()
             return signalled
         }
@@ -57,25 +43,35 @@ final class RelayWakeup: Sendable {
     /// task that is cancelled still leaves its timer with the executor until the deadline, so a long
     /// timeout on a wait that a signal usually ends would pile timers up under load.
     func wait() async -> Bool {
-        let id = state.withLock { state in
+        let id = nextWait()
+        return await withTaskCancellationHandler {
+            await park(id)
+        } onCancel: {
+            self.expire(id)
+        }
+    }
+
+    private func nextWait() -> UInt64 {
+        state.withLock { state in
             state.lastWait += 1
             return state.lastWait
         }
-        return await withTaskCancellationHandler {
-            await withCheckedContinuation { continuation in
-                let immediate = state.withLock { state -> Bool? in
-                    if state.signalled {
-                        state.signalled = false
-                        return true
-                    }
-                    if state.expiredWait == id { return false }
-                    state.waiter = (id, continuation)
-                    return nil
+    }
+
+    /// Waits as `id` until a signal (true) or ``expire(_:)`` of `id` (false); a signal kept from before,
+    /// or an expiry that came first, ends it at once.
+    private func park(_ id: UInt64) async -> Bool {
+        await withCheckedContinuation { continuation in
+            let immediate = state.withLock { state -> Bool? in
+                if state.signalled {
+                    state.signalled = false
+                    return true
                 }
-                if let immediate { continuation.resume(returning: immediate) }
+                if state.expiredWait == id { return false }
+                state.waiter = (id, continuation)
+                return nil
             }
-        } onCancel: {
-            self.expire(id)
+            if let immediate { continuation.resume(returning: immediate) }
         }
     }
 
