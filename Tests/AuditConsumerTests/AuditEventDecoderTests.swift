@@ -24,7 +24,7 @@ import Testing
             factory.issued(client: "c", user: nil, grant: .clientCredentials), factory.updated(client: "c", user: user),
             factory.revoked(client: "c", user: user), factory.userRegistered(user: user),
             factory.tokenRevoked(client: "c", user: user), factory.reuseDetected(client: "c", user: nil),
-            factory.userDisabled(user: user), factory.userEnabled(user: user),
+            factory.userDisabled(user: user), factory.userEnabled(user: user), factory.passwordChanged(user: user),
         ]
         #expect(Set(events.map(\.type)) == Set(LatchkeyEventType.allCases))
         for event in events {
@@ -42,7 +42,7 @@ import Testing
             users == [
                 user.uuidString.lowercased(), user.uuidString.lowercased(), nil, user.uuidString.lowercased(),
                 user.uuidString.lowercased(), user.uuidString.lowercased(), user.uuidString.lowercased(), nil,
-                user.uuidString.lowercased(), user.uuidString.lowercased(),
+                user.uuidString.lowercased(), user.uuidString.lowercased(), user.uuidString.lowercased(),
             ])
     }
 

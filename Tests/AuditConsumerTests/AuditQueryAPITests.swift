@@ -114,6 +114,8 @@ import Testing
         events.append(try day2.revoked(client: "phone-1", user: user, reason: .admin, detail: "device reported stolen"))
         events.append(try day1.registered(client: "tablet-1", user: user))
         events.append(try day2.issued(client: "mobile-dcr-client", user: user, grant: .authorizationCode))
+        // Account events are about the user, not a client: listed under `account`, never as other activity.
+        events += [try day2.passwordChanged(user: user), try day2.userDisabled(user: user)]
         let expected = events
         try await AuditQueryHarness.run(tenants: [tenant]) { api in
             try await AuditTest.store(expected)
@@ -135,7 +137,11 @@ import Testing
 
             let person = try await api.json("/audit/t/\(tenant)/users/\(user.uuidString)/timeline")
             #expect(person["user"] == .string(user.uuidString.lowercased()))
-            #expect(person["account"]?.arrayValue?.count == 1)
+            #expect(
+                person["account"]?.arrayValue?.map { $0["type"] } == [
+                    "io.latchkey.user.registered.v1", "io.latchkey.user.password_changed.v1",
+                    "io.latchkey.user.disabled.v1",
+                ])
             #expect(person["instances"]?.arrayValue?.map { $0["client_id"] } == ["phone-1", "tablet-1"])
             #expect(person["instances"]?.arrayValue?.map { $0["status"] } == ["revoked", "active"])
             #expect(

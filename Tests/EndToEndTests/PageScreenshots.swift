@@ -32,6 +32,10 @@ enum PageScreenshots {
             try await browser.waitUntil("the \(width) px layout is applied") {
                 try await browser.execute("return window.innerWidth") as? Int == width
             }
+            // Nothing wider than the viewport: a narrow phone must not scroll sideways.
+            #expect(
+                try await browser.execute("return document.documentElement.scrollWidth") as? Int ?? .max <= width,
+                "\(name) is wider than \(width) px")
             let png = try await browser.screenshot()
             let file = folder.appendingPathComponent("\(name)-\(width).png")
             try png.write(to: file)

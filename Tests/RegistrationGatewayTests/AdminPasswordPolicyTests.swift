@@ -82,6 +82,15 @@ import Testing
         let after = try #require(try await Self.passwordHash(h, h.user))
         #expect(after != before && after.hasPrefix("scrypt$"))
         #expect(PasswordHasher().verify("a new long passphrase", against: after))
+        // Only the reset that happened is recorded, naming the user and no password.
+        let events = try await h.outboxPayloads(.userPasswordChanged)
+        #expect(events.count == 1)
+        let event = try TestJSON.object(Data((events.first ?? "").utf8))
+        let data = event["data"] as? [String: Any]
+        #expect((data?["user_id"] as? String)?.lowercased() == h.user.uuidString.lowercased())
+        #expect(data?["method"] as? String == "admin_reset")
+        #expect((data?["actor"] as? [String: Any])?["type"] as? String == "admin")
+        #expect(!(events.first ?? "").contains("a new long passphrase"))
     }
 
     @Test func theAdminAPIRefusesAnInconsistentPolicy() async throws {

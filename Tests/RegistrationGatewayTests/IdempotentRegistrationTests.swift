@@ -215,10 +215,10 @@ import Testing
         }
     }
 
-    @Test func expiredKeysAreSweptAndNoLongerAnswer() async throws {
+    @Test func anExpiredKeyNoLongerAnswers() async throws {
         let h = try await GatewayHarness.make()
         let token = try await h.dcrToken()
-        let oldClient = try await GatewayHarness.withAppResult { client in
+        try await GatewayHarness.withApp { client in
             let first = try await client.send(
                 .post, "/t/\(h.tenant)/register", token: token, json: Self.native, headers: Self.keyed("old"))
             let oldClient = try #require(first.json["client_id"] as? String)
@@ -233,22 +233,37 @@ import Testing
                 .post, "/t/\(h.tenant)/register", token: token, json: Self.native, headers: Self.keyed("old"))
             #expect(again.status == .created)
             #expect(again.json["client_id"] as? String != oldClient)
-            return oldClient
         }
-        try await Self.insertKey(
-            h, key: "stale", body: Self.native, state: "completed", updatedAgo: 90_000, expiresIn: -3600,
-            clientID: oldClient)
-        _ = try await ClientExpiryTests.runExpiry()
-        let remaining = try await TestDatabase.withApp { database in
-            try await database.withTenantTransaction(h.tenant) { connection in
-                var count = 0
-                for try await n in try await connection.query(
-                    "SELECT count(*)::int FROM registration_idempotency_keys", logger: database.logger
-                ).decode(Int.self) { count = n }
-                return count
+    }
+
+    @Test func aKeyWhoseClientIsNoLongerActiveIs409() async throws {
+        let h = try await GatewayHarness.make()
+        let token = try await h.dcrToken()
+        try await GatewayHarness.withApp { client in
+            let path = "/t/\(h.tenant)/register"
+            let first = try await client.send(.post, path, token: token, json: Self.native, headers: Self.keyed("gone"))
+            let clientID = try #require(first.json["client_id"] as? String)
+            try await TestDatabase.withApp { database in
+                try await database.withTenantTransaction(h.tenant) { connection in
+                    try await connection.query(
+                        "UPDATE clients SET status = 'revoked' WHERE client_id = \(clientID)", logger: database.logger)
+                }
             }
+            let retry = try await client.send(.post, path, token: token, json: Self.native, headers: Self.keyed("gone"))
+            #expect(retry.status == .conflict)
+            #expect(retry.json["error"] as? String == "invalid_request")
+            #expect(retry.json["client_id"] == nil, "a revoked client must not be handed out again")
+            let clients = try await TestDatabase.withApp { database in
+                try await database.withTenantTransaction(h.tenant) { connection in
+                    var count = 0
+                    for try await n in try await connection.query(
+                        "SELECT count(*)::int FROM clients WHERE client_kind = 'dynamic'", logger: database.logger
+                    ).decode(Int.self) { count = n }
+                    return count
+                }
+            }
+            #expect(clients == 1, "the retry registered a second client")
         }
-        #expect(remaining == 1, "the expired key was not swept (or the live one was)")
     }
 
     @Test func twentyParallelRetriesOverHTTPMakeOneClient() async throws {

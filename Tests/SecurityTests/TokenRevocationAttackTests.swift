@@ -51,6 +51,59 @@ import Testing
         }
     }
 
+    /// The account page's "Sign out of this device" and "Remove this device" end the user's tokens at the API
+    /// within seconds too (`TokenRevoked` and `ClientRevoked`), like the user's apps calling the account API.
+    @Test func accountPageActionsReachTheSidecarWithinSeconds() async throws {
+        try await SeededPlatform.run { platform in
+            let key = DPoPProofSigner(key: try SigningKey.generate(.es256))
+            let redirect = DemoSeeder.dcrRedirectURI
+            let phone = try await registerInstanceOfTheDemoUser(platform, name: "Phone")
+            let signedOut = try await boundTokens(platform, clientID: phone, redirect: redirect, basic: [], key: key)
+            let signedOutAccess = signedOut.json["access_token"] as? String ?? ""
+            #expect(try await waitUntilAccepted(platform, token: signedOutAccess, key: key), "control: the token works")
+            try await accountAction(platform, "sign-out", clientID: phone)
+            let signOutRefusedAfter = try await secondsUntilRefused(platform, token: signedOutAccess, key: key)
+            #expect(
+                signOutRefusedAfter != nil && signOutRefusedAfter! < 5,
+                "a token of a device the user signed out of was still accepted (\(String(describing: signOutRefusedAfter)) s)"
+            )
+
+            let tablet = try await registerInstanceOfTheDemoUser(platform, name: "Tablet")
+            let removed = try await boundTokens(platform, clientID: tablet, redirect: redirect, basic: [], key: key)
+            let removedAccess = removed.json["access_token"] as? String ?? ""
+            #expect(try await waitUntilAccepted(platform, token: removedAccess, key: key), "control: the token works")
+            try await accountAction(platform, "remove", clientID: tablet)
+            let removeRefusedAfter = try await secondsUntilRefused(platform, token: removedAccess, key: key)
+            #expect(
+                removeRefusedAfter != nil && removeRefusedAfter! < 5,
+                "a token of a removed device was still accepted (\(String(describing: removeRefusedAfter)) s)")
+        }
+    }
+
+    /// An instance with `authenticated_user` = the demo user: registered with the user's DCR token.
+    func registerInstanceOfTheDemoUser(_ platform: SeededPlatform, name: String) async throws -> String {
+        let dcrClient = platform.credentials.dcrClientID
+        let redirect = DemoSeeder.dcrRedirectURI
+        let authorization = try await platform.authorize(clientID: dcrClient, redirectURI: redirect, scope: "dcr")
+        let tokens = try expect(
+            try await platform.redeem(authorization, clientID: dcrClient, redirectURI: redirect), 200, "DCR token")
+        let registered = try expect(
+            try await platform.http.postJSON(
+                "\(platform.endpoints.gateway)/t/\(platform.endpoints.tenant)/register",
+                #"{"client_name":"\#(name)","redirect_uris":["\#(redirect)"],"token_endpoint_auth_method":"none","grant_types":["authorization_code","refresh_token"],"scope":"openid orders:read","dpop_bound_access_tokens":true}"#,
+                headers: platform.bearer(tokens.json["access_token"] as? String ?? "")), 201, "register \(name)")
+        return try required(registered.json["client_id"] as? String, "client_id")
+    }
+
+    /// Confirms `action` (`sign-out`, `remove`) for `clientID` on the account page, signed in as the demo user.
+    func accountAction(_ platform: SeededPlatform, _ action: String, clientID: String) async throws {
+        let path = "\(platform.endpoints.issuer)/account/clients/\(clientID)/\(action)"
+        let confirmation = try expect(try await platform.http.get(path), 200, "the \(action) confirmation page")
+        let done = try await platform.http.postForm(
+            path, [("csrf_token", try required(confirmation.field("csrf_token"), "csrf_token"))])
+        try expect(done, 303, "confirm \(action)")
+    }
+
     /// Signs the demo user in for the client and redeems the code with a DPoP proof: DPoP-bound tokens.
     func boundTokens(
         _ platform: SeededPlatform, clientID: String, redirect: String, basic: [(String, String)], key: DPoPProofSigner

@@ -164,6 +164,7 @@ import Testing
             let outside = try await anonymous.get("/t/\(fixture.tenant)/account")
             #expect(outside.status == 200)
             #expect(outside.body.contains("You are not signed in here"))
+            #expect(outside.body.contains("href=\"/t/\(fixture.tenant)/account/login\""))
 
             let page = try await browser.get("/t/\(fixture.tenant)/account")
             #expect(page.status == 200)
@@ -203,6 +204,44 @@ import Testing
             #expect(
                 try await fixture.count(
                     "SELECT count(*)::int8 FROM clients WHERE client_id = 'phone-3' AND status = 'revoked'") == 1)
+        }
+    }
+
+    @Test func theAccountPageHasItsOwnSignIn() async throws {
+        try await TokenServiceHarness.run { client, fixture in
+            let alice = try await fixture.insertUser(username: "alice", password: AuthorizeFlowTests.password)
+            _ = try await fixture.insertPublicApp("phone-4", firstParty: false, owner: alice)
+            var browser = PageBrowser(client)
+            // Only account pages are return targets: anything else comes back to the device list.
+            let form = try await browser.get("/t/\(fixture.tenant)/account/login?return_to=https://evil.example/")
+            #expect(form.status == 200, "\(form.body)")
+            #expect(form.header("Content-Security-Policy")?.contains("form-action 'self';") == true)
+            func post(_ password: String) async throws -> PageResponse {
+                try await browser.post(
+                    "/t/\(fixture.tenant)/login",
+                    form: [
+                        ("csrf_token", try #require(form.field("csrf_token"))),
+                        ("authorization_request", try #require(form.field("authorization_request"))),
+                        ("username", "alice"), ("password", password),
+                    ])
+            }
+            let wrong = try await post("not the password")
+            #expect(wrong.status == 401)
+            #expect(wrong.body.contains("invalid username or password"))
+            #expect(browser.cookies[SSOSessions.cookieName] == nil)
+
+            let signedIn = try await post(AuthorizeFlowTests.password)
+            #expect(signedIn.status == 303, "\(signedIn.body)")
+            #expect(signedIn.location == "/t/\(fixture.tenant)/account")
+            let page = try await browser.get("/t/\(fixture.tenant)/account")
+            #expect(page.body.contains("Signed in as <strong>alice</strong>") && page.body.contains("phone-4"))
+            #expect(page.body.contains("href=\"/t/\(fixture.tenant)/account/password\""))
+            // No code was issued: the sign-in was for the account pages, not for an application.
+            #expect(try await fixture.count("SELECT count(*)::int8 FROM authorization_codes") == 0)
+            // Signed in already: straight to the page.
+            let again = try await browser.get("/t/\(fixture.tenant)/account/login")
+            #expect(again.status == 303)
+            #expect(again.location == "/t/\(fixture.tenant)/account")
         }
     }
 }

@@ -87,6 +87,19 @@ import Testing
                     INSERT INTO sign_in_rate_limits (tenant_id, limit_key, window_start)
                     VALUES (\(tenant), \("key-" + label), \(stamp))
                     """, logger: logger)
+                try await connection.query(
+                    """
+                    INSERT INTO registration_rate_limits (tenant_id, limit_key, window_start)
+                    VALUES (\(tenant), \("key-" + label), \(stamp))
+                    """, logger: logger)
+                // An Idempotency-Key answers until it expires: the old one expired a second ago.
+                let keyExpiry = label == "old" ? Date().addingTimeInterval(-1) : soon
+                try await connection.query(
+                    """
+                    INSERT INTO registration_idempotency_keys (tenant_id, principal, key_hash, request_hash, state,
+                        expires_at)
+                    VALUES (\(tenant), 'open:192.0.2.1', \("idem-" + label), 'body', 'in_flight', \(keyExpiry))
+                    """, logger: logger)
             }
             // A session revoked long ago goes although it has not expired; a known address stays.
             try await connection.query(
@@ -105,6 +118,7 @@ import Testing
     static let tables = [
         "authorization_codes", "issued_access_tokens", "refresh_tokens", "sso_sessions", "admin_sessions",
         "login_attempts", "sign_in_sources", "sign_in_accounts", "sign_in_rate_limits", "consents",
+        "registration_rate_limits", "registration_idempotency_keys",
     ]
 
     @Test func deletesWhatIsPastItsUseAndKeepsWhatIsLive() async throws {
@@ -119,7 +133,8 @@ import Testing
             let remaining = [
                 "authorization_codes": 1, "issued_access_tokens": 1, "refresh_tokens": 1, "sso_sessions": 1,
                 "admin_sessions": 1, "login_attempts": 1, "sign_in_sources": 2, "sign_in_accounts": 1,
-                "sign_in_rate_limits": 1, "consents": 1,
+                "sign_in_rate_limits": 1, "consents": 1, "registration_rate_limits": 1,
+                "registration_idempotency_keys": 1,
             ]
             for (table, expected) in remaining {
                 #expect(try await fixture.count("SELECT count(*)::int8 FROM \(table)") == expected, "\(table)")

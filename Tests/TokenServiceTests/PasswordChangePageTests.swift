@@ -57,7 +57,7 @@ import Testing
     @Test func aSignedInUserChangesTheirPasswordUnderThePolicy() async throws {
         try await TokenServiceHarness.run { client, fixture in
             let app = try await fixture.insertPublicApp()
-            _ = try await fixture.insertUser(username: "alice", password: Self.password)
+            let alice = try await fixture.insertUser(username: "alice", password: Self.password)
             var browser = PageBrowser(client)
             let signedIn = try await AuthorizeFlowTests.signIn(
                 &browser, fixture, app: app, verifier: PKCE.generateVerifier())
@@ -97,10 +97,19 @@ import Testing
                 path, form: try Self.changeForm(page, current: Self.password, new: Self.newPassword))
             #expect(changed.status == 200, "\(changed.body)")
             #expect(changed.body.contains("Your password was changed"))
+            // One event, for the change that happened, naming the user and carrying no password.
+            let events = try await fixture.outboxPayloads(type: .userPasswordChanged)
+            #expect(events.count == 1)
+            let event = try TestJSON.object(Data((events.first ?? "").utf8))
+            let data = event["data"] as? [String: Any]
+            #expect((data?["user_id"] as? String)?.lowercased() == alice.uuidString.lowercased())
+            #expect(data?["method"] as? String == "user")
+            #expect(!(events.first ?? "").contains(Self.newPassword) && !(events.first ?? "").contains(Self.password))
 
             // This browser's session stays; the other device's ended.
             #expect(try await browser.get(path).status == 200)
-            #expect(try await otherDevice.get(path).status == 401)
+            // Its session ended: the page sends it to the account sign-in.
+            #expect(try await otherDevice.get(path).status == 303)
             var fresh = PageBrowser(client)
             let old = try await AuthorizeFlowTests.signIn(&fresh, fixture, app: app, verifier: PKCE.generateVerifier())
             #expect(old.status == 401)
@@ -110,15 +119,32 @@ import Testing
         }
     }
 
-    @Test func withoutASessionThereIsNothingToChange() async throws {
+    @Test func withoutASessionThePageSendsToTheAccountSignInWhichReturnsToIt() async throws {
         try await TokenServiceHarness.run { client, fixture in
+            _ = try await fixture.insertUser(username: "alice", password: Self.password)
             var browser = PageBrowser(client)
             let path = "/t/\(fixture.tenant)/account/password"
+            let signInPath = "/t/\(fixture.tenant)/account/login?return_to=account/password"
             let page = try await browser.get(path)
-            #expect(page.status == 401)
-            #expect(page.body.contains("Sign in to this service first"))
+            #expect(page.status == 303)
+            #expect(page.header("Location") == signInPath)
             browser.cookies[SSOSessions.cookieName] = "made-up-session"
-            #expect(try await browser.get(path).status == 401)
+            #expect(try await browser.get(path).header("Location") == signInPath)
+            browser.cookies[SSOSessions.cookieName] = nil
+
+            let form = try await browser.get(signInPath)
+            #expect(form.status == 200, "\(form.body)")
+            let signedIn = try await browser.post(
+                "/t/\(fixture.tenant)/login",
+                form: [
+                    ("csrf_token", try #require(form.field("csrf_token"))),
+                    ("authorization_request", try #require(form.field("authorization_request"))),
+                    ("username", "alice"), ("password", Self.password),
+                ])
+            #expect(signedIn.status == 303, "\(signedIn.body)")
+            #expect(signedIn.header("Location") == path)
+            #expect(browser.cookies[SSOSessions.cookieName] != nil)
+            #expect(try await browser.get(path).status == 200)
         }
     }
 }

@@ -181,7 +181,7 @@ struct AuditLogReader: Sendable {
                        to_char(max(event_time) AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')
                 FROM audit_events
                 WHERE tenant_id = \(tenant) AND user_id = \(user) AND NOT (subject = ANY(\(clients)::text[]))
-                  AND event_type <> \(LatchkeyEventType.userRegistered.rawValue)
+                  AND NOT (event_type = ANY(\(Self.accountEventTypes)::text[]))
                 GROUP BY subject, event_type ORDER BY subject, event_type LIMIT \(limit)
                 """, logger: logger)
             var result: [(client: String, type: String, count: Int64, last: String)] = []
@@ -192,14 +192,17 @@ struct AuditLogReader: Sendable {
         }
     }
 
-    /// The account events of `user` (`UserRegistered`).
+    /// Event types about a user's account rather than a client (their subject is the user id).
+    static let accountEventTypes = LatchkeyEventType.allCases.filter(\.isUserEvent).map(\.rawValue)
+
+    /// The account events of `user` (registered, disabled, enabled, password changed).
     func accountEvents(tenant: String, user: String, limit: Int) async throws -> [StoredAuditEvent] {
         try await database.withTenantTransaction(tenant) { connection in
             let rows = try await connection.query(
                 """
                 SELECT \(unescaped: StoredAuditEvent.columns) FROM audit_events
                 WHERE tenant_id = \(tenant) AND user_id = \(user)
-                  AND event_type = \(LatchkeyEventType.userRegistered.rawValue)
+                  AND event_type = ANY(\(Self.accountEventTypes)::text[])
                 ORDER BY sequence LIMIT \(limit)
                 """, logger: logger)
             return try await StoredAuditEvent.all(rows)

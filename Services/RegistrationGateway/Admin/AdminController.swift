@@ -448,8 +448,8 @@ struct AdminController: Sendable {
             status: .created, response: UserCreatedView(userID: id.uuidString.lowercased(), username: username))
     }
 
-    /// Sets a user's password (the tenant's password policy applies). Sessions and tokens stay: revoking them
-    /// is its own decision (`revoke-clients`, `disable`).
+    /// Sets a user's password (the tenant's password policy applies) and records `UserPasswordChanged` in the
+    /// same transaction. Sessions and tokens stay: revoking them is its own decision (`revoke-clients`, `disable`).
     @Sendable func resetPassword(_ request: Request, context: Context) async throws -> Response {
         let (tenant, actor) = try authorized(context)
         let user = try Self.userID(context)
@@ -468,6 +468,10 @@ struct AdminController: Sendable {
             guard try await AdminStore.setPassword(of: user, hash: hash, on: connection, logger: logger) else {
                 throw OAuthError.notFound("no such user in this tenant")
             }
+            let event = UserPasswordChanged(
+                tenant: tenant.slug, userID: user, method: .adminReset, actor: actor, changedAt: Date())
+            try await outbox.append(
+                CloudEvent(source: EventSource.registrationGateway, data: event), on: connection, logger: logger)
         }
         logger.info("password reset by an administrator", metadata: ["user": "\(user)", "actor": "\(actor.id)"])
         return Response(status: .noContent, headers: [.cacheControl: "no-store"])

@@ -8,12 +8,10 @@ import ServiceLifecycle
 
 /// Expires dynamic clients unused for longer than their tenant's `inactive_client_ttl` (0 = never):
 /// status `expired`, refresh tokens revoked and `ClientRevoked` (reason `expired`, actor system) in one
-/// transaction. Runs with the cross-tenant role; replicas share the work via `SKIP LOCKED`. Each run also
-/// sweeps expired registration `Idempotency-Key`s and old rate-limit windows.
+/// transaction. Runs with the cross-tenant role; replicas share the work via `SKIP LOCKED`. Expired
+/// `Idempotency-Key`s and old rate-limit windows are the token service's janitor's to delete.
 struct ClientExpiryService: Service {
     static let actor = EventActor.system("client-expiry")
-    /// Rate-limit windows are one minute long; older ones are only kept briefly for debugging.
-    static let rateLimitRetention: TimeInterval = 600
 
     let systemDatabase: Database
     let outbox: OutboxWriter
@@ -30,18 +28,11 @@ struct ClientExpiryService: Service {
         }
     }
 
-    /// One run: expires up to `batchLimit` clients across tenants, prunes old rate-limit windows and
-    /// expired idempotency keys; returns how many clients it expired.
+    /// One run: expires up to `batchLimit` clients across tenants; returns how many it expired.
     @discardableResult
     func runOnce() async throws -> Int {
         let ttls = try await tenantTTLs().filter { $0.ttl > 0 }
-        let expired = ttls.isEmpty ? 0 : try await expire(ttls)
-        let retention = Self.rateLimitRetention
-        try await systemDatabase.client.query(
-            "DELETE FROM registration_rate_limits WHERE window_start < now() - make_interval(secs => \(retention))",
-            logger: logger)
-        try await IdempotencyStore.sweepExpired(on: systemDatabase.client, logger: logger)
-        return expired
+        return ttls.isEmpty ? 0 : try await expire(ttls)
     }
 
     /// Each tenant's `inactive_client_ttl` in seconds; tenants whose policy no longer decodes are skipped.

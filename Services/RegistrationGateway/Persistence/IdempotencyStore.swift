@@ -82,16 +82,4 @@ enum IdempotencyStore {
               AND state = 'in_flight'
             """, logger: logger)
     }
-
-    /// Deletes expired keys of every tenant (the cross-tenant role); returns how many.
-    @discardableResult
-    static func sweepExpired(on client: PostgresClient, logger: Logger) async throws -> Int {
-        let rows = try await client.query(
-            """
-            WITH gone AS (DELETE FROM registration_idempotency_keys WHERE expires_at <= now() RETURNING 1)
-            SELECT count(*)::int FROM gone
-            """, logger: logger)
-        for try await count in rows.decode(Int.self) { return count }
-        return 0
-    }
 }

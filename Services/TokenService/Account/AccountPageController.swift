@@ -94,12 +94,15 @@ struct AccountPageController: Sendable {
                 username: try await username(session.userID, on: connection),
                 devices: try await devices.list(user: session.userID, on: connection, logger: logger))
         }
-        var values: [String: Any] = ["signedIn": listed != nil]
+        let base = "/t/\(tenant.id)"
+        var values: [String: Any] = [
+            "signedIn": listed != nil, "signInURL": "\(base)/account/login", "passwordURL": "\(base)/account/password",
+            "signOutEverywhereURL": "\(base)/logout",
+        ]
         values["notice"] = request.uri.queryParameters["done"].flatMap { Self.notices[String($0)] }
         values["username"] = listed?.username
-        let base = "/t/\(tenant.id)/account/clients/"
         values["devices"] = (listed?.devices ?? []).map { device -> [String: Any] in
-            let path = base + AuthorizationResponseTarget.encode(device.clientID)
+            let path = "\(base)/account/clients/" + AuthorizationResponseTarget.encode(device.clientID)
             let state = device.signedIn ? "signed in" : "signed out"
             var row: [String: Any] = [
                 "name": device.name ?? device.clientID, "registered": Self.format(device.registeredAt),

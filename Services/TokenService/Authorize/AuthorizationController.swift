@@ -41,6 +41,7 @@ struct AuthorizationController: Sendable {
         group.get("signup") { request, context in try await showPage(.signUp, request, context) }
         group.post("signup") { request, context in try await signUp(request, context) }
         group.post("consent") { request, context in try await answerConsent(request, context) }
+        group.get("account/login") { request, context in try await startAccountSignIn(request, context) }
         group.get("account/password") { request, context in try await showPasswordChange(request, context) }
         group.post("account/password") { request, context in try await changePassword(request, context) }
     }
@@ -197,7 +198,7 @@ struct AuthorizationController: Sendable {
         all.merge(values) { _, new in new }
         var response = pages.page(
             page.template, title: page.title, tenant: tenant, values: all, status: status,
-            formTarget: pending.redirectURI)
+            formTarget: pending.client == nil ? nil : pending.redirectURI)
         if isNew {
             response.setCookie(
                 cookie(CSRFGuard.cookieName, csrfCookie, tenant: tenant.id, maxAge: nil, sameSite: .strict))
@@ -271,9 +272,7 @@ struct AuthorizationController: Sendable {
                 {
                     return .refused(wait)
                 }
-                guard try await ClientRepository.isActive(pending.clientID, on: connection, logger: logger) else {
-                    return .inactiveClient
-                }
+                guard try await applicationIsActive(pending, on: connection) else { return .inactiveClient }
                 return .proceed(
                     known: state.known,
                     stored: try await accounts.find(username: username, on: connection, logger: logger))
@@ -385,12 +384,12 @@ struct AuthorizationController: Sendable {
             let oldSession = request.cookies[SSOSessions.cookieName]?.value
             do {
                 return try await database.withTenantTransaction(tenant.id) { connection in
-                    guard try await ClientRepository.isActive(pending.clientID, on: connection, logger: logger) else {
+                    guard try await applicationIsActive(pending, on: connection) else {
                         return pages.error("The application that sent you here is no longer active.", tenant: tenant)
                     }
                     let userID = try await accounts.register(
                         username: username, email: email, passwordHash: hash, tenant: tenant,
-                        clientID: pending.clientID,
+                        clientID: pending.client,
                         on: connection, logger: logger)
                     return try await complete(
                         pending, userID: userID, tenant: tenant, oldSession: oldSession, on: connection,
@@ -479,12 +478,26 @@ struct AuthorizationController: Sendable {
         on connection: PostgresConnection, request: Request
     ) async throws -> Response {
         let logger = database.logger
+        let lifetime = tenant.policy.tokenLifetimes.ssoSession
+        if let page = pending.accountPage {
+            // A sign-in on the account pages: a session, and back to the page it started from.
+            let session = try await sessions.start(
+                userID: userID, tenant: tenant.id, replacing: oldSession, lifetime: lifetime, on: connection,
+                logger: logger)
+            var response = Response(
+                status: .seeOther,
+                headers: [
+                    .location: "/t/\(tenant.id)/\(page.rawValue)", .cacheControl: "no-store", .pragma: "no-cache",
+                ])
+            response.setCookie(
+                cookie(SSOSessions.cookieName, session, tenant: tenant.id, maxAge: lifetime, sameSite: .lax))
+            return response
+        }
         guard let client = try await ClientRepository.find(pending.clientID, on: connection, logger: logger),
             client.isUsable(at: Date())
         else {
             return pages.error("The application that sent you here is no longer active.", tenant: tenant)
         }
-        let lifetime = tenant.policy.tokenLifetimes.ssoSession
         let session = try await sessions.start(
             userID: userID, tenant: tenant.id, replacing: oldSession, lifetime: lifetime, on: connection, logger: logger
         )
@@ -504,6 +517,36 @@ struct AuthorizationController: Sendable {
         }
         response.setCookie(cookie(SSOSessions.cookieName, session, tenant: tenant.id, maxAge: lifetime, sameSite: .lax))
         return response
+    }
+
+    /// Whether the application a sign-in is for is still active; a sign-in on the account pages has none.
+    func applicationIsActive(_ pending: AuthorizationRequest, on connection: PostgresConnection) async throws -> Bool {
+        guard let client = pending.client else { return true }
+        return try await ClientRepository.isActive(client, on: connection, logger: database.logger)
+    }
+
+    // MARK: GET /account/login
+
+    /// `GET /t/{tenant}/account/login[?return_to=account/password]`: the sign-in page of the account pages
+    /// themselves. The same forms, limits and providers as an application's sign-in; afterwards the browser
+    /// returns to the account page (or the password page) instead of an application. Already signed in: straight there.
+    func startAccountSignIn(_ request: Request, _ context: LatchkeyRequestContext) async throws -> Response {
+        let tenant = try context.requireTenant()
+        let requested = request.uri.queryParameters["return_to"].map(String.init)
+        let page = requested.flatMap(AuthorizationRequest.AccountPage.init(rawValue:)) ?? .devices
+        let cookie = request.cookies[SSOSessions.cookieName]?.value
+        let logger = database.logger
+        let signedIn = try await database.withTenantTransaction(tenant.id) { connection in
+            try await sessions.current(cookie, on: connection, logger: logger) != nil
+        }
+        if signedIn {
+            return Response(
+                status: .seeOther,
+                headers: [
+                    .location: "/t/\(tenant.id)/\(page.rawValue)", .cacheControl: "no-store", .pragma: "no-cache",
+                ])
+        }
+        return try renderForm(.signIn, pending: .accountSignIn(returningTo: page), request: request, tenant: tenant)
     }
 
     static func redirect(_ location: String) -> Response {

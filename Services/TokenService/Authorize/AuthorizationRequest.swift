@@ -19,6 +19,25 @@ struct AuthorizationRequest: Codable, Sendable, Equatable {
     var consentUser: UUID?
     /// Sealed requests expire (the sign-in page must not live forever).
     var expiresAt: Date
+    /// A sign-in started on the account pages themselves, with no application: after it the browser returns
+    /// to this page instead of an application's redirect URI.
+    var accountPage: AccountPage?
+
+    /// The account pages a sign-in may return to; a fixed set, so the return is never an open redirect.
+    enum AccountPage: String, Codable, Sendable {
+        case devices = "account"
+        case password = "account/password"
+    }
+
+    /// A sign-in for `page` of the account pages: no client, no code, no consent.
+    static func accountSignIn(returningTo page: AccountPage) -> AuthorizationRequest {
+        AuthorizationRequest(
+            clientID: "", redirectURI: "", scope: "", forceLogin: false,
+            expiresAt: Date().addingTimeInterval(AuthorizationRequestValidator.pendingLifetime), accountPage: page)
+    }
+
+    /// The client the sign-in is for; nil for a sign-in on the account pages.
+    var client: String? { accountPage == nil ? clientID : nil }
 
     enum CodingKeys: String, CodingKey {
         case clientID = "client_id"
@@ -31,6 +50,7 @@ struct AuthorizationRequest: Codable, Sendable, Equatable {
         case forceConsent = "force_consent"
         case consentUser = "consent_user"
         case expiresAt = "exp"
+        case accountPage = "account_page"
     }
 }
 

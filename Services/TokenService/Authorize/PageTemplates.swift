@@ -116,7 +116,7 @@ enum PageTemplates {
         {{> header}}
         {{#username}}<p>Signed in as <strong>{{username}}</strong>.</p>{{/username}}
         {{#notice}}<p class="notice" role="status">{{notice}}</p>{{/notice}}
-        {{^signedIn}}<p>You are not signed in here. Sign in through one of your apps, then open this page again.</p>{{/signedIn}}
+        {{^signedIn}}<p>You are not signed in here.</p><a class="action" href="{{signInURL}}">Sign in</a>{{/signedIn}}
         {{#signedIn}}
         {{^devices}}<p>No devices yet.</p>{{/devices}}
         <ul class="devices">
@@ -134,6 +134,7 @@ enum PageTemplates {
         </li>
         {{/devices}}
         </ul>
+        <p><a href="{{passwordURL}}">Change your password</a> · <a href="{{signOutEverywhereURL}}">Sign out</a></p>
         {{/signedIn}}
         {{> footer}}
         """

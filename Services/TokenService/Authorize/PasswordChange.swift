@@ -14,10 +14,13 @@ extension AuthorizationController {
     static let passwordChangeTitle = "Change your password"
     static let signInFirst = "Sign in to this service first, then come back to change your password."
 
+    /// Without a session the browser is sent to the account sign-in, which returns here.
     func showPasswordChange(_ request: Request, _ context: LatchkeyRequestContext) async throws -> Response {
         let tenant = try context.requireTenant()
         guard let account = try await signedInAccount(request, tenant: tenant) else {
-            return pages.error(Self.signInFirst, tenant: tenant, status: .unauthorized)
+            let signIn = "/t/\(tenant.id)/account/login?return_to=account/password"
+            return Response(
+                status: .seeOther, headers: [.location: signIn, .cacheControl: "no-store", .pragma: "no-cache"])
         }
         return renderPasswordChange(request, tenant: tenant, username: account.username)
     }
@@ -73,7 +76,8 @@ extension AuthorizationController {
         let session = request.cookies[SSOSessions.cookieName]?.value ?? ""
         let changed = try await database.withTenantTransaction(tenant.id) { connection in
             try await accounts.replacePassword(
-                of: account.stored.userID, from: oldHash, to: hash, keeping: session, on: connection, logger: logger)
+                of: account.stored.userID, in: tenant, from: oldHash, to: hash, keeping: session, on: connection,
+                logger: logger)
         }
         // Another change won the race: the password checked above is no longer the user's.
         guard changed else { return reshow("The current password is not correct.", .unauthorized) }

@@ -51,11 +51,11 @@ struct UserAccounts: Sendable {
         return nil
     }
 
-    /// Replaces the password hash if it is still `old`, and ends the user's other sign-in sessions (a changed
-    /// password is often a suspected leak); false when another change came first.
+    /// Replaces the password hash if it is still `old`, ends the user's other sign-in sessions (a changed
+    /// password is often a suspected leak) and records `UserPasswordChanged`; false when another change came first.
     func replacePassword(
-        of userID: UUID, from old: String, to new: String, keeping session: String, on connection: PostgresConnection,
-        logger: Logger
+        of userID: UUID, in tenant: ResolvedTenant, from old: String, to new: String, keeping session: String,
+        on connection: PostgresConnection, logger: Logger
     ) async throws -> Bool {
         let rows = try await connection.query(
             """
@@ -70,6 +70,10 @@ struct UserAccounts: Sendable {
             UPDATE sso_sessions SET revoked_at = now()
             WHERE user_id = \(userID) AND revoked_at IS NULL AND session_hash <> \(sessionHasher.hash(session))
             """, logger: logger)
+        let event = UserPasswordChanged(
+            tenant: tenant.slug, userID: userID, method: .user, actor: .user(userID), changedAt: Date())
+        try await outbox.append(
+            CloudEvent(source: EventSource.tokenService, data: event), on: connection, logger: logger)
         return true
     }
 
@@ -94,7 +98,7 @@ struct UserAccounts: Sendable {
     /// Creates the user and its `UserRegistered` outbox row in the caller's transaction; `passwordHash`
     /// was computed before the transaction began.
     func register(
-        username: String, email: String, passwordHash hash: String, tenant: ResolvedTenant, clientID: String,
+        username: String, email: String, passwordHash hash: String, tenant: ResolvedTenant, clientID: String?,
         on connection: PostgresConnection, logger: Logger
     ) async throws -> UUID {
         let exists = try await connection.query(

@@ -20,7 +20,7 @@ struct ExternalAccounts: Sendable {
         provider: String, subject: String, preferredUsername: String?, name: String? = nil, email: String?,
         emailVerified: Bool = false,
         tenant: ResolvedTenant,
-        clientID: String, on connection: PostgresConnection, logger: Logger
+        clientID: String?, on connection: PostgresConnection, logger: Logger
     ) async throws -> UUID {
         let key = "\(tenant.id)\n\(provider)\n\(subject)"
         try await connection.query("SELECT pg_advisory_xact_lock(hashtextextended(\(key), 0))", logger: logger)

@@ -168,6 +168,9 @@ struct FederationController: Sendable {
         let target = AuthorizationResponseTarget(
             redirectURI: saved.pending.redirectURI, state: saved.pending.state,
             issuer: TenantEndpoints(settings: settings, tenant: tenant.id).issuer)
+        if query.error != nil, saved.pending.client == nil {
+            return pages.error("Sign-in with \(provider.id) was not completed.", tenant: tenant)
+        }
         if query.error != nil {
             // The user declined (or the provider refused): the client learns it the RFC 6749 way.
             return AuthorizationController.redirect(
@@ -191,14 +194,14 @@ struct FederationController: Sendable {
         let oldSession = request.cookies[SSOSessions.cookieName]?.value
         let logger = database.logger
         return try await database.withTenantTransaction(tenant.id) { connection in
-            guard try await ClientRepository.isActive(saved.pending.clientID, on: connection, logger: logger) else {
+            guard try await authorization.applicationIsActive(saved.pending, on: connection) else {
                 return pages.error("The application that sent you here is no longer active.", tenant: tenant)
             }
             let userID = try await accounts.provision(
                 provider: provider.id, subject: claims.sub, preferredUsername: claims.preferredUsername,
                 name: query.userName, email: claims.email,
                 emailVerified: claims.emailVerified,
-                tenant: tenant, clientID: saved.pending.clientID, on: connection, logger: logger)
+                tenant: tenant, clientID: saved.pending.client, on: connection, logger: logger)
             guard try await UserStatus.isActive(userID, on: connection, logger: logger) else {
                 return pages.error("This account cannot sign in.", tenant: tenant, status: .forbidden)
             }

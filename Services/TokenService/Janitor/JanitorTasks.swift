@@ -31,5 +31,8 @@ struct JanitorTask: Sendable, Equatable {
         JanitorTask(table: "consents", condition: "expires_at < now() - interval '1 hour'"),
         // One-minute windows; a few are kept for debugging.
         JanitorTask(table: "sign_in_rate_limits", condition: "window_start < now() - interval '10 minutes'"),
+        JanitorTask(table: "registration_rate_limits", condition: "window_start < now() - interval '10 minutes'"),
+        // A registration's Idempotency-Key answers retries until it expires (24 h), and not after.
+        JanitorTask(table: "registration_idempotency_keys", condition: "expires_at <= now()"),
     ]
 }

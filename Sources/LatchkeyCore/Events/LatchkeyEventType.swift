@@ -12,6 +12,7 @@ public enum LatchkeyEventType: String, ProtocolStringEnum {
     case refreshTokenReuseDetected = "io.latchkey.refresh_token.reuse_detected.v1"
     case userDisabled = "io.latchkey.user.disabled.v1"
     case userEnabled = "io.latchkey.user.enabled.v1"
+    case userPasswordChanged = "io.latchkey.user.password_changed.v1"
 
     public static var valueDescription: String { "event type" }
 
@@ -32,6 +33,7 @@ public enum LatchkeyEventType: String, ProtocolStringEnum {
         case .tokenRevoked: return "token-revoked"
         case .refreshTokenReuseDetected: return "refresh-token-reuse-detected"
         case .userDisabled, .userEnabled: return "user-disabled"
+        case .userPasswordChanged: return "user-password-changed"
         }
     }
 
@@ -81,7 +83,7 @@ public enum LatchkeyEventType: String, ProtocolStringEnum {
     /// Whether the CloudEvents `subject` (and the Kafka key's second half) is `data.user_id` rather than a client id.
     public var isUserEvent: Bool {
         switch self {
-        case .userRegistered, .userDisabled, .userEnabled: return true
+        case .userRegistered, .userDisabled, .userEnabled, .userPasswordChanged: return true
         default: return false
         }
     }

@@ -93,6 +93,12 @@ struct AuditEventFactory {
             source: EventSource.registrationGateway)
     }
 
+    func passwordChanged(user: UUID) throws -> EncodedEvent {
+        try event(
+            UserPasswordChanged(tenant: tenant, userID: user, method: .user, actor: .user(user), changedAt: time),
+            source: EventSource.tokenService)
+    }
+
     func reuseDetected(client: String, user: UUID?) throws -> EncodedEvent {
         try event(
             RefreshTokenReuseDetected(

@@ -17,6 +17,7 @@ import Testing
                 "latchkey.refresh-token-reuse-detected"
             ),
             (.userDisabled, "io.latchkey.user.disabled.v1", "latchkey.user-disabled"),
+            (.userPasswordChanged, "io.latchkey.user.password_changed.v1", "latchkey.user-password-changed"),
         ]
         #expect(LatchkeyEventType.userEnabled.cloudEventType == "io.latchkey.user.enabled.v1")
         #expect(LatchkeyEventType.userEnabled.topic() == "latchkey.user-disabled")

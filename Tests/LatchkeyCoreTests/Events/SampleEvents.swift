@@ -24,6 +24,7 @@ enum SampleEvents {
         case .refreshTokenReuseDetected: return try both(fullReuseDetected, minimalReuseDetected)
         case .userDisabled: return try both(userDisabled, userDisabled)
         case .userEnabled: return try both(userEnabled, userEnabled)
+        case .userPasswordChanged: return try both(passwordChangedByUser, passwordReset)
         }
     }
 
@@ -92,6 +93,12 @@ enum SampleEvents {
 
     static let userEnabled = UserEnabled(
         tenant: tenant, userID: userID, reason: "password reset", actor: .admin("ops-console"), enabledAt: later)
+
+    static let passwordChangedByUser = UserPasswordChanged(
+        tenant: tenant, userID: userID, method: .user, actor: .user(userID), changedAt: time)
+
+    static let passwordReset = UserPasswordChanged(
+        tenant: tenant, userID: userID, method: .adminReset, actor: .admin("ops-console"), changedAt: later)
 
     static let fullTokenRevoked = TokenRevoked(
         tenant: tenant, clientID: clientID, userID: userID, tokenType: .refresh, jti: "rt-9",

@@ -28,5 +28,6 @@ create refresh-token-reuse-detected
 # UserDisabled and UserEnabled: a user stays disabled however long ago that happened; compaction keeps each
 # user's latest state.
 create user-disabled --config cleanup.policy=compact
+create user-password-changed
 create dead-letter --config retention.ms=2592000000
 "$TOPICS_BIN" --bootstrap-server "$BOOTSTRAP" --list
