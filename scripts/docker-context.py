@@ -7,7 +7,7 @@ lines copy from that context. The script copies those files into a temporary fol
 `swift package describe` there, which fails the way the image build does when a target's folder or
 a resource is missing (for example "invalid custom path").
 
-Usage: docker-context.py [--dockerfile Dockerfile] [--stage build] [--keep]
+Usage: docker-context.py [--dockerfile Dockerfile] [--dockerignore .dockerignore] [--stage build] [--keep]
 """
 import argparse
 import os
@@ -19,13 +19,14 @@ import sys
 import tempfile
 
 
-def ignore_patterns(root):
+def ignore_patterns(path):
     """The .dockerignore rules as (negated, regex) pairs, in file order (the last match wins)."""
-    path = os.path.join(root, ".dockerignore")
     rules = []
     if not os.path.exists(path):
         return rules
-    for raw in open(path, encoding="utf-8"):
+    with open(path, encoding="utf-8") as handle:
+        text = handle.read()
+    for raw in text.splitlines():
         line = raw.strip()
         if not line or line.startswith("#"):
             continue
@@ -85,7 +86,9 @@ def excluded(relpath, rules):
 def build_stage_copies(dockerfile, stage):
     """(sources, destination, workdir) for each COPY from the context in the named stage."""
     lines, current = [], ""
-    for raw in open(dockerfile, encoding="utf-8"):
+    with open(dockerfile, encoding="utf-8") as handle:
+        text = handle.read()
+    for raw in text.splitlines():
         stripped = raw.rstrip("\n")
         if stripped.lstrip().startswith("#") and not current:
             continue
@@ -119,11 +122,12 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--dockerfile", default="Dockerfile")
     parser.add_argument("--stage", default="build")
+    parser.add_argument("--dockerignore", default=".dockerignore")
     parser.add_argument("--keep", action="store_true", help="keep the reproduced folder")
     options = parser.parse_args()
 
     root = os.getcwd()
-    rules = ignore_patterns(root)
+    rules = ignore_patterns(os.path.join(root, options.dockerignore))
     copies = build_stage_copies(os.path.join(root, options.dockerfile), options.stage)
     if not copies:
         print(f"no COPY lines in stage {options.stage!r} of {options.dockerfile}")

@@ -3,7 +3,9 @@
 #   Dockerfile             exec-form CMD/ENTRYPOINT, every product built and copied with its resources,
 #                          librdkafka from a checksum-pinned tarball; the build stage's context (its COPY
 #                          lines minus .dockerignore) reproduced in a temporary folder loads the package
-#                          with `swift package describe` (scripts/docker-context.py)
+#                          with `swift package describe` (scripts/docker-context.py); its tests
+#                          (scripts/test_docker_context.py) show it refusing a context that lacks a target
+#                          folder or Package.resolved
 #   docker-compose.yml     `docker-compose config` (Debian's docker-compose) with .env.example;
 #                          every variable it uses is in .env.example; its helper scripts parse
 #   infra/k8s              every overlay rendered with kustomize, core resources against the Kubernetes
@@ -83,6 +85,7 @@ compose_env_complete() {
 
 check "Dockerfile (exec form, products, runtime)" dockerfile_rules
 check "image build context loads the package (COPY lines + .dockerignore)" python3 scripts/docker-context.py
+check "docker-context.py fails broken contexts (scripts/test_docker_context.py)" python3 -m unittest discover -s scripts -p 'test_docker_context.py'
 check "docker-compose config (.env.example)" docker-compose -f docker-compose.yml --env-file .env.example config -q
 check ".env.example declares every compose variable" compose_env_complete
 check "compose helper scripts parse" bash -n infra/compose/postgres/10-latchkey-roles.sh infra/compose/kafka/create-topics.sh

@@ -1,5 +1,5 @@
-"""Tests of validate.py's Kafka, secret and database TLS checks: the base renders clean, and each broken
-variant of it fails with the error that names the problem. Run by scripts/validate-deploy.sh:
+"""Tests of validate.py's checks (Kafka, secrets, database TLS and routing, ports, versions, backups,
+monitoring): the base renders clean, and each broken variant of it fails with the error that names the problem. Run by scripts/validate-deploy.sh:
     python3 -m unittest discover -s infra/k8s -p 'test_*.py'
 """
 import copy
@@ -152,6 +152,74 @@ class ValidateTests(unittest.TestCase):
         def no_fs_group(docs):
             find(docs, "Deployment", "token-service")["spec"]["template"]["spec"]["securityContext"].pop("fsGroup")
         self.assertFails("Secret volume secrets is not world-readable and the pod sets no fsGroup", no_fs_group)
+
+    def test_declared_ports_are_the_ports_the_service_listens_on(self):
+        def management_elsewhere(docs):
+            for port in container(docs, "token-service")["ports"]:
+                if port["name"] == "management":
+                    port["containerPort"] = 9090
+        self.assertFails("container port management is 9090, the service listens on 9082", management_elsewhere)
+        self.assertFails(
+            "container port http is 8082, the service listens on 8088",
+            lambda docs: set_env(container(docs, "token-service"), "HTTP_PORT", "8088"))
+
+        def explicit_management_port(docs):
+            set_env(container(docs, "token-service"), "MANAGEMENT_PORT", "9090")
+            management_elsewhere(docs)
+        self.assertEqual([e for e in self.errors(explicit_management_port) if "port" in e], [])
+
+    def test_request_traffic_through_the_pooler_and_sessions_on_the_primary(self):
+        def swap(variable, old, new):
+            def mutate(docs):
+                target = container(docs, "token-service")
+                value = next(v["value"] for v in target["env"] if v["name"] == variable)
+                set_env(target, variable, value.replace(old, new))
+            return mutate
+        self.assertFails(
+            "DATABASE_URL (request traffic) must go through the Pooler",
+            swap("DATABASE_URL", "$(DATABASE_POOLER_HOST)", "$(DATABASE_HOST)"))
+        self.assertFails(
+            "DATABASE_SYSTEM_URL needs a session (advisory locks, SET): use the -rw service",
+            swap("DATABASE_SYSTEM_URL", "$(DATABASE_HOST)", "$(DATABASE_POOLER_HOST)"))
+
+    def test_pools_at_their_hpa_maximum_fit_max_connections(self):
+        self.assertFails(
+            "pools at HPA maximum need",
+            lambda docs: find(docs, "HorizontalPodAutoscaler", "token-service")["spec"].update(maxReplicas=60))
+
+    def test_the_sidecar_gets_no_database(self):
+        self.assertFails(
+            "the sidecar has no database; it must get no DATABASE_* variable",
+            lambda docs: set_env(container(docs, "example-api", "dpop-verifier"), "DATABASE_URL", "postgres://x@y/z"))
+
+    def test_kafka_version_and_backups(self):
+        self.assertFails(
+            "Kafka 3.9.0 is not supported by Strimzi",
+            lambda docs: find(docs, "Kafka", "latchkey-kafka")["spec"]["kafka"].update(version="3.9.0"))
+        self.assertFails(
+            "backups go through the Barman Cloud plugin, not spec.backup",
+            lambda docs: find(docs, "Cluster", "latchkey-db")["spec"].update(backup={"barmanObjectStore": {}}))
+
+        def no_scheduled_backup(docs):
+            docs[:] = [d for d in docs if d["kind"] != "ScheduledBackup"]
+        self.assertFails("no ScheduledBackup with method plugin", no_scheduled_backup)
+
+    def test_monitoring_scrapes_every_service_and_queries_exported_metrics(self):
+        def unknown_metric(docs):
+            rule = find(docs, "PrometheusRule", next(
+                d["metadata"]["name"] for d in docs if d["kind"] == "PrometheusRule"))["spec"]["groups"][0]["rules"][0]
+            rule["expr"] = "latchkey_no_such_metric_total > 0"
+        self.assertFails("latchkey_no_such_metric_total is not a metric the services export", unknown_metric)
+
+        def unscraped(docs):
+            docs[:] = [d for d in docs if d["kind"] != "ServiceMonitor"]
+        self.assertFails("no ServiceMonitor", unscraped)
+        self.assertFails("management port not scraped by a ServiceMonitor", unscraped)
+
+        def no_dashboard(docs):
+            docs[:] = [d for d in docs if not (d["kind"] == "ConfigMap"
+                                               and d["metadata"].get("labels", {}).get("grafana_dashboard"))]
+        self.assertFails("no Grafana dashboard ConfigMap", no_dashboard)
 
 
 if __name__ == "__main__":

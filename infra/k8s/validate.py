@@ -211,6 +211,29 @@ def check_deployment(doc, errors, config_maps=None):
                 errors.append(f"Deployment {name}/{container['name']}: {probe} must use the port named management")
         if "management" not in [port.get("name") for port in container.get("ports", [])]:
             errors.append(f"Deployment {name}/{container['name']}: no container port named management")
+        check_ports(f"Deployment {name}/{container['name']}", container, config_maps or {}, errors)
+
+
+def check_ports(where, container, config_maps, errors):
+    """The ports a service listens on are the ports the pod declares: `http` is HTTP_PORT, `management` is
+    MANAGEMENT_PORT or, unset, the service's default of HTTP_PORT + 1000."""
+    env = container_environment(container, config_maps)
+    declared = {port.get("name"): port.get("containerPort") for port in container.get("ports", [])}
+    if "HTTP_PORT" not in env:
+        errors.append(f"{where}: sets no HTTP_PORT, so its ports depend on a default")
+        return
+    http = int(env["HTTP_PORT"])
+    management = int(env.get("MANAGEMENT_PORT") or http + 1000)
+    if declared.get("http") != http:
+        errors.append(f"{where}: container port http is {declared.get('http')}, the service listens on {http}")
+    if "management" in declared and declared["management"] != management:
+        errors.append(f"{where}: container port management is {declared['management']}, "
+                      f"the service listens on {management} (HTTP_PORT + 1000 unless MANAGEMENT_PORT is set)")
+
+
+def read_json(path):
+    with open(path, encoding="utf-8") as handle:
+        return json.load(handle)
 
 
 def strip_descriptions(node):
@@ -225,7 +248,9 @@ def import_crds(paths):
     """Writes the schema of every served version of each CRD file to crds/<group>_<kind>.<version>.json."""
     os.makedirs(CRDS, exist_ok=True)
     for path in paths:
-        for crd in yaml.safe_load_all(open(path, encoding="utf-8")):
+        with open(path, encoding="utf-8") as handle:
+            crds = list(yaml.safe_load_all(handle))
+        for crd in crds:
             if not crd or crd.get("kind") != "CustomResourceDefinition":
                 continue
             group, kind = crd["spec"]["group"], crd["spec"]["names"]["kind"]
@@ -260,7 +285,7 @@ def crd_schema(api_version, kind, cache={}):
     group, _, version = api_version.rpartition("/")
     path = os.path.join(CRDS, f"{group}_{kind}.{version}.json")
     if path not in cache:
-        cache[path] = strict(json.load(open(path, encoding="utf-8"))) if os.path.exists(path) else None
+        cache[path] = strict(read_json(path)) if os.path.exists(path) else None
     return cache[path]
 
 
@@ -306,7 +331,8 @@ def check_versions(target, kinds, errors):
         elif metadata != TESTED["kafka"][version]:
             errors.append(f"{target}: Kafka {version} takes metadataVersion {TESTED['kafka'][version]}, not {metadata}")
         for pattern, where in ((r"apache/kafka:([0-9.]+)", "docker-compose.yml"), (r"apache/kafka:([0-9.]+)", ".env.example")):
-            images = set(re.findall(pattern, open(os.path.join(REPOSITORY, where), encoding="utf-8").read()))
+            with open(os.path.join(REPOSITORY, where), encoding="utf-8") as handle:
+                images = set(re.findall(pattern, handle.read()))
             if images != {version}:
                 errors.append(f"{target}: {where} runs apache/kafka {sorted(images)}, Strimzi's Kafka is {version}")
     stores = {d["metadata"]["name"] for d in kinds.get("ObjectStore", [])}
