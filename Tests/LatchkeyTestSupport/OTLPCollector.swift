@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTypes
 import Hummingbird
 import Synchronization
 
@@ -6,6 +7,7 @@ import Synchronization
 /// `POST /v1/traces` (OTLP/HTTP), to be searched for trace ids, service and span names.
 public final class OTLPCollector: Sendable {
     private let bodies = Mutex<[[UInt8]]>([])
+    private let apiKeys = Mutex<[String]>([])
 
     public init() {}
 
@@ -15,6 +17,7 @@ public final class OTLPCollector: Sendable {
         router.post("v1/traces") { request, _ -> Response in
             let body = try await request.body.collect(upTo: 16 << 20)
             self.bodies.withLock { $0.append(Array(body.readableBytesView)) }
+            if let key = request.headers[HTTPField.Name("x-api-key")!] { self.apiKeys.withLock { $0.append(key) } }
             return Response(status: .ok, headers: [.contentType: "application/x-protobuf"])
         }
         return router
@@ -22,6 +25,9 @@ public final class OTLPCollector: Sendable {
 
     /// How many export requests arrived.
     public var exports: Int { bodies.withLock { $0.count } }
+
+    /// The `x-api-key` header of each export request that had one: a collector's credential.
+    public var receivedAPIKeys: [String] { apiKeys.withLock { $0 } }
 
     /// Whether, for each of `spans` (span names; none: any span), one export request holds the trace id (its
     /// 16 bytes, as OTLP encodes it), the exporting service's name (its `service.name` resource attribute)

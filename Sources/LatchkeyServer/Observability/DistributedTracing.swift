@@ -1,3 +1,5 @@
+import Foundation
+import LatchkeyCore
 import Logging
 import OTel
 import ServiceLifecycle
@@ -5,8 +7,9 @@ import Tracing
 
 /// OpenTelemetry tracing, off unless `OTEL_TRACES_EXPORTER=otlp` (and `OTEL_SDK_DISABLED` is not true): spans
 /// then go to an OTLP/HTTP collector configured by the standard `OTEL_*` variables as swift-otel reads them
-/// (`OTEL_EXPORTER_OTLP_ENDPOINT`, `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`, `OTEL_EXPORTER_OTLP_HEADERS`,
-/// `OTEL_TRACES_SAMPLER`, `OTEL_BSP_*`, …). Logs and metrics stay on the process's own backends.
+/// (`OTEL_EXPORTER_OTLP_ENDPOINT`, `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`, `OTEL_TRACES_SAMPLER`, `OTEL_BSP_*`,
+/// …), except the export headers, read here (``exportHeaders(_:)``) because they carry credentials. Logs and
+/// metrics stay on the process's own backends.
 public enum DistributedTracing {
     /// `OTEL_TRACES_EXPORTER`: `none` (default) or `otlp`.
     public enum Exporter: String, Sendable {
@@ -47,6 +50,43 @@ public enum DistributedTracing {
         return .otlp
     }
 
+    /// The headers sent with every export: `OTEL_EXPORTER_OTLP_TRACES_HEADERS`, else `OTEL_EXPORTER_OTLP_HEADERS`,
+    /// each also from a file (`…_FILE`, e.g. a mounted Secret), as `key=value` pairs separated by commas with
+    /// percent-encoded values, as the OpenTelemetry specification defines them. They usually hold the
+    /// collector's credentials, so errors name the variable and never repeat its value.
+    public static func exportHeaders(_ env: SettingsReader) throws -> [(String, String)] {
+        let (text, name): (String?, String) =
+            if let traces = try env.secretText("otel.exporter.otlp.traces.headers") {
+                (traces, "OTEL_EXPORTER_OTLP_TRACES_HEADERS")
+            } else {
+                (try env.secretText("otel.exporter.otlp.headers"), "OTEL_EXPORTER_OTLP_HEADERS")
+            }
+        guard let text else { return [] }
+        return try text.split(separator: ",").map { pair in
+            let parts = pair.split(separator: "=", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
+            guard parts.count == 2, !parts[0].isEmpty, parts[0].utf8.allSatisfy(Self.isTokenCharacter),
+                let value = parts[1].removingPercentEncoding,
+                value.unicodeScalars.allSatisfy({ $0 == "\t" || (0x20..<0x7F).contains($0.value) })
+            else {
+                throw ConfigurationError(
+                    "\(name) must be comma-separated name=value pairs (header names, percent-encoded visible ASCII values)"
+                )
+            }
+            return (parts[0].lowercased(), value)
+        }
+    }
+
+    /// RFC 9110 `tchar`: the characters of a header name.
+    static func isTokenCharacter(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+            UInt8(ascii: "0")...UInt8(ascii: "9"):
+            return true
+        default:
+            return Array("!#$%&'*+-.^_`|~".utf8).contains(byte)
+        }
+    }
+
     static let supportedSamplers: Set<String> = [
         "always_on", "always_off", "traceidratio", "parentbased_always_on", "parentbased_always_off",
         "parentbased_traceidratio",
@@ -56,11 +96,16 @@ public enum DistributedTracing {
     /// `OTEL_SERVICE_NAME` says otherwise; returns the service that batches and exports them, to run with the
     /// application (stopping it flushes the last spans). Call once per process; nil when tracing is off, and
     /// then the tracer stays the no-op one.
-    public static func bootstrap(service: String, exporter: Exporter, logger: Logger) throws -> (any Service)? {
+    public static func bootstrap(
+        service: String, exporter: Exporter, headers: [(String, String)], logger: Logger
+    ) throws -> (any Service)? {
         guard exporter == .otlp else { return nil }
+        // The SDK would read the header variables again and report their values in its diagnostics.
+        for variable in ["OTEL_EXPORTER_OTLP_HEADERS", "OTEL_EXPORTER_OTLP_TRACES_HEADERS"] { unsetenv(variable) }
         var configuration = OTel.Configuration.default
         configuration.serviceName = service
-        configuration.diagnosticLogger = .custom(logger)
+        configuration.diagnosticLogger = .custom(OTelDiagnosticsRedaction.wrapping(logger))
+        configuration.traces.otlpExporter.headers = headers
         configuration.logs.enabled = false
         configuration.metrics.enabled = false
         configuration.traces.enabled = true

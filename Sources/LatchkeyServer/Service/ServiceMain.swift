@@ -5,6 +5,8 @@ import LatchkeyCore
 import LatchkeyPersistence
 import Logging
 import PostgresNIO
+import ServiceLifecycle
+import UnixSignals
 
 /// The thin `@main` every service shares: `serve` (default) or `migrate`.
 public enum ServiceMain {
@@ -26,10 +28,20 @@ public enum ServiceMain {
             case nil, "serve":
                 var settings = try ServiceSettings(reader: reader, descriptor: descriptor)
                 settings.ownsProcess = true
+                let env = SettingsReader(reader)
                 settings.traceExport = try DistributedTracing.bootstrap(
-                    service: name, exporter: DistributedTracing.exporter(SettingsReader(reader)), logger: logger)
+                    service: name, exporter: DistributedTracing.exporter(env),
+                    headers: DistributedTracing.exportHeaders(env), logger: logger)
                 let app = try await build(settings, logger)
-                try await app.runService()
+                // A group around the application whose last service is the deadline: a signal reaches the
+                // deadline first. Inside the application the HTTP server stops first, waiting for requests
+                // in flight, and one blocked on an unanswering dependency would otherwise keep the deadline
+                // from ever starting.
+                let group = ServiceGroup(
+                    configuration: .init(
+                        services: [app, ShutdownDeadline(grace: settings.shutdownGrace, logger: logger)],
+                        gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+                try await group.run()
                 // Threads a library started (librdkafka's among them) must not keep the process alive.
                 terminateProcess(status: 0)
             case "migrate" where descriptor.needsDatabase:

@@ -89,7 +89,7 @@ public struct ServiceSettings: Sendable {
         // `ServiceMain` sets the logger's level and format; a misspelt one still stops the service here.
         _ = try Self.logLevel(env)
         _ = try Self.logFormat(env)
-        _ = try DistributedTracing.exporter(env)
+        if try DistributedTracing.exporter(env) == .otlp { _ = try DistributedTracing.exportHeaders(env) }
         let host = env.text("http.host", default: "127.0.0.1")
         let port = try env.int("http.port", default: descriptor.defaultPort, range: 0...65535)
         let managementPort = try env.int(

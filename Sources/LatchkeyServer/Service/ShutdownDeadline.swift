@@ -1,13 +1,15 @@
 import Foundation
 import Logging
 import ServiceLifecycle
+import Synchronization
 
 /// Bounds how long a stopping process may take. A service group waits for every service to finish,
 /// and a service blocked where cancellation cannot reach it (a librdkafka call waiting on a dead broker,
-/// say) would keep a process alive that neither serves nor restarts. This service is the last of the
-/// application's services, so the group tells it first when it stops — on a signal, or because another
-/// service failed (a port already taken). From then on the rest of the shutdown has `grace` to finish;
-/// after that the process exits with status 1.
+/// a request waiting on a database that stopped answering) would keep a process alive that neither serves
+/// nor restarts. It is the last service of the group around the application, which a signal reaches
+/// first, and the last of the application's own services, which a failing service cancels at once (a
+/// port already taken). From the first of these the rest of the shutdown has `grace` to finish; after
+/// that the process exits with status 1.
 public struct ShutdownDeadline: Service {
     let grace: Duration
     let logger: Logger
@@ -23,8 +25,17 @@ public struct ShutdownDeadline: Service {
         Self.arm(grace: grace, logger: logger)
     }
 
-    /// Starts the deadline on a thread of its own: the cooperative pool may be the very thing that is stuck.
+    private static let armed = Mutex(false)
+
+    /// Starts the deadline on a thread of its own (the cooperative pool may be the very thing that is
+    /// stuck), once per process.
     static func arm(grace: Duration, logger: Logger) {
+        guard
+            armed.withLock({ wasArmed in
+                defer { wasArmed = true }
+                return !wasArmed
+            })
+        else { return }
         let seconds = Double(grace.components.seconds) + Double(grace.components.attoseconds) / 1e18
         let thread = Thread {
             Thread.sleep(forTimeInterval: seconds)

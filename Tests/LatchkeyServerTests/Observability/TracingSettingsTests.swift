@@ -19,7 +19,8 @@ import Testing
     @Test func withoutSettingsTracingIsOff() throws {
         #expect(try DistributedTracing.exporter(Self.reader([:])) == .none)
         #expect(
-            try DistributedTracing.bootstrap(service: "test", exporter: .none, logger: TestEnvironment.logger) == nil)
+            try DistributedTracing.bootstrap(
+                service: "test", exporter: .none, headers: [], logger: TestEnvironment.logger) == nil)
         #expect(try DistributedTracing.exporter(Self.reader(["OTEL_TRACES_EXPORTER": "OTLP"])) == .otlp)
         #expect(try DistributedTracing.exporter(Self.reader(["OTEL_TRACES_EXPORTER": "none"])) == .none)
         // Supported values pass, the traces' own protocol before the shared one.
@@ -66,6 +67,29 @@ import Testing
         }
     }
 
+    @Test func exportHeadersAreParsedWithTheSignalsOwnWinning() throws {
+        let shared = ["OTEL_EXPORTER_OTLP_HEADERS": "X-Api-Key=abc%2Cdef, x-scope = latchkey"]
+        let parsed = try DistributedTracing.exportHeaders(Self.reader(shared))
+        #expect(parsed.map(\.0) == ["x-api-key", "x-scope"] && parsed.map(\.1) == ["abc,def", "latchkey"])
+        let both = try DistributedTracing.exportHeaders(
+            Self.reader(
+                shared.merging(["OTEL_EXPORTER_OTLP_TRACES_HEADERS": "authorization=Basic%20eHl6"]) { a, _ in a }))
+        #expect(both.map(\.0) == ["authorization"] && both.map(\.1) == ["Basic eHl6"])
+        #expect(try DistributedTracing.exportHeaders(Self.reader([:])).isEmpty)
+    }
+
+    /// A malformed header setting stops the service naming the variable, without repeating the credential.
+    @Test(arguments: ["lk-secret", "x api key=lk-secret", "x-api-key=lk-secret%zz", "=lk-secret", "x=lk-secret%0A"])
+    func malformedExportHeadersAreRefusedWithoutTheirValue(value: String) {
+        do {
+            _ = try DistributedTracing.exportHeaders(Self.reader(["OTEL_EXPORTER_OTLP_HEADERS": value]))
+            Issue.record("\(value) was accepted")
+        } catch {
+            #expect("\(error)".contains("OTEL_EXPORTER_OTLP_HEADERS must be comma-separated name=value pairs"))
+            #expect(!"\(error)".contains("lk-secret"))
+        }
+    }
+
     static func sidecarEnvironment(kafka: String, collector port: Int) -> [String: String] {
         let key = KeyMaterial.generateConfigurationValue
         return [
@@ -79,7 +103,9 @@ import Testing
 
     /// Runs the sidecar with `settings`, sends it a request carrying a `traceparent`, stops it gracefully and
     /// answers whether the collector got a span of that trace from it.
-    func exportsRequestSpans(_ settings: [String: String]) async throws -> (exported: Bool, exports: Int) {
+    func exportsRequestSpans(_ settings: [String: String]) async throws -> (
+        exported: Bool, exports: Int, apiKeys: [String], output: String
+    ) {
         let cluster = try EmbeddedKafkaCluster(brokers: 1)
         defer { cluster.shutdown() }
         for event in [LatchkeyEventType.clientRevoked, .tokenRevoked, .userDisabled] {
@@ -106,7 +132,10 @@ import Testing
             // Stopping flushes the span processor: whatever tracing would export has been sent when it exits.
             let status = await process.stop()
             #expect(status == 0, "\(process.capturedOutput().suffix(2_000))")
-            return (collector.exported(traceID: trace.traceID, by: "dpop-verifier"), collector.exports)
+            return (
+                collector.exported(traceID: trace.traceID, by: "dpop-verifier"), collector.exports,
+                collector.receivedAPIKeys, process.capturedOutput()
+            )
         }
     }
 
@@ -115,6 +144,28 @@ import Testing
         #expect(!off.exported && off.exports == 0)
         let disabled = try await exportsRequestSpans(["OTEL_TRACES_EXPORTER": "otlp", "OTEL_SDK_DISABLED": "true"])
         #expect(!disabled.exported && disabled.exports == 0)
+    }
+
+    /// A collector's credential (`OTEL_EXPORTER_OTLP_HEADERS`, or the file `OTEL_EXPORTER_OTLP_HEADERS_FILE`
+    /// names, as mounted from a Secret) goes with every export and never into the logs, at the default level.
+    @Test(arguments: [false, true])
+    func collectorCredentialsReachTheCollectorAndNeverTheLogs(fromFile: Bool) async throws {
+        let sentinel = "lk-otlp-" + UUID().uuidString
+        let headers = "x-api-key=\(sentinel),x-scope=latchkey"
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("otlp-headers-\(UUID())")
+        defer { try? FileManager.default.removeItem(at: file) }
+        var settings = ["OTEL_TRACES_EXPORTER": "otlp", "LOG_LEVEL": "info"]
+        if fromFile {
+            try Data((headers + "\n").utf8).write(to: file)
+            settings["OTEL_EXPORTER_OTLP_HEADERS_FILE"] = file.path
+        } else {
+            settings["OTEL_EXPORTER_OTLP_HEADERS"] = headers
+        }
+        let run = try await exportsRequestSpans(settings)
+        #expect(run.exported, "no span of the request's trace (\(run.exports) exports)")
+        #expect(!run.apiKeys.isEmpty && run.apiKeys.allSatisfy { $0 == sentinel }, "\(run.apiKeys)")
+        #expect(!run.output.contains(sentinel), "the collector's credential appears in the logs")
+        #expect(run.output.contains("info"), "the process logged nothing at info: the check would prove nothing")
     }
 
     @Test func withTheOTLPExporterRequestSpansContinueTheCallersTrace() async throws {
