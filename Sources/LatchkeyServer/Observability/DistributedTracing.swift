@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTypes
 import LatchkeyCore
 import Logging
 import OTel
@@ -64,7 +65,7 @@ public enum DistributedTracing {
         guard let text else { return [] }
         return try text.split(separator: ",").map { pair in
             let parts = pair.split(separator: "=", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
-            guard parts.count == 2, !parts[0].isEmpty, parts[0].utf8.allSatisfy(Self.isTokenCharacter),
+            guard parts.count == 2, !parts[0].isEmpty, HTTPField.Name(parts[0]) != nil,
                 let value = parts[1].removingPercentEncoding,
                 value.unicodeScalars.allSatisfy({ $0 == "\t" || (0x20..<0x7F).contains($0.value) })
             else {
@@ -73,17 +74,6 @@ public enum DistributedTracing {
                 )
             }
             return (parts[0].lowercased(), value)
-        }
-    }
-
-    /// RFC 9110 `tchar`: the characters of a header name.
-    static func isTokenCharacter(_ byte: UInt8) -> Bool {
-        switch byte {
-        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
-            UInt8(ascii: "0")...UInt8(ascii: "9"):
-            return true
-        default:
-            return Array("!#$%&'*+-.^_`|~".utf8).contains(byte)
         }
     }
 

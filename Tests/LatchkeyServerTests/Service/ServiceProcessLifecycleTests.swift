@@ -171,31 +171,8 @@ import Testing
     @Test func sigtermWhileTheBrokerDiesEndsEveryServiceWithinItsGracePeriod() async throws {
         try await TestDatabase.prepare()
         let rounds = ProcessInfo.processInfo.environment["LATCHKEY_SHUTDOWN_ROUNDS"].flatMap { Int($0) } ?? 20
-        let (grace, limit) = (Self.grace, Self.grace + Self.exitSlack)
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            for name in Self.services {
-                group.addTask {
-                    for round in 1...rounds {
-                        let cluster = try EmbeddedKafkaCluster(brokers: 1)
-                        defer { cluster.shutdown() }
-                        var env = try environment(kafka: cluster.bootstrapServers)
-                        env["SHUTDOWN_GRACE_SECONDS"] = String(grace)
-                        let process = try ServiceProcess(name, environment: env)
-                        let healthy = await process.waitUntilHealthy(timeout: .seconds(60))
-                        #expect(
-                            healthy, "\(name), round \(round): not healthy: \(process.capturedOutput().suffix(2_000))")
-                        async let stopped = process.stop(signal: SIGTERM, timeout: .seconds(limit))
-                        cluster.shutdown()
-                        let status = await stopped
-                        #expect(
-                            status != nil,
-                            "\(name), round \(round): still running \(limit) s after SIGTERM (grace \(grace) s): \(process.capturedOutput().suffix(2_000))"
-                        )
-                        guard healthy, status != nil else { return }
-                    }
-                }
-            }
-            try await group.waitForAll()
+        try await stopsWithinGrace(Self.services, rounds: rounds, fault: "the broker dying") { cluster in
+            (try environment(kafka: cluster.bootstrapServers), { cluster.shutdown() }, nil)
         }
     }
 
@@ -205,27 +182,45 @@ import Testing
     @Test func sigtermWhilePostgreSQLHangsEndsEveryServiceWithinItsGracePeriod() async throws {
         try await TestDatabase.prepare()
         let databasePort = try TestEnvironment.appDatabase().port
+        let services = Self.services.filter { $0 != "dpop-verifier" }
+        try await stopsWithinGrace(services, rounds: 5, fault: "PostgreSQL hanging") { cluster in
+            let relay = try FreezableTCPRelay(forwardingTo: databasePort)
+            let env = try environment(kafka: cluster.bootstrapServers, databasePort: relay.port)
+            return (env, { relay.freeze() }, { relay.close() })
+        }
+    }
+
+    /// Runs `rounds` rounds per service, the services at once: a healthy process on a fresh embedded cluster
+    /// and the environment `setup` makes, then SIGTERM and, at the same moment, `setup`'s fault; the process
+    /// must be gone within the grace period plus the slack. `setup`'s optional cleanup runs after each round.
+    func stopsWithinGrace(
+        _ services: [String], rounds: Int, fault: String,
+        setup:
+            @escaping @Sendable (EmbeddedKafkaCluster) throws -> (
+                [String: String], @Sendable () -> Void, (@Sendable () -> Void)?
+            )
+    ) async throws {
         let (grace, limit) = (Self.grace, Self.grace + Self.exitSlack)
         try await withThrowingTaskGroup(of: Void.self) { group in
-            for name in Self.services where name != "dpop-verifier" {
+            for name in services {
                 group.addTask {
-                    for round in 1...5 {
+                    for round in 1...rounds {
                         let cluster = try EmbeddedKafkaCluster(brokers: 1)
                         defer { cluster.shutdown() }
-                        let relay = try FreezableTCPRelay(forwardingTo: databasePort)
-                        defer { relay.close() }
-                        var env = try environment(kafka: cluster.bootstrapServers, databasePort: relay.port)
+                        let (settings, inject, cleanup) = try setup(cluster)
+                        defer { cleanup?() }
+                        var env = settings
                         env["SHUTDOWN_GRACE_SECONDS"] = String(grace)
                         let process = try ServiceProcess(name, environment: env)
                         let healthy = await process.waitUntilHealthy(timeout: .seconds(60))
                         #expect(
                             healthy, "\(name), round \(round): not healthy: \(process.capturedOutput().suffix(2_000))")
                         async let stopped = process.stop(signal: SIGTERM, timeout: .seconds(limit))
-                        relay.freeze()
+                        inject()
                         let status = await stopped
                         #expect(
                             status != nil,
-                            "\(name), round \(round): still running \(limit) s after SIGTERM with PostgreSQL hanging (grace \(grace) s): \(process.capturedOutput().suffix(2_000))"
+                            "\(name), round \(round): still running \(limit) s after SIGTERM with \(fault) (grace \(grace) s): \(process.capturedOutput().suffix(2_000))"
                         )
                         guard healthy, status != nil else { return }
                     }
