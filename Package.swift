@@ -86,6 +86,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-distributed-tracing.git", from: "1.7.3"),
         // OTLP over HTTP only: the gRPC exporter's dependencies are neither resolved nor built.
         .package(url: "https://github.com/swift-otel/swift-otel.git", from: "1.6.0", traits: ["OTLPHTTP"]),
+        .package(url: "https://github.com/jpsim/Yams.git", from: "6.2.2"),
     ],
     targets: [
         // The libraries, lowest layer first (Sources/<target>/); each depends only on targets listed before it.
@@ -247,6 +248,7 @@ let package = Package(
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "Yams", package: "Yams"),
             ],
             path: "Services/LatchkeyCLI",
             swiftSettings: swiftSettings

@@ -2,18 +2,20 @@ import ArgumentParser
 import Foundation
 import LatchkeyCore
 
-/// `latchkey export TENANT`: the tenant's policy, templates and static clients as one JSON document.
+/// `latchkey export TENANT`: the tenant's policy, templates and static clients as one JSON or YAML document.
 struct ExportCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "export",
-        abstract: "Export a tenant's policy, templates and static clients as one JSON document (no secrets).")
+        abstract: "Export a tenant's policy, templates and static clients as one JSON or YAML document (no secrets).")
     @OptionGroup var admin: AdminOptions
     @Argument(help: "The tenant id.") var tenant: String
     @Option(name: .shortAndLong, help: "Write the document to this file instead of standard output.") var file: String?
+    @Option(help: "json or yaml (default: yaml when --file ends in .yaml or .yml, else json).")
+    var format: DocumentFormat?
 
     func run() async throws {
         let document = try await AdminAPI.with(admin) { try await TenantDocument.export($0, tenant: tenant) }
-        let text = PrettyJSON.string(document.json)
+        let text = (format ?? DocumentFormat(fileName: file)).render(document.json)
         if let file {
             try JSONFile.write(text, to: file, secret: false)
         } else {
@@ -35,7 +37,7 @@ struct ImportCommand: AsyncParsableCommand {
             --replace-changed-clients revokes it and creates it anew.
             """)
     @OptionGroup var admin: AdminOptions
-    @Argument(help: "The document (`-` for standard input).") var file: String
+    @Argument(help: "The document, JSON or YAML (`-` for standard input).") var file: String
     @Option(help: "The tenant to import into (default: the document's tenant).") var tenant: String?
     @Flag(help: "Show what would change, change nothing.") var dryRun = false
     @Flag(help: "Revoke static clients whose metadata differ and create them anew (new id and secret).")
@@ -44,7 +46,7 @@ struct ImportCommand: AsyncParsableCommand {
     var credentialsFile: String?
 
     func run() async throws {
-        let document = try TenantDocument(parsing: try JSONFile.read(file))
+        let document = try TenantDocument(parsing: try DocumentFormat.read(file))
         let target = tenant ?? document.tenantID
         let (changes, credentials) = try await AdminAPI.with(admin) { api in
             try await TenantImport(

@@ -71,6 +71,12 @@ import Testing
             "\(endpoints.audit)/audit/t/demo/verify", headers: [("Authorization", "Bearer \(adminToken)")])
         #expect(verified.json["status"] as? String == "ok", "\(verified.body)")
 
+        // After the whole story every service has exported its metrics: all follow Prometheus' naming conventions.
+        for (name, text) in try await platform.metricsTexts() {
+            #expect(text.contains("_requests_total{"), "\(name) exports its request counter")
+            #expect(PrometheusText.conventionViolations(text) == [], "\(name)")
+        }
+
         // A second tenant's tokens are refused everywhere in the demo tenant.
         try expect(
             try await http.postJSON(

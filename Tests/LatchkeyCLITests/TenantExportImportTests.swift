@@ -119,7 +119,12 @@ import Testing
             ])
         let credentials = try JSONFile.read(file("dst-creds.json"))["credentials"]?.arrayValue ?? []
         #expect(credentials.count == 3)
-        let second = try await latchkey(["import", file("src.json"), "--tenant", "dst", "--output", "json"], admin)
+        // The same document in YAML: the same data, and importing it changes nothing either.
+        try await latchkey(["export", "src", "--file", file("src.yaml")], admin)
+        let yaml = try String(contentsOfFile: file("src.yaml"), encoding: .utf8)
+        #expect(yaml.hasPrefix("clients:\n"), "block-style YAML: \(yaml.prefix(200))")
+        #expect(try DocumentFormat.read(file("src.yaml")) == exported)
+        let second = try await latchkey(["import", file("src.yaml"), "--tenant", "dst", "--output", "json"], admin)
         #expect(Set(try actions(second).values) == ["unchanged"], "\(second)")
         #expect(try second.json()["credentials"] == nil)
 

@@ -114,13 +114,21 @@ public final class PlatformProcesses: @unchecked Sendable {
 
     public func output(_ name: String) -> String { processes[name]?.capturedOutput() ?? "" }
 
-    /// The librdkafka version each running service loaded, from `latchkey_kafka_library_info` on its `/metrics`.
-    public func kafkaLibraryVersions() async throws -> [String: String] {
-        var versions: [String: String] = [:]
+    /// Each running service's `/metrics` exposition, scraped from its management port.
+    public func metricsTexts() async throws -> [String: String] {
+        var texts: [String: String] = [:]
         for (name, process) in processes where name != "demo-api" {
             let response = try await HTTPClient.shared.execute(
                 HTTPClientRequest(url: "\(process.managementURL)/metrics"), timeout: .seconds(10))
-            let body = String(buffer: try await response.body.collect(upTo: 4 << 20))
+            texts[name] = String(buffer: try await response.body.collect(upTo: 4 << 20))
+        }
+        return texts
+    }
+
+    /// The librdkafka version each running service loaded, from `latchkey_kafka_library_info` on its `/metrics`.
+    public func kafkaLibraryVersions() async throws -> [String: String] {
+        var versions: [String: String] = [:]
+        for (name, body) in try await metricsTexts() {
             var version = "none"
             if let line = body.split(separator: "\n").first(where: { $0.hasPrefix("latchkey_kafka_library_info{") }),
                 let label = line.firstRange(of: #"version=""#)

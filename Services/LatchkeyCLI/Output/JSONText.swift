@@ -16,15 +16,19 @@ enum JSONText {
 enum JSONFile {
     /// The JSON document at `path` (`-` for standard input), parsed strictly.
     static func read(_ path: String) throws -> JSONValue {
-        let data: Data
-        if path == "-" {
-            data = FileHandle.standardInput.readDataToEndOfFile()
-        } else {
-            guard let contents = FileManager.default.contents(atPath: path) else {
-                throw ValidationErrorText("cannot read \(path)")
-            }
-            data = contents
+        try parse(try contents(path), path: path)
+    }
+
+    /// The bytes at `path`, or of standard input for `-`.
+    static func contents(_ path: String) throws -> Data {
+        if path == "-" { return FileHandle.standardInput.readDataToEndOfFile() }
+        guard let contents = FileManager.default.contents(atPath: path) else {
+            throw ValidationErrorText("cannot read \(path)")
         }
+        return contents
+    }
+
+    static func parse(_ data: Data, path: String) throws -> JSONValue {
         do { return try StrictJSONParser.parse(Array(data)) } catch {
             throw ValidationErrorText("\(path): \(error)")
         }
