@@ -31,9 +31,11 @@ func buildApplication(
     let upstream = UpstreamProviderClient(
         logger: logger, policy: tokenSettings.outbound, timeout: tokenSettings.upstreamTimeout)
     let clients = ClientCache()
+    let signers = ActiveSigningKeys()
     let usage = ClientUsageRecorder(database: runtime.database)
     try TokenServiceRoutes(
-        runtime: runtime, settings: tokenSettings, upstream: upstream, clients: clients, usage: usage
+        runtime: runtime, settings: tokenSettings, upstream: upstream, clients: clients, signers: signers,
+        usage: usage
     ).register(on: router)
     let janitor = TokenServiceJanitor(
         systemDatabase: systemDatabase, interval: tokenSettings.janitorInterval,
@@ -41,7 +43,8 @@ func buildApplication(
     var services: [any Service] =
         outboxServices + [
             keyLifecycle, janitor, usage,
-            ClientChangeListener(cache: clients, client: runtime.postgres, logger: logger),
+            ChangeNotificationListener(
+                subscriptions: [clients.subscription, signers.subscription], client: runtime.postgres, logger: logger),
         ]
     if tokenSettings.replayStore == .postgres {
         services.append(ReplayStoreSweeper(store: PostgresDPoPReplayCache(database: runtime.database), logger: logger))
@@ -56,12 +59,14 @@ struct TokenServiceRoutes {
     /// HTTP client for upstream OpenID Connect providers (federation).
     let upstream: UpstreamProviderClient
     let clients: ClientCache
+    let signers: ActiveSigningKeys
     let usage: ClientUsageRecorder
 
     func register(on router: Router<LatchkeyRequestContext>) throws {
         let database = runtime.database
         let directory = TenantDirectory(database: database)
-        let keyStore = TenantKeyStore(keys: TenantSigningKeys(envelope: settings.keyEnvelope), database: database)
+        let keyStore = TenantKeyStore(
+            keys: TenantSigningKeys(envelope: settings.keyEnvelope), database: database, activeSigners: signers)
         let outbox = OutboxWriter(topicPrefix: runtime.settings.topicPrefix)
         let clientKeys = JWKSDocumentFetcher(policy: settings.outbound)
         let authentication = TokenEndpointAuthentication(

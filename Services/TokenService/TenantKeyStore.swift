@@ -11,17 +11,22 @@ import Synchronization
 struct TenantKeyStore: Sendable {
     let keys: TenantSigningKeys
     let database: Database
-    /// Keys already decrypted, by tenant and kid: every grant reads which key is active (it changes at
-    /// rotation, on any replica), but opens it only the first time.
+    /// Which key signs for each tenant, while PostgreSQL's notifications of key changes are heard.
+    var activeSigners = ActiveSigningKeys()
+    /// Keys already decrypted, by tenant and kid: the active key is read again after every change to a
+    /// tenant's keys (on any replica), but opened only the first time.
     let unsealed = UnsealedSigningKeys()
 
     /// The active signer; generates a key of `algorithm` when the tenant has none yet.
     func signingKey(tenant: String, algorithm: JWSAlgorithm = .es256) async throws -> (kid: String, key: SigningKey) {
+        if let signer = activeSigners.signer(tenant: tenant) { return signer }
         let logger = database.logger
+        let generation = activeSigners.generation
         if let active = try await keys.activeKey(
             tenant: tenant, database: database, unsealed: { unsealed.key(tenant: tenant, kid: $0) })
         {
             unsealed.remember(active.key, tenant: tenant, kid: active.kid)
+            activeSigners.store(active, tenant: tenant, readAt: generation)
             return active
         }
         do {

@@ -10,9 +10,10 @@ import Testing
 @testable import TokenService
 
 /// The usual code redemption and refresh (DPoP-bound public client, its client record cached) read the code's
-/// or token's state in one statement and use it up in another, besides the signing key's.
+/// or token's state in one statement and use it up in another; a client_credentials grant is one statement.
+/// The client record and the tenant's signing key come from caches that PostgreSQL's notifications keep current.
 @Suite struct GrantStatementsTests {
-    @Test func aCodeRedemptionAndARefreshAreThreeStatementsEach() async throws {
+    @Test func aCodeRedemptionAndARefreshAreTwoStatementsEachAndClientCredentialsOne() async throws {
         try await TestDatabase.withScratchDatabase { owner in
             try await TestDatabase.migrate(owner)
             var appConfiguration = try TestEnvironment.appDatabase()
@@ -52,20 +53,32 @@ import Testing
                     }
                     let codeStatements =
                         try await TestDatabase.statementsRun(by: appRole, in: owner.database) - beforeCodes
-                    // Three each; the pool's keep-alive may add one.
+                    // Two each; the pool's keep-alive may add one.
                     #expect(
-                        codeStatements <= Int64(3 * codes) + 1, "\(codes) redemptions ran \(codeStatements) statements")
+                        codeStatements <= Int64(2 * codes) + 1, "\(codes) redemptions ran \(codeStatements) statements")
                     // The first refresh also caches the client record.
                     token = try await Self.refreshed(native, token, http, fixture)
                     let refreshes = 5
                     let before = try await TestDatabase.statementsRun(by: appRole, in: owner.database)
                     for _ in 0..<refreshes { token = try await Self.refreshed(native, token, http, fixture) }
                     let statements = try await TestDatabase.statementsRun(by: appRole, in: owner.database) - before
-                    // Three each; the pool's keep-alive may add one.
+                    // Two each; the pool's keep-alive may add one.
                     #expect(
-                        statements <= Int64(3 * refreshes) + 1, "\(refreshes) refreshes ran \(statements) statements")
+                        statements <= Int64(2 * refreshes) + 1, "\(refreshes) refreshes ran \(statements) statements")
                     native = try NativeApp(clientID: native.clientID)  // another key: the bound token is refused
                     #expect(try await native.refresh(http, fixture, token: token).1["error"] as? String != nil)
+
+                    // client_credentials: the first grant caches the client record.
+                    let secret = try #require(try await fixture.insertClient("svc", scope: "api"))
+                    _ = try await ClientCredentials.token(http, fixture, "svc", secret)
+                    let grants = 5
+                    let beforeGrants = try await TestDatabase.statementsRun(by: appRole, in: owner.database)
+                    for _ in 0..<grants { _ = try await ClientCredentials.token(http, fixture, "svc", secret) }
+                    let grantStatements =
+                        try await TestDatabase.statementsRun(by: appRole, in: owner.database) - beforeGrants
+                    // One each; the pool's keep-alive and the batched last-use update may add one each.
+                    #expect(
+                        grantStatements <= Int64(grants) + 2, "\(grants) grants ran \(grantStatements) statements")
                 }
             }
         }
