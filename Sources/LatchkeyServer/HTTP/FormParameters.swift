@@ -44,8 +44,36 @@ public struct FormParameters: Sendable {
         return FormParameters(values: values)
     }
 
-    private static func decode(_ part: Substring) -> String? {
-        part.replacingOccurrences(of: "+", with: " ").removingPercentEncoding
+    /// `+` as a space and `%XX` as the byte XX; nil when a `%` is not followed by two hex digits or the
+    /// bytes are not UTF-8 (as Foundation's `removingPercentEncoding`, without bridging to NSString).
+    static func decode(_ part: Substring) -> String? {
+        var utf8 = part.utf8
+        guard utf8.contains(where: { $0 == UInt8(ascii: "%") || $0 == UInt8(ascii: "+") }) else { return String(part) }
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(utf8.count)
+        while let byte = utf8.popFirst() {
+            switch byte {
+            case UInt8(ascii: "+"):
+                bytes.append(UInt8(ascii: " "))
+            case UInt8(ascii: "%"):
+                guard let high = utf8.popFirst().flatMap(hexValue), let low = utf8.popFirst().flatMap(hexValue) else {
+                    return nil
+                }
+                bytes.append(high << 4 | low)
+            default:
+                bytes.append(byte)
+            }
+        }
+        return String(validating: bytes, as: UTF8.self)
+    }
+
+    private static func hexValue(_ byte: UInt8) -> UInt8? {
+        switch byte {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
+        default: nil
+        }
     }
 
     /// A parameter name short and printable enough to echo in an error description.

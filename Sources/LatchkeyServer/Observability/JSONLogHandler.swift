@@ -204,7 +204,9 @@ public enum LogFormat: String, Sendable {
 
     /// Makes every logger of the process use this format; call once, before any logger is made.
     public func bootstrap(service: String) {
-        guard self == .json else { return }
-        LoggingSystem.bootstrap { label in JSONLogHandler(label: label, service: service) }
+        switch self {
+        case .text: LoggingSystem.bootstrap { label in TextLogHandler(label: label) }
+        case .json: LoggingSystem.bootstrap { label in JSONLogHandler(label: label, service: service) }
+        }
     }
 }

@@ -1,5 +1,7 @@
-import LatchkeyServer
+import Foundation
 import Testing
+
+@testable import LatchkeyServer
 
 /// `application/x-www-form-urlencoded` parsing shared by the token service and the admin page.
 @Suite struct FormParametersTests {
@@ -14,5 +16,22 @@ import Testing
     func malformedRepeatedOrNULParametersAreInvalidRequests(_ body: String) {
         let error = #expect(throws: OAuthError.self) { try FormParameters.parse(body) }
         #expect(error?.code == "invalid_request")
+    }
+
+    /// The byte-level decoding agrees with Foundation's `+` replacement and `removingPercentEncoding` on a few
+    /// thousand generated parts: escapes of every kind (truncated, not hex, invalid UTF-8), `+`, non-ASCII text.
+    @Test func decodingAgreesWithFoundation() {
+        let pieces = [
+            "a", "Z", "0", "+", "%", "%2", "%20", "%2B", "%2b", "%zz", "%G1", "%C3%A9", "%C3", "%E2%82%AC", "%FF",
+            "%80", "é", "€", "🔐", "%00", "~", "-", ".", "_", "=", "%%", "%2%41",
+        ]
+        var generator = SystemRandomNumberGenerator()
+        for _ in 0..<5_000 {
+            let part = (0..<Int.random(in: 0...6, using: &generator)).map { _ in
+                pieces.randomElement(using: &generator)!
+            }.joined()
+            let foundation = part.replacingOccurrences(of: "+", with: " ").removingPercentEncoding
+            #expect(FormParameters.decode(Substring(part)) == foundation, "\(part)")
+        }
     }
 }
