@@ -91,16 +91,16 @@ struct KafkaStatisticsRecorder: Sendable {
 
     func record(_ statistics: KafkaStatistics) {
         let dimensions = [("client_id", clientID), ("role", role)]
-        gauge("kafka_client_queued_messages", dimensions).record(statistics.queuedMessages)
-        gauge("kafka_client_reply_queue_events", dimensions).record(statistics.replyQueueEvents)
-        gauge("kafka_client_transmitted_messages", dimensions).record(statistics.transmittedMessages)
-        gauge("kafka_client_received_messages", dimensions).record(statistics.receivedMessages)
+        gauge("latchkey_kafka_client_queued_messages", dimensions).record(statistics.queuedMessages)
+        gauge("latchkey_kafka_client_reply_queue_events", dimensions).record(statistics.replyQueueEvents)
+        gauge("latchkey_kafka_client_transmitted_messages", dimensions).record(statistics.transmittedMessages)
+        gauge("latchkey_kafka_client_received_messages", dimensions).record(statistics.receivedMessages)
         for (topicPartition, lag) in statistics.consumerLag {
             let partitionDimensions =
                 dimensions + [
                     ("topic", topicPartition.topic), ("partition", String(topicPartition.partition)),
                 ]
-            gauge("kafka_consumer_lag_messages", partitionDimensions).record(lag)
+            gauge("latchkey_kafka_consumer_lag_messages", partitionDimensions).record(lag)
         }
     }
 

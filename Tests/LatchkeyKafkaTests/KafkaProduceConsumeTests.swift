@@ -34,7 +34,7 @@ struct KafkaProduceConsumeTests {
                 // Statistics arrive every 100 ms from the same poll loop; wait for one that saw all sends.
                 for _ in 0..<50 {
                     if let sent = try? metrics.expectGauge(
-                        "kafka_client_transmitted_messages",
+                        "latchkey_kafka_client_transmitted_messages",
                         [("client_id", "produce-consume-producer"), ("role", "producer")]
                     ).lastValue, sent >= 12 {
                         break
@@ -52,7 +52,7 @@ struct KafkaProduceConsumeTests {
                 #expect(partitions.count == 1)
             }
             let transmitted = try metrics.expectGauge(
-                "kafka_client_transmitted_messages",
+                "latchkey_kafka_client_transmitted_messages",
                 [("client_id", "produce-consume-producer"), ("role", "producer")]
             )
             #expect((transmitted.lastValue ?? 0) >= 12)

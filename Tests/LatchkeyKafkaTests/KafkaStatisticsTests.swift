@@ -34,10 +34,10 @@ struct KafkaStatisticsTests {
         #expect(metrics.recorders.isEmpty)
         recorder.record(json: Self.sample)
         let dimensions = [("client_id", "audit"), ("role", "consumer")]
-        #expect(try metrics.expectGauge("kafka_client_queued_messages", dimensions).lastValue == 4)
-        #expect(try metrics.expectGauge("kafka_client_received_messages", dimensions).lastValue == 6)
+        #expect(try metrics.expectGauge("latchkey_kafka_client_queued_messages", dimensions).lastValue == 4)
+        #expect(try metrics.expectGauge("latchkey_kafka_client_received_messages", dimensions).lastValue == 6)
         let lag = try metrics.expectGauge(
-            "kafka_consumer_lag_messages",
+            "latchkey_kafka_consumer_lag_messages",
             dimensions + [("topic", "events"), ("partition", "0")]
         )
         #expect(lag.lastValue == 7)

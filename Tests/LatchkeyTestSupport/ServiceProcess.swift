@@ -82,7 +82,10 @@ public final class ServiceProcess: Sendable {
         }
     }
 
-    private static let portSpan = 16_000
+    /// Every base plus the span stays below 32768: a port inside the ephemeral range can be taken, between
+    /// the check and the bind, as the local port of any outgoing connection, and a management listener that
+    /// cannot bind stops its whole application.
+    private static let portSpan = 12_000
     /// Another test process (another checkout's suite) starts elsewhere in the range.
     private static let portBase = 16_000 + Int(getpid() % 40) * 100
     private static let portCounter = Atomic<Int>(0)

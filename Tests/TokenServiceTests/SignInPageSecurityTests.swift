@@ -145,6 +145,17 @@ import Testing
                 try await fixture.count("SELECT count(*)::int8 FROM sign_in_sources WHERE source = '127.0.0.1'") == 1)
             #expect(
                 try await fixture.count("SELECT count(*)::int8 FROM sign_in_sources WHERE source <> '127.0.0.1'") == 0)
+            // The fourth failure delayed the real peer. Its few seconds are stretched, so that a slow machine
+            // between the two requests cannot let the delay run out before the next attempt.
+            #expect(
+                try await fixture.count(
+                    "SELECT count(*)::int8 FROM sign_in_sources WHERE source = '127.0.0.1' AND retry_at > now() - interval '1 minute'"
+                ) == 1)
+            try await fixture.database.withTenantTransaction(fixture.tenant) { connection in
+                try await connection.query(
+                    "UPDATE sign_in_sources SET retry_at = now() + interval '10 minutes' WHERE source = '127.0.0.1'",
+                    logger: fixture.database.logger)
+            }
             let blocked = try await Self.attempt(
                 &browser, fixture, page: page, "alice", AuthorizeFlowTests.password, from: "10.0.0.99")
             #expect(blocked.status == 429)
