@@ -35,7 +35,7 @@ func buildApplication(
     }
     let statements = SoftwareStatementVerifier(keys: SoftwareStatementKeySource(logger: logger, fetch: fetch))
     let router = runtime.makeRouter()
-    let outbox = OutboxWriter(topicPrefix: settings.topicPrefix)
+    let outbox = runtime.outboxWriter
     // One cache of the tenants' published keys for every token the gateway verifies (DCR and admin tokens).
     let signingKeys = TenantSigningKeyStore(database: runtime.database, ttl: gateway.signingKeyCacheTTL)
     let userTokens = UserTokenVerifier(

@@ -67,7 +67,7 @@ struct TokenServiceRoutes {
         let directory = TenantDirectory(database: database)
         let keyStore = TenantKeyStore(
             keys: TenantSigningKeys(envelope: settings.keyEnvelope), database: database, activeSigners: signers)
-        let outbox = OutboxWriter(topicPrefix: runtime.settings.topicPrefix)
+        let outbox = runtime.outboxWriter
         let clientKeys = JWKSDocumentFetcher(policy: settings.outbound)
         let authentication = TokenEndpointAuthentication(
             database: database, hasher: settings.secretHasher,

@@ -128,7 +128,7 @@ struct TokenIssuer: Sendable {
             SELECT issue_access_token(\(tenant.id), \(client.clientID), \(client.authenticatedSecretHash),
                 \(access.jti), \(request.userID), \(request.familyID), \(access.expiresAt), \(row.eventID),
                 \(row.topic), \(row.key), \(row.eventType), \(row.payload), \(client.storedMetadata),
-                \(row.traceparent))
+                \(row.traceparent))\(unescaped: outbox.notificationOptOut)
             """
         }
         guard let response else { throw ClientNoLongerUsable() }
@@ -157,7 +157,7 @@ struct TokenIssuer: Sendable {
                 \(client.storedMetadata), \(request.userID), \(tokenHash), \(plan.generation - 1),
                 \(newHash), \(plan.familyID), \(access.scope), \(plan.boundJKT), \(plan.expiresAt),
                 \(access.jti), \(access.expiresAt), \(row.eventID), \(row.topic), \(row.key), \(row.eventType),
-                \(row.payload), \(row.traceparent))
+                \(row.payload), \(row.traceparent))\(unescaped: outbox.notificationOptOut)
             """
         }
     }
@@ -184,7 +184,8 @@ struct TokenIssuer: Sendable {
             SELECT redeem_authorization_code(\(tenant.id), \(client.clientID), \(client.authenticatedSecretHash),
                 \(client.storedMetadata), \(request.userID), \(codeHash), \(refreshHash), \(plan?.familyID),
                 \(access.scope), \(plan?.boundJKT), \(plan?.expiresAt), \(access.jti), \(access.expiresAt),
-                \(row.eventID), \(row.topic), \(row.key), \(row.eventType), \(row.payload), \(row.traceparent))
+                \(row.eventID), \(row.topic), \(row.key), \(row.eventType), \(row.payload),
+                \(row.traceparent))\(unescaped: outbox.notificationOptOut)
             """
         }
     }
@@ -208,6 +209,7 @@ struct TokenIssuer: Sendable {
             return written
         }
         guard written else { return nil }
+        outbox.announceCommitted()
         usage.record(tenant: tenant.id, clientID: request.client.clientID)
         return response(request, access: access, refreshToken: refreshToken, idToken: idToken)
     }

@@ -31,10 +31,16 @@ import Testing
             let app = try buildApplication(
                 settings: settings, gateway: GatewayHarness.gatewaySettings(), logger: TestServiceSettings.logger)
             let clientID = try await app.test(.router) { client in
-                let response = try await client.send(
-                    .post, "/t/\(h.tenant)/register", token: token, json: RegistrationEndpointTests.native)
-                #expect(response.status == .created)
-                let clientID = try #require(response.json["client_id"] as? String)
+                let clientID = try await Self.withProbe(of: scratch) { probe in
+                    _ = try await probe.heardSinceLastCall()
+                    let response = try await client.send(
+                        .post, "/t/\(h.tenant)/register", token: token, json: RegistrationEndpointTests.native)
+                    #expect(response.status == .created)
+                    // Its one statement sends no NOTIFY (which would make concurrent commits wait for one
+                    // another): the gateway wakes its own relay.
+                    #expect(try await probe.heardSinceLastCall() == [], "a registration notified the outbox channel")
+                    return try #require(response.json["client_id"] as? String)
+                }
                 // The relay marks the row sent only after Kafka's delivery report.
                 _ = try await eventually(within: .seconds(20)) {
                     let sent = try await withPostgresClient(scratch) { pg in
@@ -70,6 +76,21 @@ import Testing
             #expect(message.key.map { String(decoding: $0, as: UTF8.self) } == "\(h.tenant)/\(clientID)")
             let event = try CloudEvent<ClientRegistered>.decode(from: Data(message.value))
             #expect(event.data.clientID == clientID)
+        }
+    }
+
+    /// Runs `body` with a probe of the outbox notification channel of `database`.
+    private static func withProbe<T: Sendable>(
+        of database: DatabaseConfiguration, _ body: (NotificationProbe) async throws -> T
+    ) async throws -> T {
+        try await withPostgresClient(database) { pg in
+            let probe = NotificationProbe(
+                channel: OutboxRelay.notificationChannel, client: pg, logger: TestEnvironment.logger)
+            return try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask { try await probe.run() }
+                defer { group.cancelAll() }
+                return try await body(probe)
+            }
         }
     }
 

@@ -71,15 +71,18 @@ extension RegistrationService {
         let buckets = RegistrationRateLimiter.buckets(
             for: policy.rateLimits.registration, source: source, open: open)
         let result = try await database.withStatementTransaction(tenant: tenant.id) {
+            // OFFSET 0 keeps the function call in the inner query, so it runs once (not once per column)
+            // and after the FROM item that may turn the outbox notification off.
             let rows = try await database.client.query(
                 """
-                SELECT outcome, retry_after FROM register_client(\(tenant.id), \(buckets.map(\.key)),
+                SELECT (r).outcome, (r).retry_after FROM (SELECT register_client(\(tenant.id), \(buckets.map(\.key)),
                     \(buckets.map(\.limit))::int[], \(RegistrationRateLimiter.windowSeconds), \(tokenHash), \(user),
                     \(instance), \(policy.maxClientsPerUser)::int, \(request.softwareID), \(template?.version)::int,
                     \(clientID), \(record.clientType.rawValue), \(record.applicationType.rawValue),
                     \(mechanism.rawValue), \(storedMetadata), \(secret.map(hasher.hash)), \(secretExpiry),
                     \(hasher.hash(registrationToken)), \(now), \(overrides), \(row.eventID), \(row.topic), \(row.key),
-                    \(row.eventType), \(row.payload), \(row.traceparent))
+                    \(row.eventType), \(row.payload), \(row.traceparent)) AS r\(unescaped: outbox.notificationOptOut)
+                    OFFSET 0) AS registration
                 """, logger: database.logger)
             var result: (outcome: String, retryAfter: Double?)?
             for try await value in rows.decode((String, Double?).self) { result = value }
@@ -87,6 +90,7 @@ extension RegistrationService {
         }
         switch result?.outcome {
         case "registered":
+            outbox.announceCommitted()
             return .registered(
                 RegistrationResponse(
                     record: record, clientSecret: secret, registrationAccessToken: registrationToken,

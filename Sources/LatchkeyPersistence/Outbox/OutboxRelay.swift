@@ -22,13 +22,17 @@ public final class OutboxRelay: Service, Sendable {
     private let configuration: OutboxRelayConfiguration
     private let logger: Logger
     private let metrics = OutboxMetrics()
+    private let wakeup: RelayWakeup
 
-    /// `database` must use the cross-tenant role (`latchkey_system`).
+    /// `database` must use the cross-tenant role (`latchkey_system`). `wakeup` is also given to the
+    /// process's ``OutboxWriter``, which signals it for rows it writes without a notification.
     public init(
         database: Database, publisher: any OutboxPublisher, configuration: OutboxRelayConfiguration = .init(),
-        relayID: String = "relay-\(UUID().uuidString.lowercased().prefix(8))", logger: Logger
+        relayID: String = "relay-\(UUID().uuidString.lowercased().prefix(8))", wakeup: RelayWakeup = RelayWakeup(),
+        logger: Logger
     ) {
         self.database = database
+        self.wakeup = wakeup
         self.publisher = publisher
         self.configuration = configuration
         self.relayID = relayID
@@ -38,7 +42,7 @@ public final class OutboxRelay: Service, Sendable {
     }
 
     public func run() async throws {
-        let wakeup = RelayWakeup()
+        let wakeup = self.wakeup
         await cancelWhenGracefulShutdown {
             await withTaskGroup(of: Void.self) { group in
                 group.addTask { await self.listen(wakeup: wakeup) }

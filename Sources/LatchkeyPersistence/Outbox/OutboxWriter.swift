@@ -9,9 +9,25 @@ import Tracing
 public struct OutboxWriter: Sendable {
     /// Topic prefix, `latchkey.` unless configured otherwise.
     public let topicPrefix: String
+    /// The wake-up of the relay running in this process, if one does.
+    public let relayWakeup: RelayWakeup?
 
-    public init(topicPrefix: String = LatchkeyEventType.defaultTopicPrefix) {
+    public init(topicPrefix: String = LatchkeyEventType.defaultTopicPrefix, relayWakeup: RelayWakeup? = nil) {
         self.topicPrefix = topicPrefix
+        self.relayWakeup = relayWakeup
+    }
+
+    /// Appended to a one-statement write (`SELECT f(…)`, one function call, its own transaction) whose rows
+    /// this process's relay is woken for by ``announceCommitted()`` once the statement returns: the
+    /// statement then sends no `NOTIFY`, which would make concurrent commits wait for one another. Empty
+    /// without a relay in this process, so the insert notifies as any other.
+    public var notificationOptOut: String {
+        relayWakeup == nil ? "" : " FROM outbox_woken_by_caller()"
+    }
+
+    /// Wakes this process's relay for rows a statement ending in ``notificationOptOut`` has committed.
+    public func announceCommitted() {
+        relayWakeup?.signal()
     }
 
     /// Writes a CloudEvent to its topic, keyed `{tenant}/{client_id}`, in the caller's transaction.

@@ -1,8 +1,9 @@
 import Synchronization
 
 /// Wakes a waiting relay loop: a signal sent while nobody waits is kept (once) for the next wait, so
-/// an insert notified between two rounds is never slept through.
-final class RelayWakeup: Sendable {
+/// an insert notified between two rounds is never slept through. Signalled by the relay's `LISTEN`
+/// connection and, for rows this process writes without a notification, by their writer.
+public final class RelayWakeup: Sendable {
     private struct State {
         var signalled = false
         var waiter: (id: UInt64, continuation: CheckedContinuation<Bool, Never>)?
@@ -13,7 +14,9 @@ final class RelayWakeup: Sendable {
 
     private let state = Mutex(State())
 
-    func signal() {
+    public init() {}
+
+    public func signal() {
         let waiter = state.withLock { state -> CheckedContinuation<Bool, Never>? in
             guard let waiter = state.waiter else {
                 state.signalled = true

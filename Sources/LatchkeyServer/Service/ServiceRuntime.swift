@@ -81,6 +81,15 @@ public struct ServiceRuntime: Sendable {
         return primary
     }
 
+    /// The wake-up of this process's outbox relay, shared by the relay and ``outboxWriter``.
+    private let outboxWakeup = RelayWakeup()
+
+    /// The writer of this service's events; rows it writes in one-statement grants wake the relay of
+    /// ``makeOutboxServices(configuration:)`` directly.
+    public var outboxWriter: OutboxWriter {
+        OutboxWriter(topicPrefix: settings.topicPrefix, relayWakeup: outboxWakeup)
+    }
+
     /// The Kafka producer and the outbox relay that feeds it (relay on the cross-tenant pool).
     public func makeOutboxServices(configuration: OutboxRelayConfiguration = .init()) throws -> [any Service] {
         guard let systemDatabase else {
@@ -89,7 +98,7 @@ public struct ServiceRuntime: Sendable {
         let producer = try KafkaProducer(configuration: kafka, logger: logger)
         let relay = OutboxRelay(
             database: systemDatabase, publisher: KafkaOutboxPublisher(producer: producer),
-            configuration: configuration, logger: logger)
+            configuration: configuration, wakeup: outboxWakeup, logger: logger)
         // Order matters: shutdown runs in reverse, so the relay stops before the producer flushes.
         return [producer, relay]
     }

@@ -39,6 +39,49 @@ import Testing
         }
     }
 
+    @Test func rowsAnnouncedByTheirWriterSendNoNotificationAndStillWakeTheRelay() async throws {
+        try await OutboxTestDatabase.with { db in
+            let tenant = TestEnvironment.uniqueTenant("wk")
+            try await TestDatabase.createTenant(tenant, in: db.app)
+            let publisher = RecordingPublisher()
+            var configuration = OutboxRelayConfiguration()
+            // Far longer than the test may take: only the writer's announcement can wake the relay in time.
+            configuration.maintenanceInterval = .seconds(600)
+            let wakeup = RelayWakeup()
+            let relay = OutboxRelay(
+                database: db.system, publisher: publisher, configuration: configuration, wakeup: wakeup,
+                logger: logger)
+            let writer = OutboxWriter(relayWakeup: wakeup)
+            let probe = NotificationProbe(
+                channel: OutboxRelay.notificationChannel, client: db.system.client, logger: logger)
+            try await withRunning([{ try await relay.run() }, { try await probe.run() }]) {
+                _ = try await probe.heardSinceLastCall()
+                try await eventually("the relay listens", within: .seconds(30)) {
+                    try await db.listeners(on: OutboxRelay.notificationChannel) >= 2
+                }
+                for round in 1...3 {
+                    let id = UUID()
+                    try await db.app.withTenantTransaction(tenant) { connection in
+                        try await connection.query("SELECT outbox_woken_by_caller()", logger: db.app.logger)
+                        try await writer.append(
+                            eventID: id, tenant: tenant, eventType: "io.latchkey.test.v1", topicSuffix: "test-events",
+                            key: "\(tenant)/client", payload: #"{"n":\#(round)}"#, on: connection,
+                            logger: db.app.logger)
+                    }
+                    writer.announceCommitted()
+                    try await eventually("event \(round) is published", within: .seconds(20)) {
+                        publisher.published.contains(id)
+                    }
+                }
+                #expect(try await probe.heardSinceLastCall() == [], "rows announced by their writer notified")
+                // Every other insert still notifies.
+                _ = try await db.writeEvents(
+                    1, tenant: tenant, keys: 1, writer: OutboxWriter(), topicSuffix: "test-events")
+                #expect(try await probe.heardSinceLastCall().count == 1)
+            }
+        }
+    }
+
     @Test func anIdleRelayIssuesAFewStatementsAMinute() async throws {
         try await OutboxTestDatabase.with { db in
             let relay = OutboxRelay(
