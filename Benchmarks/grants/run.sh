@@ -3,9 +3,10 @@
 #
 # Builds release binaries in .build-bench, starts PostgreSQL (scratch database latchkey_bench_grants,
 # recreated) and the embedded Kafka cluster, starts token-service, then GrantsLoad seeds the tenant,
-# signs in once through the pages and drives client_credentials, refresh_token + DPoP and
-# authorization_code + PKCE + DPoP in closed loops. Same-run baselines: `pgbench` TPS on a scratch
-# database and `openssl speed -seconds 3 ecdsap256`. Writes Benchmarks/results/grants.md.
+# signs in once through the pages and drives client_credentials, authorization_code + PKCE + DPoP and
+# refresh_token + DPoP in closed loops, each after an ANALYZE (as autovacuum keeps a running system's
+# statistics; a scratch database would otherwise be planned as empty). Same-run baselines: `pgbench` TPS
+# on a scratch database and `openssl speed -seconds 3 ecdsap256`. Writes Benchmarks/results/grants.md.
 # Cost per grant: CPU of token-service and of every PostgreSQL process (/proc), statements from
 # pg_stat_statements (scripts/postgres.sh preloads it).
 # Idle cost: statements and CPU a minute of the idle service after the load (BENCH_IDLE_SECONDS).
@@ -61,7 +62,7 @@ curl -fs "http://127.0.0.1:$((PORT + 1000))/healthz" >/dev/null || { tail -20 "$
 MACHINE="Machine: $(nproc) CPUs, $(lscpu | sed -n 's/^Model name:[[:space:]]*//p' | head -1), $(date -u '+%Y-%m-%d %H:%M UTC'). \
 Load average when the load started: $(cut -d' ' -f1-3 /proc/loadavg) (the machine is shared: other processes compete for both CPUs)."
 REPORT="$ROOT/Benchmarks/results/grants.md"
-STATS_DATABASE_URL="${DATABASE_MIGRATION_URL%/*}/postgres" \
+STATS_DATABASE_URL="${DATABASE_MIGRATION_URL%/*}/postgres" ANALYZE_DATABASE_URL="$DATABASE_MIGRATION_URL" \
 "$BIN/GrantsLoad" --port "$PORT" --service-pid "$SERVICE_PID" --postmaster-pid "$(head -1 "$PG_DIR/data/postmaster.pid")" \
     --idle-seconds "${BENCH_IDLE_SECONDS:-60}" --workers "${BENCH_WORKERS:-8}" --seconds "${BENCH_SECONDS:-10}" --codes "${BENCH_CODES:-3000}" \
     --pgbench-tps "$PGBENCH_TPS" --pgbench-select-tps "${PGBENCH_SELECT_TPS:-–}" --openssl-sign "$OPENSSL_SIGN" --openssl-verify "$OPENSSL_VERIFY" \

@@ -32,17 +32,33 @@ public struct Meter: Sendable {
     let statsClient: PostgresClient?
     let databaseName: String
     let logger: Logger
+    let statisticsClient: PostgresClient?
 
     /// `statsClient` connects to a database where the `pg_stat_statements` view exists; `databaseName` is
-    /// the database whose statements are counted.
+    /// the database whose statements are counted. `statisticsClient`, when given, connects to that database
+    /// as the owner of its tables, for ``refreshStatistics()``.
     public init(
-        servicePID: Int32, postmasterPID: Int32, statsClient: PostgresClient?, databaseName: String, logger: Logger
+        servicePID: Int32, postmasterPID: Int32, statsClient: PostgresClient?, databaseName: String, logger: Logger,
+        statisticsClient: PostgresClient? = nil
     ) {
         self.servicePID = servicePID
         self.postmasterPID = postmasterPID
         self.statsClient = statsClient
         self.databaseName = databaseName
         self.logger = logger
+        self.statisticsClient = statisticsClient
+    }
+
+    /// `ANALYZE` of the measured database, as autovacuum keeps a running system's statistics current. A
+    /// database created seconds before has none: its sessions would plan (and cache plans) for empty tables
+    /// and keep those plans while the tables grow during a phase.
+    public func refreshStatistics() async {
+        guard let statisticsClient else { return }
+        do {
+            try await statisticsClient.query("ANALYZE", logger: logger)
+        } catch {
+            logger.warning("ANALYZE failed: \(String(reflecting: error))")
+        }
     }
 
     public func read() async -> Reading {

@@ -51,11 +51,17 @@ struct GrantsLoad {
         let stats = try environment["STATS_DATABASE_URL"].map {
             try DatabaseConfiguration(url: $0).makeClient(logger: logger)
         }
+        // The tables' owner, to refresh the planner's statistics before each phase.
+        let owner = try environment["ANALYZE_DATABASE_URL"].map {
+            try DatabaseConfiguration(url: $0).makeClient(logger: logger)
+        }
         let meter = Meter(
             servicePID: arguments.servicePID, postmasterPID: arguments.postmasterPID, statsClient: stats,
-            databaseName: try DatabaseConfiguration(url: databaseURL).database, logger: logger)
+            databaseName: try DatabaseConfiguration(url: databaseURL).database, logger: logger,
+            statisticsClient: owner)
         try await withThrowingTaskGroup(of: Void.self) { group in
             if let stats { group.addTask { await stats.run() } }
+            if let owner { group.addTask { await owner.run() } }
             defer { group.cancelAll() }
             do {
                 let results = try await phases(
@@ -76,10 +82,11 @@ struct GrantsLoad {
         }
     }
 
-    /// Runs one phase between two meter readings.
+    /// Runs one phase between two meter readings, on fresh planner statistics.
     static func measured(
         _ meter: Meter, _ phase: () async -> ClosedLoop.Result
     ) async -> (ClosedLoop.Result, Meter.Cost) {
+        await meter.refreshStatistics()
         let start = await meter.read()
         let result = await phase()
         return (result, meter.cost(from: start, to: await meter.read()))
@@ -104,36 +111,7 @@ struct GrantsLoad {
         }
         say("client_credentials: \(Int(clientCredentials.0.perSecond))/s")
 
-        // refresh_token (DPoP): one family per worker, each with its own DPoP key and pre-made proofs.
         let signers = try (0..<workers).map { _ in DPoPProofSigner(key: try SigningKey.generate(.es256)) }
-        var families: [String] = []
-        for signer in signers {
-            let verifier = PKCE.generateVerifier()
-            let code = try await client.code(cookie: cookie, verifier: verifier)
-            let answer = try await client.redeem(
-                code: code, verifier: verifier, proof: try signer.proof(method: "POST", url: client.tokenURL))
-            guard answer.status == 200, let refresh = answer.json["refresh_token"] as? String else {
-                throw BenchmarkError(
-                    "the code exchange for a refresh family failed (\(answer.status)): \(answer.text.prefix(300))")
-            }
-            families.append(refresh)
-        }
-        let refreshProofs = WorkerQueues(
-            try signers.map { signer in
-                try (0..<arguments.proofsPerWorker).map { _ in try signer.proof(method: "POST", url: client.tokenURL) }
-            })
-        let current = RefreshFamilies(families)
-        let refresh = await measured(meter) {
-            await ClosedLoop.run(name: "refresh_token + DPoP", workers: workers, seconds: seconds) { worker in
-                guard let proof = refreshProofs.next(worker) else { return nil }
-                guard let answer = try? await client.refresh(current[worker], proof: proof), answer.status == 200,
-                    let next = answer.json["refresh_token"] as? String
-                else { return false }
-                current[worker] = next
-                return true
-            }
-        }
-        say("refresh_token: \(Int(refresh.0.perSecond))/s")
 
         // authorization_code + PKCE + DPoP: codes made beforehand through /authorize (SSO, no prompt).
         struct Redemption: Sendable {
@@ -171,7 +149,39 @@ struct GrantsLoad {
             }
         }
         say("authorization_code: \(Int(authorizationCode.0.perSecond))/s")
-        return [clientCredentials, refresh, authorizationCode]
+
+        // refresh_token (DPoP): one family per worker, each with its own DPoP key and pre-made proofs; after the
+        // code phase, so the refresh tokens' table holds its redemptions' tokens as a running system's would.
+        var families: [String] = []
+        for signer in signers {
+            let verifier = PKCE.generateVerifier()
+            let code = try await client.code(cookie: cookie, verifier: verifier)
+            let answer = try await client.redeem(
+                code: code, verifier: verifier, proof: try signer.proof(method: "POST", url: client.tokenURL))
+            guard answer.status == 200, let refresh = answer.json["refresh_token"] as? String else {
+                throw BenchmarkError(
+                    "the code exchange for a refresh family failed (\(answer.status)): \(answer.text.prefix(300))")
+            }
+            families.append(refresh)
+        }
+        let refreshProofs = WorkerQueues(
+            try signers.map { signer in
+                try (0..<arguments.proofsPerWorker).map { _ in try signer.proof(method: "POST", url: client.tokenURL) }
+            })
+        let current = RefreshFamilies(families)
+        let refresh = await measured(meter) {
+            await ClosedLoop.run(name: "refresh_token + DPoP", workers: workers, seconds: seconds) { worker in
+                guard let proof = refreshProofs.next(worker) else { return nil }
+                guard let answer = try? await client.refresh(current[worker], proof: proof), answer.status == 200,
+                    let next = answer.json["refresh_token"] as? String
+                else { return false }
+                current[worker] = next
+                return true
+            }
+        }
+        say("refresh_token: \(Int(refresh.0.perSecond))/s")
+
+        return [clientCredentials, authorizationCode, refresh]
     }
 
     static func say(_ message: String) {
