@@ -14,14 +14,7 @@ import Testing
 
     @Test func anInsertedEventIsRelayedWithoutWaitingForTheFallbackPoll() async throws {
         try await OutboxTestDatabase.with { db in
-            let tenant = TestEnvironment.uniqueTenant("wk")
-            try await TestDatabase.createTenant(tenant, in: db.app)
-            let publisher = RecordingPublisher()
-            var configuration = OutboxRelayConfiguration()
-            // Far longer than the test may take: only a notification can wake the relay in time.
-            configuration.maintenanceInterval = .seconds(600)
-            let relay = OutboxRelay(
-                database: db.system, publisher: publisher, configuration: configuration, logger: logger)
+            let (tenant, publisher, relay) = try await sleepingRelay(in: db)
             try await withRunning([{ try await relay.run() }]) {
                 // The relay's first round found nothing; from now on it sleeps until woken.
                 try await eventually("the relay listens", within: .seconds(30)) {
@@ -41,16 +34,8 @@ import Testing
 
     @Test func rowsAnnouncedByTheirWriterSendNoNotificationAndStillWakeTheRelay() async throws {
         try await OutboxTestDatabase.with { db in
-            let tenant = TestEnvironment.uniqueTenant("wk")
-            try await TestDatabase.createTenant(tenant, in: db.app)
-            let publisher = RecordingPublisher()
-            var configuration = OutboxRelayConfiguration()
-            // Far longer than the test may take: only the writer's announcement can wake the relay in time.
-            configuration.maintenanceInterval = .seconds(600)
             let wakeup = RelayWakeup()
-            let relay = OutboxRelay(
-                database: db.system, publisher: publisher, configuration: configuration, wakeup: wakeup,
-                logger: logger)
+            let (tenant, publisher, relay) = try await sleepingRelay(in: db, wakeup: wakeup)
             let writer = OutboxWriter(relayWakeup: wakeup)
             let probe = NotificationProbe(
                 channel: OutboxRelay.notificationChannel, client: db.system.client, logger: logger)
@@ -80,6 +65,21 @@ import Testing
                 #expect(try await probe.heardSinceLastCall().count == 1)
             }
         }
+    }
+
+    /// A tenant, and a relay recording what it publishes whose fallback poll is far longer than a test may
+    /// take: only a wake-up (a notification, or the writer's) makes it publish in time.
+    private func sleepingRelay(
+        in db: OutboxTestDatabase, wakeup: RelayWakeup = RelayWakeup()
+    ) async throws -> (tenant: String, publisher: RecordingPublisher, relay: OutboxRelay) {
+        let tenant = TestEnvironment.uniqueTenant("wk")
+        try await TestDatabase.createTenant(tenant, in: db.app)
+        let publisher = RecordingPublisher()
+        var configuration = OutboxRelayConfiguration()
+        configuration.maintenanceInterval = .seconds(600)
+        let relay = OutboxRelay(
+            database: db.system, publisher: publisher, configuration: configuration, wakeup: wakeup, logger: logger)
+        return (tenant, publisher, relay)
     }
 
     @Test func anIdleRelayIssuesAFewStatementsAMinute() async throws {
