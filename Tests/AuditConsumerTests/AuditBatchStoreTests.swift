@@ -9,7 +9,7 @@ import Testing
 @testable import AuditConsumer
 
 /// Chain extension against real PostgreSQL: serialised per tenant, never globally; idempotent.
-@Suite(.timeLimit(.minutes(10))) struct AuditBatchStoreTests {
+@Suite struct AuditBatchStoreTests {
     static func records(_ events: [EncodedEvent]) throws -> [AuditRecord] {
         try events.map { try AuditEventDecoderTests.decoder.decode(AuditEventDecoderTests.message($0)).get() }
     }

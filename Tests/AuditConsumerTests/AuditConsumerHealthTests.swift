@@ -6,7 +6,7 @@ import Testing
 
 @testable import AuditConsumer
 
-@Suite(.timeLimit(.minutes(10))) struct AuditConsumerHealthTests {
+@Suite struct AuditConsumerHealthTests {
     @Test func servesHealthReadinessAndMetricsAgainstRealDependencies() async throws {
         try await AuditTest.withCluster { cluster in
             let service = try await AuditTest.makeService(cluster: cluster)

@@ -19,7 +19,7 @@ import Testing
 /// the owner's credentials: inside one transaction they disable the trigger, add a policy for
 /// themselves, edit, and remove both again, so no other session ever sees weakened rules. That
 /// DDL locks the whole table, so these tests run in a scratch database of their own.
-@Suite(.timeLimit(.minutes(10))) struct AuditTamperTests {
+@Suite struct AuditTamperTests {
     /// A migrated scratch database reachable as the owner, `latchkey_app` and `latchkey_system`.
     struct Scratch: Sendable {
         var owner: DatabaseConfiguration

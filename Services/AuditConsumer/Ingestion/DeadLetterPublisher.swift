@@ -25,13 +25,8 @@ struct DeadLetterPublisher: Sendable {
     /// Sends every record and waits for all delivery reports; throws the first failure.
     func publish(_ rejected: [RejectedRecord]) async throws {
         guard !rejected.isEmpty else { return }
-        let messages = rejected.map(outgoing)
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            for message in messages {
-                group.addTask { _ = try await producer.send(message) }
-            }
-            try await group.waitForAll()
-        }
+        // Handed to the producer one after another, so the letters of a source partition keep its order.
+        for result in await producer.send(batch: rejected.map(outgoing)) { _ = try result.get() }
     }
 
     func outgoing(_ record: RejectedRecord) -> KafkaOutgoingMessage {
