@@ -42,11 +42,10 @@ public final class OutboxRelay: Service, Sendable {
     }
 
     public func run() async throws {
-        let wakeup = self.wakeup
         await cancelWhenGracefulShutdown {
             await withTaskGroup(of: Void.self) { group in
-                group.addTask { await self.listen(wakeup: wakeup) }
-                group.addTask { await self.relayLoop(wakeup: wakeup) }
+                group.addTask { await self.listen() }
+                group.addTask { await self.relayLoop() }
                 await group.next()
                 group.cancelAll()
             }
@@ -57,7 +56,7 @@ public final class OutboxRelay: Service, Sendable {
     /// of an insert, for the earliest retry backoff to end, or for the next maintenance. A maintenance
     /// that finds no unsent row needs no claim round, so an idle relay issues one statement per
     /// `maintenanceInterval`.
-    private func relayLoop(wakeup: RelayWakeup) async {
+    private func relayLoop() async {
         var lastMaintenance = ContinuousClock.now - configuration.maintenanceInterval
         var retriesPending = false
         var mayHaveWork = true
@@ -69,7 +68,7 @@ public final class OutboxRelay: Service, Sendable {
                     mayHaveWork = mayHaveWork || backlog > 0
                 }
                 if mayHaveWork {
-                    let outcome = try await drain(wakeup: wakeup)
+                    let outcome = try await drain()
                     if outcome.failed > 0 { retriesPending = true }
                     if outcome.handled > 0 { continue }
                 }
@@ -95,7 +94,7 @@ public final class OutboxRelay: Service, Sendable {
 
     /// Holds one connection listening on ``notificationChannel``; every notification (and every
     /// (re)start of listening, which may have missed some) wakes the relay loop.
-    private func listen(wakeup: RelayWakeup) async {
+    private func listen() async {
         while !Task.isCancelled {
             do {
                 try await database.client.withConnection { connection in
@@ -136,7 +135,7 @@ public final class OutboxRelay: Service, Sendable {
     /// were claimed and how many of them failed to publish.
     ///
     /// Batches are handed over in claim order, so records of one key reach their partition in order.
-    func drain(wakeup: RelayWakeup) async throws -> (handled: Int, failed: Int) {
+    func drain() async throws -> (handled: Int, failed: Int) {
         try await withThrowingTaskGroup(of: DrainStep.self) { group in
             var handled = 0
             var failed = 0
@@ -168,7 +167,7 @@ public final class OutboxRelay: Service, Sendable {
                     if !waitingForWakeup {
                         waitingForWakeup = true
                         group.addTask {
-                            _ = await wakeup.wait()
+                            _ = await self.wakeup.wait()
                             return .woken
                         }
                     }
@@ -192,7 +191,7 @@ public final class OutboxRelay: Service, Sendable {
         }
     }
 
-    /// What a child task of ``drain(wakeup:)`` finished with.
+    /// What a child task of ``drain()`` finished with.
     enum DrainStep: Sendable {
         case settled(SettledBatch)
         case woken
