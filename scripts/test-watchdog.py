@@ -10,6 +10,10 @@ sessions (a hang that waits on the database shows there: a lock wait, a session 
 transaction); then the run is interrupted, killed 30 s later, and
 the exit status is 124 like coreutils' `timeout`. A summary is printed again last, where a truncated
 CI log still shows it.
+
+The test process keeps a journal of each test's application steps (service group, servers, requests) in
+REPORT_DIR/journal (`LATCHKEY_TEST_JOURNAL`); for every unfinished test the report shows its last steps,
+which is where a suspended task, invisible in thread backtraces, stopped.
 """
 import os
 import re
@@ -127,15 +131,41 @@ def backtraces(pid, path):
     return interesting[:600]
 
 
+JOURNAL_TAIL = 40
+
+
+def journal_steps(journal_dir, tests):
+    """The last journaled steps of each of `tests` (lines: time, test, step), from every test process."""
+    steps = {test: [] for test in tests}
+    try:
+        names = sorted(os.listdir(journal_dir))
+    except OSError:
+        names = []
+    for name in names:
+        with open(os.path.join(journal_dir, name), errors="replace") as journal:
+            for line in journal:
+                parts = line.rstrip("\n").split("\t", 2)
+                if len(parts) == 3 and parts[1] in steps:
+                    steps[parts[1]].append(f"{parts[0]} {parts[2]}"[:300])
+    report = []
+    for test in tests:
+        report.append(f"last steps of {test}:")
+        report += ["  " + step for step in steps[test][-JOURNAL_TAIL:]] or ["  (none journaled)"]
+    return report
+
+
 def main():
     limit, report_dir = float(sys.argv[1]), sys.argv[2]
     command = sys.argv[sys.argv.index("--") + 1:]
     os.makedirs(report_dir, exist_ok=True)
+    journal_dir = os.path.join(report_dir, "journal")
+    shutil.rmtree(journal_dir, ignore_errors=True)
+    os.makedirs(journal_dir)
     lines = []
     # Line-buffered: through a pipe the test bundle's stdout is block-buffered, and the lines that say
     # which tests started would only arrive after the hang is over.
     process = subprocess.Popen(["stdbuf", "-oL"] + command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                               start_new_session=True)
+                               start_new_session=True, env={**os.environ, "LATCHKEY_TEST_JOURNAL": journal_dir})
 
     def pump():
         for raw in process.stdout:
@@ -157,6 +187,7 @@ def main():
     summary += [f"  {name}" for name in hung] or ["  (none: the hang is outside any test)"]
     summary.append("suites started but not finished:")
     summary += [f"  {name}" for name in unfinished_suites(list(lines))] or ["  (none)"]
+    summary += journal_steps(journal_dir, hung)
     summary.append("PostgreSQL sessions of the test cluster:")
     summary += postgres_sessions()
     for pid in test_processes(process.pid):

@@ -45,7 +45,7 @@ import Testing
 
             // Successor in the same group: re-reads the uncommitted batch (duplicates) and the rest.
             let successor = try await AuditTest.makeService(cluster: cluster, audit: AuditTest.settings(batchSize: 200))
-            try await successor.makeApplication().test(.router) { _ in
+            try await successor.makeApplication().journaledTest(.router) { _ in
                 try await AuditTest.waitUntilCommitted(successor, reports)
                 try await AuditIngestionTests.expectExactlyOnce(events, tenants: tenants)
                 try await AuditIngestionTests.expectPartitionOrder(tenants: tenants)
@@ -75,7 +75,7 @@ import Testing
             let outcome = await Self.runIngestorUntilItStops(cancelled)
             #expect(outcome == nil || outcome is CancellationError, "\(String(describing: outcome))")
             let successor = try await AuditTest.makeService(cluster: cluster, audit: AuditTest.settings(batchSize: 250))
-            try await successor.makeApplication().test(.router) { _ in
+            try await successor.makeApplication().journaledTest(.router) { _ in
                 try await AuditTest.waitUntilCommitted(successor, reports)
                 try await AuditIngestionTests.expectExactlyOnce(events, tenants: [tenant])
                 let result = try await ChainVerifier(reader: successor.reader).verify(tenant: tenant)

@@ -50,7 +50,7 @@ import Testing
 
         try await AuditTest.withCluster { cluster in
             let service = try await AuditTest.makeService(cluster: cluster)
-            try await service.makeApplication().test(.router) { client in
+            try await service.makeApplication().journaledTest(.router) { client in
                 let reports = try await AuditTest.withProducer(cluster) { producer in
                     var reports: [KafkaDeliveryReport] = []
                     // One partition, in this order: every refused record sits before the valid ones.
@@ -112,7 +112,7 @@ import Testing
         let impostor = copy
         try await AuditTest.withCluster { cluster in
             let service = try await AuditTest.makeService(cluster: cluster)
-            try await service.makeApplication().test(.router) { _ in
+            try await service.makeApplication().journaledTest(.router) { _ in
                 let reports = try await AuditTest.withProducer(cluster) { producer in
                     try await AuditTest.send([original], with: producer)
                         + AuditTest.send([impostor], with: producer)

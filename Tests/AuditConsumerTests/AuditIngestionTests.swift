@@ -31,7 +31,7 @@ import Testing
             #expect(reports.count == events.count)
             let service = try await AuditTest.makeService(
                 cluster: cluster, audit: AuditTest.settings(platform: platform, batchSize: 1_000))
-            try await service.makeApplication().test(.router) { client in
+            try await service.makeApplication().journaledTest(.router) { client in
                 try await AuditTest.waitForStored(events.count, tenants: tenants)
                 try await AuditTest.waitUntilCommitted(service, reports)
 
@@ -110,7 +110,7 @@ import Testing
         let events = try (0..<300).map { try factory.mixed($0, clients: 10) }
         try await AuditTest.withCluster { cluster in
             let service = try await AuditTest.makeService(cluster: cluster)
-            try await service.makeApplication().test(.router) { client in
+            try await service.makeApplication().journaledTest(.router) { client in
                 let again = try await AuditTest.withProducer(cluster) { producer in
                     try await AuditTest.send(events, with: producer)
                     try await AuditTest.waitForStored(events.count, tenants: [tenant])

@@ -96,7 +96,7 @@ import Testing
             }
             try await AuditTest.withCluster { cluster in
                 let service = try scratch.service(cluster: cluster, platform: platform)
-                try await service.makeApplication().test(.router) { client in
+                try await service.makeApplication().journaledTest(.router) { client in
                     let reports = try await AuditTest.withProducer(cluster) {
                         try await AuditTest.send(events, with: $0)
                     }

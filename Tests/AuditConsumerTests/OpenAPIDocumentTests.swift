@@ -2,6 +2,7 @@ import Foundation
 import Hummingbird
 import HummingbirdTesting
 import LatchkeyServer
+import LatchkeyTestSupport
 import Testing
 
 @testable import AuditConsumer
@@ -50,7 +51,7 @@ import Testing
         let document = try OpenAPIDocument(service: "audit-consumer", bundle: Self.resources)
         let router = Router()
         document.register(on: router)
-        try await Application(router: router).test(.router) { client in
+        try await Application(router: router).journaledTest(.router) { client in
             try await client.execute(uri: "/openapi.json", method: .get) { response in
                 #expect(response.status == .ok)
                 #expect(response.headers[.contentType] == "application/json")

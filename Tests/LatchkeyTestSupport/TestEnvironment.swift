@@ -41,12 +41,18 @@ public enum TestEnvironment {
         return configuration
     }
 
+    /// Prints from `LATCHKEY_TEST_LOG_LEVEL` (warning by default); with a ``TestJournal``, the journal also
+    /// gets the service lifecycle's and HTTP server's debug steps.
     public static let logger: Logger = {
-        var logger = Logger(label: "latchkey.tests")
-        logger.logLevel =
+        let level =
             ProcessInfo.processInfo.environment["LATCHKEY_TEST_LOG_LEVEL"].flatMap { Logger.Level(rawValue: $0) }
             ?? .warning
-        return logger
+        return Logger(label: "latchkey.tests") { label in
+            var printed = StreamLogHandler.standardOutput(label: label)
+            printed.logLevel = level
+            guard TestJournal.isEnabled else { return printed }
+            return MultiplexLogHandler([printed, JournalLogHandler()])
+        }
     }()
 
     /// `KEY_ENCRYPTION_KEY` of every in-process application of the run. They share one database, and each

@@ -296,7 +296,7 @@ import Testing
                 database: scratch.database)
             let app = try buildApplication(
                 settings: settings, gateway: GatewayHarness.gatewaySettings(), logger: TestServiceSettings.logger)
-            try await app.test(setup, body)
+            try await app.journaledTest(setup, body)
         }
     }
 

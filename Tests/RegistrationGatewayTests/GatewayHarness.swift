@@ -115,7 +115,7 @@ struct GatewayHarness {
         let app = try buildApplication(
             settings: settings, gateway: gatewaySettings(keyRotation: keyRotation, platformTenant: platformTenant),
             logger: TestServiceSettings.logger, fetchStatementJWKS: fetchStatementJWKS)
-        try await app.test(live ? .live : .router, body)
+        try await app.journaledTest(live ? .live : .router, body)
     }
 
     /// Adds another active user to the tenant.

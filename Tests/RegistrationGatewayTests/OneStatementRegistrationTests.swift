@@ -33,7 +33,7 @@ import Testing
                 database: owner.database)
             let app = try buildApplication(
                 settings: settings, gateway: GatewayHarness.gatewaySettings(), logger: TestServiceSettings.logger)
-            try await app.test(.router) { client in
+            try await app.journaledTest(.router) { client in
                 let path = "/t/\(tenant)/register"
                 // The first request also looks the tenant up (then cached).
                 #expect(

@@ -30,7 +30,7 @@ import Testing
             let token = try await h.dcrToken(database: database)
             let app = try buildApplication(
                 settings: settings, gateway: GatewayHarness.gatewaySettings(), logger: TestServiceSettings.logger)
-            let clientID = try await app.test(.router) { client in
+            let clientID = try await app.journaledTest(.router) { client in
                 let clientID = try await Self.withProbe(of: scratch) { probe in
                     _ = try await probe.heardSinceLastCall()
                     let response = try await client.send(

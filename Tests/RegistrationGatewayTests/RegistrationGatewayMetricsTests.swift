@@ -18,7 +18,7 @@ import Testing
             .registrationGateway, kafkaBrokers: GatewayHarness.sharedCluster.bootstrapServers)
         let app = try buildApplication(
             settings: settings, gateway: GatewayHarness.gatewaySettings(), logger: TestServiceSettings.logger)
-        try await app.test(.router) { client in
+        try await app.journaledTest(.router) { client in
             let created = try await client.send(
                 .post, "/t/\(h.tenant)/register", token: token, json: RegistrationEndpointTests.native)
             #expect(created.status == .created)

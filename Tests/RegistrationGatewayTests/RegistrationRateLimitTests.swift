@@ -34,7 +34,7 @@ import Testing
         let app = try buildApplication(
             settings: settings, gateway: GatewayHarness.gatewaySettings(), logger: TestServiceSettings.logger)
         // Live: the source is the real TCP peer (127.0.0.1), not something a header can claim.
-        try await app.test(.live) { client in
+        try await app.journaledTest(.live) { client in
             let path = "/t/\(limited.tenant)/register"
             for attempt in 0..<2 {
                 let response = try await client.send(

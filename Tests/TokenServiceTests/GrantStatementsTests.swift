@@ -32,7 +32,7 @@ import Testing
                     fixture.tenant, in: fixture.database, policy: TokenServiceHarness.withTestScopes("{}"))
                 let app = try buildApplication(
                     settings: serviceSettings, tokenSettings: settings, logger: TestServiceSettings.logger)
-                try await app.test(.live) { http in
+                try await app.journaledTest(.live) { http in
                     var (native, token) = try await RefreshTokenGrantTests.signedIn(http, fixture)
                     let user = try await fixture.insertUser(username: "counted")
                     let codes = 5

@@ -88,7 +88,7 @@ import Testing
                     // Built right before it runs (an application released unrun traps in AsyncHTTPClient).
                     let app = try buildApplication(
                         settings: serviceSettings, tokenSettings: settings, logger: TestServiceSettings.logger)
-                    try await app.test(.router) { client in
+                    try await app.journaledTest(.router) { client in
                         try await body(
                             Setup(
                                 client: client, fixture: fixture, secret: secret, systemClient: systemClient,

@@ -115,7 +115,7 @@ struct TokenServiceHarness: Sendable {
             let app = try buildApplication(
                 settings: serviceSettings, tokenSettings: settings, logger: TestServiceSettings.logger)
             guard let replicaPort else {
-                return try await app.test(setup) { client in try await body(client, fixture) }
+                return try await app.journaledTest(setup) { client in try await body(client, fixture) }
             }
             // HummingbirdTesting binds port 0, so the public URL is served by a second replica.
             var replicaSettings = serviceSettings
@@ -130,7 +130,7 @@ struct TokenServiceHarness: Sendable {
                 defer { tasks.cancelAll() }
                 try await Self.waitUntilListening(replicaPort)
                 do {
-                    try await app.test(setup) { client in try await body(client, fixture) }
+                    try await app.journaledTest(setup) { client in try await body(client, fixture) }
                 } catch {
                     await group.triggerGracefulShutdown()
                     throw error

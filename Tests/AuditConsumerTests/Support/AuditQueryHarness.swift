@@ -27,7 +27,7 @@ struct AuditQueryHarness: Sendable {
         try await AuditTest.withCluster { cluster in
             let service = try await AuditTest.makeService(
                 cluster: cluster, audit: AuditTest.settings(platform: platform))
-            try await service.makeApplication().test(.router) { client in
+            try await service.makeApplication().journaledTest(.router) { client in
                 try await body(AuditQueryHarness(client: client, platformAdmin: admin, service: service))
             }
         }

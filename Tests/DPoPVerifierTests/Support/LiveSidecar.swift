@@ -131,7 +131,7 @@ func withLiveSidecar<T: Sendable>(
     let service = try await TestServiceSettings.make(.dpopVerifier, kafkaBrokers: kafka.bootstrapServers)
     let app = try buildApplication(
         settings: service, sidecar: settings, logger: TestServiceSettings.logger, overrides: overrides)
-    return try await app.test(.live) { client in
+    return try await app.journaledTest(.live) { client in
         guard let port = client.port else { throw TestFailure("no port") }
         let sidecar = LiveSidecar(port: port, managementPort: service.managementPort)
         if waitUntilReady { try await sidecar.waitUntilReady() }

@@ -31,7 +31,7 @@ func withRequestPath<T: Sendable>(
             router: router, server: try sidecar.server(http: HTTPServerSettings()),
             configuration: .init(address: .hostname("127.0.0.1", port: 0)),
             logger: TestServiceSettings.logger)
-        let result = try await app.test(.live, body)
+        let result = try await app.journaledTest(.live, body)
         try await httpClient.shutdown()
         return result
     } catch {

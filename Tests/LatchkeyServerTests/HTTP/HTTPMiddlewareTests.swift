@@ -1,6 +1,7 @@
 import Foundation
 import Hummingbird
 import HummingbirdTesting
+import LatchkeyTestSupport
 import Testing
 
 @testable import LatchkeyServer
@@ -34,7 +35,7 @@ import Testing
     }
 
     @Test func oauthErrorsUseTheJSONShape() async throws {
-        try await makeApp().test(.router) { client in
+        try await makeApp().journaledTest(.router) { client in
             try await client.execute(uri: "/oauth", method: .get) { response in
                 #expect(response.status == .badRequest)
                 #expect(response.headers[.contentType] == "application/json")
@@ -46,7 +47,7 @@ import Testing
     }
 
     @Test func unknownErrorsAreOpaque500s() async throws {
-        try await makeApp().test(.router) { client in
+        try await makeApp().journaledTest(.router) { client in
             try await client.execute(uri: "/crash", method: .get) { response in
                 #expect(response.status == .internalServerError)
                 let errorJSON = try errorBody(response)
@@ -57,7 +58,7 @@ import Testing
     }
 
     @Test func unknownRoutesAre404JSON() async throws {
-        try await makeApp().test(.router) { client in
+        try await makeApp().journaledTest(.router) { client in
             try await client.execute(uri: "/nope", method: .get) { response in
                 #expect(response.status == .notFound)
                 let errorJSON = try errorBody(response)
@@ -67,7 +68,7 @@ import Testing
     }
 
     @Test func bodiesOver64KiBAre413() async throws {
-        try await makeApp().test(.router) { client in
+        try await makeApp().journaledTest(.router) { client in
             let big = ByteBuffer(repeating: UInt8(ascii: "a"), count: HTTPLimits.maximumBodySize + 1)
             try await client.execute(uri: "/echo", method: .post, body: big) { response in
                 #expect(response.status == .contentTooLarge)
@@ -83,7 +84,7 @@ import Testing
     }
 
     @Test func malformedJSONIsA400NotA500() async throws {
-        try await makeApp().test(.router) { client in
+        try await makeApp().journaledTest(.router) { client in
             for body in ["{", "[]", "{\"name\": 5}", "\u{0}\u{1}"] {
                 try await client.execute(
                     uri: "/decode", method: .get, headers: [.contentType: "application/json"],
@@ -98,7 +99,7 @@ import Testing
     }
 
     @Test func requestIDsArePropagatedOnlyWhenSane() async throws {
-        try await makeApp().test(.router) { client in
+        try await makeApp().journaledTest(.router) { client in
             let name = RequestIDMiddleware<LatchkeyRequestContext>.headerName
             try await client.execute(uri: "/healthz", method: .get, headers: [name: "abc-123"]) { response in
                 #expect(response.headers[name] == "abc-123")
@@ -111,7 +112,7 @@ import Testing
     }
 
     @Test func healthReadinessAndMetrics() async throws {
-        try await makeApp().test(.router) { client in
+        try await makeApp().journaledTest(.router) { client in
             try await client.execute(uri: "/healthz", method: .get) { response in
                 #expect(response.status == .ok)
                 #expect(String(buffer: response.body) == #"{"status":"ok"}"#)
@@ -132,7 +133,7 @@ import Testing
         HealthRoutes<LatchkeyRequestContext>(checks: [
             ReadinessCheck("postgres") { true }, ReadinessCheck("kafka") { false },
         ]).register(on: router)
-        try await Application(router: router).test(.router) { client in
+        try await Application(router: router).journaledTest(.router) { client in
             try await client.execute(uri: "/readyz", method: .get) { response in
                 #expect(response.status == .serviceUnavailable)
                 #expect(String(buffer: response.body) == #"{"kafka":"failing","postgres":"ok","status":"not_ready"}"#)
@@ -145,7 +146,7 @@ import Testing
         HealthRoutes<LatchkeyRequestContext>(checks: [
             ReadinessCheck("postgres") { true }, ReadinessCheck("kafka", isRequired: false) { false },
         ]).register(on: router)
-        try await Application(router: router).test(.router) { client in
+        try await Application(router: router).journaledTest(.router) { client in
             try await client.execute(uri: "/readyz", method: .get) { response in
                 #expect(response.status == .ok)
                 #expect(String(buffer: response.body) == #"{"kafka":"degraded","postgres":"ok","status":"degraded"}"#)
@@ -155,7 +156,7 @@ import Testing
         HealthRoutes<LatchkeyRequestContext>(checks: [
             ReadinessCheck("postgres") { false }, ReadinessCheck("kafka", isRequired: false) { false },
         ]).register(on: failing)
-        try await Application(router: failing).test(.router) { client in
+        try await Application(router: failing).journaledTest(.router) { client in
             try await client.execute(uri: "/readyz", method: .get) { response in
                 #expect(response.status == .serviceUnavailable)
                 #expect(

@@ -22,7 +22,7 @@ import Testing
         }
         let app = Application(
             router: router, server: .latchkey(settings), configuration: .init(address: .hostname("127.0.0.1", port: 0)))
-        try await app.test(.live) { client in try await body(try #require(client.port)) }
+        try await app.journaledTest(.live) { client in try await body(try #require(client.port)) }
     }
 
     @Test func aSmallUnreadBodyKeepsTheConnectionAndALargeOneClosesIt() async throws {

@@ -21,7 +21,7 @@ import Testing
                     let resolved = try context.requireTenant()
                     return "\(resolved.id) \(resolved.policy.maxClientsPerUser)"
                 }
-            try await Application(router: router).test(.router) { client in
+            try await Application(router: router).journaledTest(.router) { client in
                 try await client.execute(uri: "/t/\(tenant)/whoami", method: .get) { response in
                     #expect(response.status == .ok)
                     #expect(String(buffer: response.body) == "\(tenant) 7")
