@@ -102,12 +102,7 @@ struct KeysCommand: AsyncParsableCommand {
         let keys = TenantSigningKeys(
             envelope: try envelope ?? KeyEnvelope(configuration: KeyMaterial.generateConfigurationValue()))
         let rotation = SigningKeyRotation(keys: keys, database: Database(client: client, logger: logger))
-        return try await withThrowingTaskGroup(of: T?.self) { group in
-            group.addTask {
-                await client.run()
-                return nil
-            }
-            defer { group.cancelAll() }
+        return try await withRunningPool(client) {
             do {
                 return try await body(rotation)
             } catch let error as SigningKeyRotationError {

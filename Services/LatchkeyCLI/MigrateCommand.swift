@@ -47,14 +47,7 @@ struct MigrateCommand: AsyncParsableCommand {
             logger.logLevel = .warning
             let client = try DatabaseConfiguration(url: url).makeClient(logger: logger)
             let migrator = try Migrator(logger: logger)
-            let status = try await withThrowingTaskGroup(of: MigrationStatus?.self) { group in
-                group.addTask {
-                    await client.run()
-                    return nil
-                }
-                defer { group.cancelAll() }
-                return try await migrator.status(client: client)
-            }
+            let status = try await withRunningPool(client) { try await migrator.status(client: client) }
             print(render(status))
             guard status.isCurrent else { throw ExitCode(1) }
         }

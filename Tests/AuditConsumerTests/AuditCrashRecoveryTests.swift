@@ -2,6 +2,7 @@ import Foundation
 import Hummingbird
 import HummingbirdTesting
 import LatchkeyKafka
+import LatchkeyPersistence
 import LatchkeyServer
 import LatchkeyTestSupport
 import PostgresNIO
@@ -87,10 +88,9 @@ import Testing
     /// Runs only the ingestion services (consumer, producer, ingestor) with the pools until the
     /// ingestor stops; returns the error it stopped with. The consumer then leaves the group.
     static func runIngestorUntilItStops(_ service: AuditService) async -> (any Error)? {
-        await withTaskGroup(of: Void.self) { group in
-            for client in [service.runtime.postgres] + (service.runtime.systemPostgres.map { [$0] } ?? []) {
-                group.addTask { await client.run() }
-            }
+        let pools = ([service.runtime.postgres] + (service.runtime.systemPostgres.map { [$0] } ?? []))
+            .map(ConnectionPoolRun.init)
+        let failure = await withTaskGroup(of: Void.self) { group in
             group.addTask { try? await service.producer.run() }
             defer { group.cancelAll() }
             var failure: (any Error)?
@@ -102,5 +102,7 @@ import Testing
             await service.consumer.close()
             return failure
         }
+        for pool in pools { await pool.stop() }
+        return failure
     }
 }

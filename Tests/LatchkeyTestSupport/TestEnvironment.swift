@@ -3,7 +3,6 @@ import LatchkeyCore
 import LatchkeyPersistence
 import Logging
 import PostgresNIO
-import Synchronization
 
 /// Where the test PostgreSQL lives; `scripts/test.sh` exports these. Missing means failure, never a skip.
 public enum TestEnvironment {
@@ -66,38 +65,13 @@ public enum TestEnvironment {
     }
 }
 
-/// Runs `body` with a running `PostgresClient` for `configuration`, shutting it down afterwards.
+/// Runs `body` with a running `PostgresClient` for `configuration`, stopping it afterwards (with the bounded
+/// wait of ``ConnectionPoolRun``).
 @discardableResult
 public func withPostgresClient<Result: Sendable>(
     _ configuration: DatabaseConfiguration,
     _ body: (PostgresClient) async throws -> Result
 ) async throws -> Result {
     let client = configuration.makeClient(logger: TestEnvironment.logger)
-    // A lease may be served before `run()` has started (PostgresNIO warns, then serves it), so a short body can
-    // end before the run task was ever scheduled on a busy machine; a run cancelled before it started may never
-    // return, and waiting for it would hang the test forever. So the run is awaited for a while after its
-    // cancellation, never indefinitely: its connections are closed either way.
-    let ended = RunEnded()
-    let running = Task {
-        await client.run()
-        ended.mark()
-    }
-    func stop() async {
-        running.cancel()
-        for _ in 0..<100 where !ended.value { try? await Task.sleep(for: .milliseconds(100)) }
-    }
-    do {
-        let result = try await body(client)
-        await stop()
-        return result
-    } catch {
-        await stop()
-        throw error
-    }
-}
-
-private final class RunEnded: Sendable {
-    private let ended = Mutex(false)
-    var value: Bool { ended.withLock { $0 } }
-    func mark() { ended.withLock { $0 = true } }
+    return try await withRunningPool(client) { try await body(client) }
 }

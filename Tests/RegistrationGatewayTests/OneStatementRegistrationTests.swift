@@ -57,26 +57,30 @@ import Testing
     }
 
     @Test func aRateLimitedRegistrationWritesNothingButItsCount() async throws {
-        let h = try await GatewayHarness.make(
-            policy:
-                #"{"registration_mechanisms":["initial_access_token"],"rate_limits":{"registration":{"per_tenant_per_minute":100,"per_source_per_minute":2}}}"#
-        )
-        let token = try await h.createInitialAccessToken(uses: 5)
-        try await RegistrationRateLimitTests.startOfFreshWindow()
-        try await GatewayHarness.withApp { client in
-            let path = "/t/\(h.tenant)/register"
-            // A refused token still counts against the source…
-            let unknown = try await client.send(
-                .post, path, token: SecretTokens.generate(prefix: "lk_iat_"), json: RegistrationEndpointTests.native)
-            #expect(unknown.status == .unauthorized)
-            #expect(
-                try await client.send(.post, path, token: token, json: RegistrationEndpointTests.native).status
-                    == .created)
-            // …so the third request of the window is over the limit of 2.
-            let refused = try await client.send(.post, path, token: token, json: RegistrationEndpointTests.native)
-            #expect(refused.status == .tooManyRequests)
-            #expect(refused.headers[.retryAfter].flatMap { Int($0) }.map { (1...60).contains($0) } == true)
+        let (h, responses) = try await RegistrationRateLimitTests.inOneWindow {
+            let h = try await GatewayHarness.make(
+                policy:
+                    #"{"registration_mechanisms":["initial_access_token"],"rate_limits":{"registration":{"per_tenant_per_minute":100,"per_source_per_minute":2}}}"#
+            )
+            return (h, try await h.createInitialAccessToken(uses: 5))
+        } _: { h, token in
+            let responses = try await GatewayHarness.withAppResult { client in
+                let path = "/t/\(h.tenant)/register"
+                let unknown = try await client.send(
+                    .post, path, token: SecretTokens.generate(prefix: "lk_iat_"), json: RegistrationEndpointTests.native
+                )
+                let created = try await client.send(.post, path, token: token, json: RegistrationEndpointTests.native)
+                let refused = try await client.send(.post, path, token: token, json: RegistrationEndpointTests.native)
+                return [unknown, created, refused]
+            }
+            return (h, responses)
         }
+        // A refused token still counts against the source…
+        #expect(responses[0].status == .unauthorized)
+        #expect(responses[1].status == .created)
+        // …so the third request of the window is over the limit of 2.
+        #expect(responses[2].status == .tooManyRequests)
+        #expect(responses[2].headers[.retryAfter].flatMap { Int($0) }.map { (1...60).contains($0) } == true)
         #expect(try await h.outboxPayloads(.clientRegistered).count == 1)
         let (clients, remaining) = try await TestDatabase.withApp { database in
             try await database.withTenantTransaction(h.tenant) { connection in

@@ -6,6 +6,7 @@ import LatchkeyKafka
 import LatchkeyPersistence
 import LatchkeyTestSupport
 import NIOCore
+import PostgresNIO
 import Testing
 
 @testable import RegistrationGateway
@@ -15,90 +16,132 @@ import Testing
         #"{"registration_mechanisms":\#(mechanisms),"rate_limits":{"registration":{"per_tenant_per_minute":\#(perTenant),"per_source_per_minute":\#(perSource)}}}"#
     }
 
-    /// Counters use fixed one-minute windows; a test that needs several requests in one window starts
-    /// early in a window rather than risk a rollover between its requests.
-    static func startOfFreshWindow() async throws {
-        let intoWindow = Date().timeIntervalSince1970.truncatingRemainder(dividingBy: 60)
-        // A test that crosses into the next window sees its counts reset: start with at least 30 s left.
-        if intoWindow > 30 { try await Task.sleep(for: .seconds(60 - intoWindow + 0.2)) }
+    /// Counters use fixed one-minute windows, and requests that cross into the next window see their counts
+    /// start again. So a test makes its requests in `run` on a tenant `setup` made for that attempt, and
+    /// checks the observations of an attempt that began and ended in one window: attempts are repeated until
+    /// one does, however slow the machine, instead of guessing from the clock how long they take.
+    static func inOneWindow<Setup: Sendable, Observed: Sendable>(
+        setup: () async throws -> Setup, _ run: (Setup) async throws -> Observed
+    ) async throws -> Observed {
+        while true {
+            let prepared = try await setup()
+            let start = try await currentWindow()
+            let observed = try await run(prepared)
+            if try await currentWindow() == start { return observed }
+        }
+    }
+
+    /// The start of the database's current rate-limit window, in seconds since the epoch.
+    static func currentWindow() async throws -> Double {
+        try await TestDatabase.withApp { database in
+            let rows = try await database.client.query(
+                """
+                SELECT extract(epoch FROM date_bin(make_interval(secs => \(RegistrationRateLimiter.windowSeconds)),
+                                                   now(), timestamptz 'epoch'))::float8
+                """, logger: database.logger)
+            var start: Double?
+            for try await value in rows.decode(Double.self) { start = value }
+            return try #require(start)
+        }
     }
 
     @Test func overTheSourceLimitIs429WithRetryAfterAndOtherTenantsAreUnaffected() async throws {
-        let limited = try await GatewayHarness.make(policy: Self.policy(perSource: 2))
-        let other = try await GatewayHarness.make(policy: Self.policy(perSource: 2))
-        let token = try await limited.dcrToken()
-        let otherToken = try await other.dcrToken()
-        try await Self.startOfFreshWindow()
-        let settings = try await TestServiceSettings.make(
-            .registrationGateway, kafkaBrokers: GatewayHarness.sharedCluster.bootstrapServers)
-        let app = try buildApplication(
-            settings: settings, gateway: GatewayHarness.gatewaySettings(), logger: TestServiceSettings.logger)
-        // Live: the source is the real TCP peer (127.0.0.1), not something a header can claim.
-        try await app.journaledTest(.live) { client in
-            let path = "/t/\(limited.tenant)/register"
-            for attempt in 0..<2 {
-                let response = try await client.send(
-                    .post, path, token: token, json: RegistrationEndpointTests.native,
-                    forwardedFor: "198.51.100.\(attempt)")
-                #expect(response.status == .created)
-            }
-            let refused = try await client.send(
-                .post, path, token: token, json: RegistrationEndpointTests.native,
-                forwardedFor: "203.0.113.9")
-            #expect(refused.status == .tooManyRequests)
-            #expect(refused.errorCode == "too_many_requests")
-            let retryAfter = try #require(refused.headers[.retryAfter].flatMap { Int($0) })
-            #expect((1...60).contains(retryAfter))
-            // Even garbage is counted (and refused) before it is parsed.
-            let garbage = try await client.send(.post, path, token: "x", json: "{not json")
-            #expect(garbage.status == .tooManyRequests)
-            let elsewhere = try await client.send(
-                .post, "/t/\(other.tenant)/register", token: otherToken, json: RegistrationEndpointTests.native)
-            #expect(elsewhere.status == .created)
+        struct Observed: Sendable {
+            var created: [TestResponse] = []
+            var refused, garbage, elsewhere: TestResponse?
+            var registered = 0
         }
-        #expect(try await limited.outboxPayloads(.clientRegistered).count == 2)
+        let seen = try await Self.inOneWindow {
+            let limited = try await GatewayHarness.make(policy: Self.policy(perSource: 2))
+            let other = try await GatewayHarness.make(policy: Self.policy(perSource: 2))
+            return (limited, other, try await limited.dcrToken(), try await other.dcrToken())
+        } _: { limited, other, token, otherToken in
+            let settings = try await TestServiceSettings.make(
+                .registrationGateway, kafkaBrokers: GatewayHarness.sharedCluster.bootstrapServers)
+            let app = try buildApplication(
+                settings: settings, gateway: GatewayHarness.gatewaySettings(), logger: TestServiceSettings.logger)
+            // Live: the source is the real TCP peer (127.0.0.1), not something a header can claim.
+            var seen = try await app.journaledTest(.live) { client in
+                let path = "/t/\(limited.tenant)/register"
+                var seen = Observed()
+                for attempt in 0..<2 {
+                    seen.created.append(
+                        try await client.send(
+                            .post, path, token: token, json: RegistrationEndpointTests.native,
+                            forwardedFor: "198.51.100.\(attempt)"))
+                }
+                seen.refused = try await client.send(
+                    .post, path, token: token, json: RegistrationEndpointTests.native, forwardedFor: "203.0.113.9")
+                // Even garbage is counted (and refused) before it is parsed.
+                seen.garbage = try await client.send(.post, path, token: "x", json: "{not json")
+                seen.elsewhere = try await client.send(
+                    .post, "/t/\(other.tenant)/register", token: otherToken, json: RegistrationEndpointTests.native)
+                return seen
+            }
+            seen.registered = try await limited.outboxPayloads(.clientRegistered).count
+            return seen
+        }
+        #expect(seen.created.map(\.status) == [.created, .created])
+        let refused = try #require(seen.refused)
+        #expect(refused.status == .tooManyRequests)
+        #expect(refused.errorCode == "too_many_requests")
+        let retryAfter = try #require(refused.headers[.retryAfter].flatMap { Int($0) })
+        #expect((1...60).contains(retryAfter))
+        #expect(seen.garbage?.status == .tooManyRequests)
+        #expect(seen.elsewhere?.status == .created)
+        #expect(seen.registered == 2)
     }
 
     @Test func sourcesAreCountedApartAndARefusedSourceSparesTheTenantBudget() async throws {
-        let h = try await GatewayHarness.make()
-        try await Self.startOfFreshWindow()
-        try await TestDatabase.withApp { (database: Database) async throws -> Void in
-            let limiter = RegistrationRateLimiter(database: database)
-            let limit = RateLimit(perTenantPerMinute: 3, perSourcePerMinute: 1)
-            #expect(
-                try await limiter.retryAfter(tenant: h.tenant, source: "192.0.2.1", open: false, limit: limit) == nil)
-            for _ in 0..<5 {
-                #expect(
-                    try await limiter.retryAfter(tenant: h.tenant, source: "192.0.2.1", open: false, limit: limit)
-                        != nil)
+        let refused = try await Self.inOneWindow {
+            try await GatewayHarness.make()
+        } _: { h in
+            try await TestDatabase.withApp { (database: Database) async throws -> [Bool] in
+                let limiter = RegistrationRateLimiter(database: database)
+                let limit = RateLimit(perTenantPerMinute: 3, perSourcePerMinute: 1)
+                var refused: [Bool] = []
+                // One source, six times: within its limit of 1 once, then refused.
+                for _ in 0..<6 {
+                    refused.append(
+                        try await limiter.retryAfter(tenant: h.tenant, source: "192.0.2.1", open: false, limit: limit)
+                            != nil)
+                }
+                for source in ["192.0.2.2", "2001:db8::1", "192.0.2.3"] {
+                    refused.append(
+                        try await limiter.retryAfter(tenant: h.tenant, source: source, open: false, limit: limit)
+                            != nil)
+                }
+                return refused
             }
-            // Another source still gets through: the refusals above did not count against the tenant.
-            #expect(
-                try await limiter.retryAfter(tenant: h.tenant, source: "192.0.2.2", open: false, limit: limit) == nil)
-            #expect(
-                try await limiter.retryAfter(tenant: h.tenant, source: "2001:db8::1", open: false, limit: limit) == nil)
-            // The tenant-wide limit (3) now holds for every source.
-            #expect(
-                try await limiter.retryAfter(tenant: h.tenant, source: "192.0.2.3", open: false, limit: limit) != nil)
         }
+        #expect(refused[0..<6] == [false, true, true, true, true, true])
+        // Other sources still get through: the refusals above did not count against the tenant…
+        #expect(refused[6..<8] == [false, false])
+        // …until the tenant-wide limit (3) holds for every source.
+        #expect(refused[8] == true)
     }
 
     @Test func openRegistrationIsLimitedHarder() async throws {
-        let h = try await GatewayHarness.make(policy: Self.policy(perSource: 4, mechanisms: #"["open","user_token"]"#))
-        let token = try await h.dcrToken()
-        try await Self.startOfFreshWindow()
-        try await GatewayHarness.withApp { client in
-            let path = "/t/\(h.tenant)/register"
-            #expect(try await client.send(.post, path, json: RegistrationEndpointTests.native).status == .created)
-            // Anonymous callers get a quarter of the per-source limit (4 / 4 = 1)…
-            let refused = try await client.send(.post, path, json: RegistrationEndpointTests.native)
-            #expect(refused.status == .tooManyRequests)
-            #expect(refused.headers[.retryAfter] != nil)
-            // …while the same source with a user token still has its full allowance.
-            #expect(
-                try await client.send(.post, path, token: token, json: RegistrationEndpointTests.native).status
-                    == .created)
+        let statuses = try await Self.inOneWindow {
+            let h = try await GatewayHarness.make(
+                policy: Self.policy(perSource: 4, mechanisms: #"["open","user_token"]"#))
+            return (h, try await h.dcrToken())
+        } _: { h, token in
+            try await GatewayHarness.withAppResult { client in
+                let path = "/t/\(h.tenant)/register"
+                let first = try await client.send(.post, path, json: RegistrationEndpointTests.native)
+                let refused = try await client.send(.post, path, json: RegistrationEndpointTests.native)
+                let withToken = try await client.send(
+                    .post, path, token: token, json: RegistrationEndpointTests.native)
+                return [first, refused, withToken]
+            }
         }
+        #expect(statuses[0].status == .created)
+        // Anonymous callers get a quarter of the per-source limit (4 / 4 = 1)…
+        #expect(statuses[1].status == .tooManyRequests)
+        #expect(statuses[1].headers[.retryAfter] != nil)
+        // …while the same source with a user token still has its full allowance.
+        #expect(statuses[2].status == .created)
     }
 
     @Test func bucketsFollowThePolicyAndZeroSwitchesALimitOff() {

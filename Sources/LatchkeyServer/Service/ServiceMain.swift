@@ -67,9 +67,7 @@ public enum ServiceMain {
         else { throw ConfigurationError("DATABASE_MIGRATION_URL (or DATABASE_URL) is required to migrate") }
         let configuration = try DatabaseConfiguration(url: url)
         let client = configuration.makeClient(logger: logger)
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask { await client.run() }
-            defer { group.cancelAll() }
+        try await withRunningPool(client) {
             let applied = try await Migrator(logger: logger).migrate(client: client)
             logger.info("migrations done", metadata: ["applied": "\(applied)"])
         }

@@ -105,7 +105,9 @@ public struct ServiceRuntime: Sendable {
 
     /// The pools, to add to the application's service group (they must run before any query).
     public var services: [any Service] {
-        (primary.map { [$0.client] } ?? []) + (systemPostgres.map { [$0] } ?? [])
+        ((primary.map { [$0.client] } ?? []) + (systemPostgres.map { [$0] } ?? [])).map {
+            ConnectionPoolService($0, logger: logger)
+        }
     }
 
     /// Postgres reachable with a schema this build works with (`N (build B)` when it is newer than the
