@@ -86,22 +86,33 @@ public struct JournaledTestClient: TestClientProtocol {
 extension ApplicationProtocol {
     /// `test(_:_:)` with its steps in the ``TestJournal``: started, the body entered once the application's
     /// services run, each request, the body's end and the application's shutdown.
+    ///
+    /// A body that throws still ends the application the way a passing one does, and its error is thrown
+    /// afterwards: HummingbirdTesting cancels the application's task when the body throws, and a server
+    /// cancelled while it holds accepted connections it has not handled yet traps (NIO's
+    /// "Deinited NIOAsyncWriter without calling finish()").
     public func journaledTest<Value>(
         _ setup: TestingSetup, _ body: @Sendable (any TestClientProtocol) async throws -> Value
     ) async throws -> Value {
         TestJournal.record("application test starting")
+        let outcome: Result<Value, any Error>
         do {
-            let value = try await test(setup) { client in
+            outcome = try await test(setup) { client in
                 TestJournal.record("application running, test body entered")
-                let value = try await body(TestJournal.isEnabled ? JournaledTestClient(client) : client)
-                TestJournal.record("test body finished, application shutting down")
-                return value
+                do {
+                    let value = try await body(TestJournal.isEnabled ? JournaledTestClient(client) : client)
+                    TestJournal.record("test body finished, application shutting down")
+                    return .success(value)
+                } catch {
+                    TestJournal.record("test body threw \(type(of: error)), application shutting down")
+                    return .failure(error)
+                }
             }
-            TestJournal.record("application test finished")
-            return value
         } catch {
             TestJournal.record("application test threw \(type(of: error))")
             throw error
         }
+        TestJournal.record("application test finished")
+        return try outcome.get()
     }
 }

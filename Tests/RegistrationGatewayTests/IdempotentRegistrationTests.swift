@@ -182,7 +182,9 @@ import Testing
     @Test func aKeyInFlightIs409UntilItsRequestIsPresumedDead() async throws {
         let h = try await GatewayHarness.make()
         let token = try await h.dcrToken()
-        try await Self.insertKey(h, key: "busy", body: Self.native, state: "in_flight", updatedAgo: 1, expiresIn: 3600)
+        // Last updated "in an hour": however slow the machine, the request below finds it fresh, never abandoned.
+        try await Self.insertKey(
+            h, key: "busy", body: Self.native, state: "in_flight", updatedAgo: -3600, expiresIn: 7200)
         try await Self.insertKey(
             h, key: "dead", body: Self.native, state: "in_flight", updatedAgo: 120, expiresIn: 3600)
         try await GatewayHarness.withApp { client in

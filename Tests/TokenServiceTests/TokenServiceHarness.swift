@@ -125,18 +125,21 @@ struct TokenServiceHarness: Sendable {
             let replica = try buildApplication(
                 settings: replicaSettings, tokenSettings: settings, logger: TestServiceSettings.logger)
             let group = ServiceGroup(configuration: .init(services: [replica], logger: TestServiceSettings.logger))
+            // The replica always ends with a graceful shutdown: a server cancelled while it holds accepted
+            // connections it has not handled yet traps.
             try await withThrowingTaskGroup(of: Void.self) { tasks in
                 tasks.addTask { try await group.run() }
-                defer { tasks.cancelAll() }
-                try await Self.waitUntilListening(replicaPort)
+                let outcome: Result<Void, any Error>
                 do {
+                    try await Self.waitUntilListening(replicaPort)
                     try await app.journaledTest(setup) { client in try await body(client, fixture) }
+                    outcome = .success(())
                 } catch {
-                    await group.triggerGracefulShutdown()
-                    throw error
+                    outcome = .failure(error)
                 }
                 await group.triggerGracefulShutdown()
                 try await tasks.waitForAll()
+                try outcome.get()
             }
         }
     }

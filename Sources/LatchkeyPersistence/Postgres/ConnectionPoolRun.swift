@@ -72,7 +72,7 @@ public struct ConnectionPoolService: Service, CustomStringConvertible {
         try? await gracefulShutdown()
         if await !run.stop() {
             logger.warning(
-                "the PostgreSQL connection pool closed its connections but did not finish stopping; going on without it",
+                "the PostgreSQL connection pool did not return after it was stopped; going on without it",
                 metadata: ["timeout": "\(ConnectionPoolRun.defaultStopTimeout)"])
         }
     }
