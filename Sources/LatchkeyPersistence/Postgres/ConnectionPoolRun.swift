@@ -5,10 +5,10 @@ import ServiceLifecycle
 /// A running `PostgresClient` (its `run()`, which serves every lease) that is stopped with a bounded wait.
 ///
 /// Told to stop, PostgresNIO's pool closes its connections and then returns from `run()`; now and then it
-/// closes them and never returns (seen when it was stopped within moments of starting, while connections
-/// were still being opened). Awaiting that return without limit hangs whatever stops the pool: a service's
-/// graceful shutdown, a command, a test. So the run is a task of its own, and stopping it waits for it
-/// only up to a limit; its sockets are closed either way, what may be left is a suspended task.
+/// never returns (seen in applications stopped seconds after they started, with none of their connections
+/// left open). Awaiting that return without limit hangs whatever stops the pool: a service's graceful
+/// shutdown, a command, a test. So the run is a task of its own, and stopping it waits for it only up to
+/// a limit; what may be left behind is a suspended task.
 public final class ConnectionPoolRun: Sendable {
     /// How long a stopped pool is given to return, far more than closing idle connections takes.
     public static let defaultStopTimeout: Duration = .seconds(5)
@@ -33,12 +33,20 @@ public final class ConnectionPoolRun: Sendable {
     }
 
     /// Stops the pool and waits up to `timeout` for its run to return; false when it did not (the caller
-    /// goes on without it). Call once.
+    /// goes on without it). Call once. A caller that is itself cancelled still gives the pool its time.
     @discardableResult
     public func stop(within timeout: Duration = defaultStopTimeout) async -> Bool {
         task.cancel()
         let ended = self.ended
-        return await withTaskGroup(of: Bool.self) { group in
+        // Unstructured, so that the caller's cancellation does not cut the wait short.
+        return await Task {
+            await Self.firstOf(ended: ended, timeout: timeout)
+        }.value
+    }
+
+    /// True when `ended` finishes before `timeout` passes.
+    private static func firstOf(ended: AsyncStream<Void>, timeout: Duration) async -> Bool {
+        await withTaskGroup(of: Bool.self) { group in
             group.addTask {
                 for await _ in ended {}
                 return !Task.isCancelled

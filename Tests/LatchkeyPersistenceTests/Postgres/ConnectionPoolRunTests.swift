@@ -27,6 +27,18 @@ import Testing
         #expect(await run.stop(within: .seconds(60)))
     }
 
+    @Test func aCancelledCallerStillGivesThePoolItsTimeToReturn() async throws {
+        let client = try TestEnvironment.appDatabase().makeClient(logger: TestEnvironment.logger)
+        let run = ConnectionPoolRun(client)
+        let rows = try await client.query("SELECT 1", logger: TestEnvironment.logger)
+        for try await _ in rows.decode(Int.self) {}
+        let stopping = Task {
+            withUnsafeCurrentTask { $0?.cancel() }
+            return await run.stop(within: .seconds(60))
+        }
+        #expect(await stopping.value)
+    }
+
     @Test func thePoolServiceEndsWithItsGroup() async throws {
         let client = try TestEnvironment.appDatabase().makeClient(logger: TestEnvironment.logger)
         let group = ServiceGroup(
