@@ -38,8 +38,8 @@ public enum TestJournal {
     }
 }
 
-/// Copies the service lifecycle's and the HTTP server's steps into the ``TestJournal``; every other
-/// library is left out (the database driver alone would drown them).
+/// Copies the service lifecycle's and the HTTP server's steps (debug and up) into the ``TestJournal``;
+/// other libraries only from notice up (the database driver's debug lines alone would drown them).
 struct JournalLogHandler: LogHandler {
     static let journaledSources: Set<String> = ["ServiceLifecycle", "Hummingbird", "HummingbirdCore"]
 
