@@ -46,7 +46,7 @@ public struct FormParameters: Sendable {
 
     /// `+` as a space and `%XX` as the byte XX; nil when a `%` is not followed by two hex digits or the
     /// bytes are not UTF-8 (as Foundation's `removingPercentEncoding`, without bridging to NSString).
-    static func decode(_ part: Substring) -> String? {
+    public static func decode(_ part: Substring) -> String? {
         var utf8 = part.utf8
         guard utf8.contains(where: { $0 == UInt8(ascii: "%") || $0 == UInt8(ascii: "+") }) else { return String(part) }
         var bytes: [UInt8] = []
