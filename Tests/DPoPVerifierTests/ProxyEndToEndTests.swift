@@ -10,6 +10,7 @@ import NIOFoundationCompat
 import NIOHTTP1
 import NIOPosix
 import ServiceLifecycle
+import Synchronization
 import Testing
 
 @testable import DPoPVerifier
@@ -53,27 +54,34 @@ import Testing
         }
     }
 
+    /// Moving 10 MiB through debug builds of the sidecar and the upstream takes many seconds when the whole
+    /// suite runs, so the exchanges get minutes instead of the usual seconds.
     @Test func tenMebibyteBodiesStreamBothWays() async throws {
-        try await ProxyHarness.run { stack in
+        try await ProxyHarness.run(configure: { settings, _ in
+            settings.upstream?.timeoutMilliseconds = 180_000
+            settings.upstream?.idleTimeoutMilliseconds = 180_000
+        }) { stack in
+            let timeout = TimeAmount.seconds(180)
             let block = (0..<4096).map { _ in UInt8.random(in: 0...255) }
             var upload: [UInt8] = []
             upload.reserveCapacity(10 * 1024 * 1024)
             for _ in 0..<(10 * 256) { upload.append(contentsOf: block) }
             let digest = Base64URL.encode(SHA256.hash(data: upload))
 
-            let sized = try await stack.send(.POST, "/v1/upload", body: .bytes(ByteBuffer(bytes: upload)))
+            let sized = try await stack.send(
+                .POST, "/v1/upload", body: .bytes(ByteBuffer(bytes: upload)), timeout: timeout)
             #expect(sized.status == 200, "\(sized.text)")
             #expect(try sized.echo().bodyBytes == upload.count)
             #expect(try sized.echo().bodySHA256 == digest)
 
             let chunks = upload.chunked(into: 100_000).map { ByteBuffer(bytes: $0) }
             let chunked = try await stack.send(
-                .PUT, "/v1/upload", body: .stream(ChunkSequence(chunks: chunks), length: .unknown))
+                .PUT, "/v1/upload", body: .stream(ChunkSequence(chunks: chunks), length: .unknown), timeout: timeout)
             #expect(chunked.status == 200, "\(chunked.text)")
             #expect(try chunked.echo().bodySHA256 == digest)
 
             let size = 10 * 1024 * 1024
-            let download = try await stack.send(.GET, "/download/\(size)")
+            let download = try await stack.send(.GET, "/download/\(size)", timeout: timeout)
             #expect(download.status == 200)
             #expect(download.body.readableBytes == size)
             #expect(download.header("Content-Type") == "application/octet-stream")
@@ -196,7 +204,10 @@ import Testing
     /// not Hummingbird's connection handler, knows about it), then its connection closes and the server stops.
     @Test func gracefulShutdownLetsAProxiedRequestFinish() async throws {
         let issuer = try TestIssuer()
-        try await withLoopbackServer(TestUpstream.router(issuer: issuer)) { port in
+        // Told when the upstream has the slow request, so that the shutdown comes while it is under way.
+        let slowStarts = SlowStarts()
+        try await withLoopbackServer(TestUpstream.router(issuer: issuer) { slowStarts.started() }) {
+            port in
             let cluster = try SidecarFixtures.makeCluster()
             defer { cluster.shutdown() }
             let settings = try SidecarFixtures.settings(upstreamPort: port, issuer: issuer.issuer(port: port))
@@ -217,8 +228,15 @@ import Testing
                     }
                     tasks.addTask {
                         try await sidecar.waitUntilReady()
-                        async let slow = sidecar.sendDPoP(.GET, "/slow/1500", token: token, signer: signer)
-                        try await Task.sleep(for: .milliseconds(500))
+                        let (started, start) = AsyncStream.makeStream(of: Void.self)
+                        slowStarts.next = start
+                        async let slow = {
+                            defer { start.finish() }
+                            return try await sidecar.sendDPoP(.GET, "/slow/1500", token: token, signer: signer)
+                        }()
+                        // The upstream has the request (or the exchange ended without reaching it, which the
+                        // expectations below report).
+                        for await _ in started { break }
                         await group.triggerGracefulShutdown()
                         let reply = try await slow
                         #expect(reply.status == 200)
@@ -599,4 +617,16 @@ struct ChunkSequence: AsyncSequence, Sendable {
     }
 
     func makeAsyncIterator() -> AsyncIterator { AsyncIterator(remaining: chunks[...]) }
+}
+
+/// Where the upstream reports a slow request reaching it: to the stream of the current attempt.
+private final class SlowStarts: Sendable {
+    private let current = Mutex<AsyncStream<Void>.Continuation?>(nil)
+
+    var next: AsyncStream<Void>.Continuation? {
+        get { current.withLock { $0 } }
+        set { current.withLock { $0 = newValue } }
+    }
+
+    func started() { current.withLock { _ = $0?.yield() } }
 }

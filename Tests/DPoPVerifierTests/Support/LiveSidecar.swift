@@ -71,11 +71,12 @@ struct LiveSidecar: Sendable {
     func sendDPoP(
         _ method: HTTPMethod = .GET, _ target: String, token: String, signer: DPoPProofSigner,
         origin: String = SidecarFixtures.origin, nonce: String? = nil, headers: [(String, String)] = [],
-        body: HTTPClientRequest.Body? = nil
+        body: HTTPClientRequest.Body? = nil, timeout: TimeAmount = .seconds(20)
     ) async throws -> Reply {
         let proof = try signer.proof(method: method.rawValue, url: origin + target, accessToken: token, nonce: nonce)
         return try await send(
-            method, target, headers: [("Authorization", "DPoP \(token)"), ("DPoP", proof)] + headers, body: body)
+            method, target, headers: [("Authorization", "DPoP \(token)"), ("DPoP", proof)] + headers, body: body,
+            timeout: timeout)
     }
 
     /// Polls `/readyz` until it answers 200 (the revocation backlog is read; generous for a loaded machine).

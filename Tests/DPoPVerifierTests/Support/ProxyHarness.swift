@@ -24,10 +24,11 @@ struct ProxyHarness: Sendable {
     /// A fresh-proof DPoP request with the stack's token.
     func send(
         _ method: HTTPMethod = .GET, _ target: String, headers: [(String, String)] = [],
-        body: HTTPClientRequest.Body? = nil, origin: String = SidecarFixtures.origin
+        body: HTTPClientRequest.Body? = nil, origin: String = SidecarFixtures.origin, timeout: TimeAmount = .seconds(20)
     ) async throws -> Reply {
         try await sidecar.sendDPoP(
-            method, target, token: token, signer: signer, origin: origin, headers: headers, body: body)
+            method, target, token: token, signer: signer, origin: origin, headers: headers, body: body,
+            timeout: timeout)
     }
 
     /// Runs `body` against a fresh stack (its issuer signing with `issuerAlgorithm`); `configure` adjusts

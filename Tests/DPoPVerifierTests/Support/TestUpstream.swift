@@ -26,7 +26,10 @@ struct EchoedRequest: Codable, Sendable {
 /// The API behind the sidecar in tests: echoes every request (streaming the body through SHA-256),
 /// serves large streamed downloads, answers slowly on demand (``TimedUpstream`` does the timing-sensitive cases), and hosts a ``TestIssuer``.
 enum TestUpstream {
-    static func router(issuer: TestIssuer? = nil) -> Router<BasicRequestContext> {
+    /// `slowRequestStarted` is called when a `/slow/MS` request reaches the upstream, before its pause.
+    static func router(issuer: TestIssuer? = nil, slowRequestStarted: @escaping @Sendable () -> Void = {})
+        -> Router<BasicRequestContext>
+    {
         let router = Router()
         issuer?.addRoutes(to: router)
         router.get("/download/:bytes") { _, context -> Response in
@@ -36,6 +39,7 @@ enum TestUpstream {
                 body: ResponseBody(asyncSequence: DownloadChunks(total: total)))
         }
         router.get("/slow/:ms") { _, context -> String in
+            slowRequestStarted()
             try await Task.sleep(for: .milliseconds(try context.parameters.require("ms", as: Int.self)))
             return "slow"
         }
