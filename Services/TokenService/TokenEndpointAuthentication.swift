@@ -84,15 +84,6 @@ struct TokenEndpointAuthentication: Sendable {
         var assertion: String? = nil
     }
 
-    /// `value` without leading and trailing spaces and tabs (HTTP's optional whitespace).
-    static func trimmingOptionalWhitespace(_ value: Substring) -> Substring {
-        let isWhitespace: (Character) -> Bool = { $0 == " " || $0 == "\t" }
-        guard let first = value.firstIndex(where: { !isWhitespace($0) }),
-            let last = value.lastIndex(where: { !isWhitespace($0) })
-        else { return "" }
-        return value[first...last]
-    }
-
     /// Which method the request used; more than one → `invalid_request` (RFC 6749 §2.3).
     static func credentials(request: Request, form: FormParameters) throws -> Presented {
         let authorizations = request.headers[values: .authorization]
@@ -103,7 +94,7 @@ struct TokenEndpointAuthentication: Sendable {
             }
             let parts = header.split(separator: " ", maxSplits: 1)
             guard parts.count == 2, parts[0].lowercased() == "basic",
-                let decoded = Data(base64Encoded: String(Self.trimmingOptionalWhitespace(parts[1]))),
+                let decoded = Data(base64Encoded: String(parts[1].trimmingOWS())),
                 let text = String(validating: decoded, as: UTF8.self),
                 let colon = text.firstIndex(of: ":"),
                 // RFC 6749 §2.3.1: both halves are form-urlencoded before base64.

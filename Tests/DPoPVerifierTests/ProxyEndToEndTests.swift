@@ -229,7 +229,7 @@ import Testing
                     tasks.addTask {
                         try await sidecar.waitUntilReady()
                         let (started, start) = AsyncStream.makeStream(of: Void.self)
-                        slowStarts.next = start
+                        slowStarts.report(to: start)
                         async let slow = {
                             defer { start.finish() }
                             return try await sidecar.sendDPoP(.GET, "/slow/1500", token: token, signer: signer)
@@ -623,10 +623,8 @@ struct ChunkSequence: AsyncSequence, Sendable {
 private final class SlowStarts: Sendable {
     private let current = Mutex<AsyncStream<Void>.Continuation?>(nil)
 
-    var next: AsyncStream<Void>.Continuation? {
-        get { current.withLock { $0 } }
-        set { current.withLock { $0 = newValue } }
-    }
+    /// Where the next reports go.
+    func report(to continuation: AsyncStream<Void>.Continuation) { current.withLock { $0 = continuation } }
 
     func started() { current.withLock { _ = $0?.yield() } }
 }

@@ -206,7 +206,7 @@ extension StringProtocol {
     }
 
     /// Without leading and trailing spaces and tabs (RFC 9110 OWS).
-    fileprivate func trimmingOWS() -> SubSequence {
+    public func trimmingOWS() -> SubSequence {
         var start = startIndex
         var end = endIndex
         while start < end, self[start] == " " || self[start] == "\t" { start = index(after: start) }
