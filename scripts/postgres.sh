@@ -72,6 +72,9 @@ BEGIN
 END
 \$\$;
 GRANT latchkey_app, latchkey_system TO latchkey_owner WITH ADMIN OPTION;
+-- Tests check which statements the services ran: pg_stat_statements shows other roles' statement texts
+-- only to pg_read_all_stats (this local cluster's owner role only; production roles never get it).
+GRANT pg_read_all_stats TO latchkey_owner;
 SQL
     for db in latchkey latchkey_test ${LATCHKEY_TEST_DB:-}; do
         if [ -z "$(psql_admin -d postgres -c "SELECT 1 FROM pg_database WHERE datname = '$db'")" ]; then

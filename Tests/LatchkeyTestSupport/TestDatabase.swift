@@ -78,6 +78,12 @@ public enum TestDatabase {
     /// Top-level statements `role` has run in `database` so far (`pg_stat_statements`, read from the `postgres`
     /// database, where scripts/postgres.sh installs it).
     public static func statementsRun(by role: String, in database: String) async throws -> Int64 {
+        try await calls(of: "", by: role, in: database)
+    }
+
+    /// Calls of top-level statements of `role` in `database` whose text contains `fragment`
+    /// (`pg_stat_statements`; statements run inside a function are not top-level).
+    public static func calls(of fragment: String, by role: String, in database: String) async throws -> Int64 {
         var stats = try TestEnvironment.migrationDatabase()
         stats.database = "postgres"
         return try await withPostgresClient(stats) { client in
@@ -86,6 +92,7 @@ public enum TestDatabase {
                 SELECT coalesce(sum(calls), 0)::int8 FROM pg_stat_statements
                 WHERE dbid = (SELECT oid FROM pg_database WHERE datname = \(database))
                   AND userid = (SELECT oid FROM pg_roles WHERE rolname = \(role))
+                  AND strpos(query, \(fragment)) > 0
                 """, logger: TestEnvironment.logger)
             for try await calls in rows.decode(Int64.self) { return calls }
             return 0

@@ -56,6 +56,53 @@ import Testing
         }
     }
 
+    /// Registrations that take the statement-by-statement path (here: with an `Idempotency-Key`) count their
+    /// limits and claim their key in one statement each, a transaction of its own: the counters every
+    /// registration of the tenant updates, and the key's row, are never locked across the round trips of a
+    /// transaction, where one slow gateway would hold up every other registration.
+    @Test func countsAndKeyClaimsAreOneStatementEach() async throws {
+        try await TestDatabase.withScratchDatabase { owner in
+            try await TestDatabase.migrate(owner)
+            var appConfiguration = try TestEnvironment.appDatabase()
+            appConfiguration.database = owner.database
+            let appRole = appConfiguration.username
+            let tenant = TestEnvironment.uniqueTenant("os")
+            let token = try await withPostgresClient(appConfiguration) { client in
+                let database = Database(client: client, logger: TestEnvironment.logger)
+                try await TestDatabase.createTenant(tenant, in: database, policy: Self.policy)
+                return try await Self.createInitialAccessToken(uses: 20, tenant: tenant, in: database)
+            }
+            let settings = try await TestServiceSettings.make(
+                .registrationGateway, kafkaBrokers: GatewayHarness.sharedCluster.bootstrapServers,
+                database: owner.database)
+            let app = try buildApplication(
+                settings: settings, gateway: GatewayHarness.gatewaySettings(), logger: TestServiceSettings.logger)
+            let requests = 4
+            try await app.journaledTest(.router) { client in
+                var clientIDs: Set<String> = []
+                for _ in 0..<requests {
+                    let response = try await client.send(
+                        .post, "/t/\(tenant)/register", token: token, json: RegistrationEndpointTests.native,
+                        headers: [IdempotencyKey.header: "one-key"])
+                    #expect(response.status == .created)
+                    clientIDs.formUnion([response.json["client_id"] as? String].compactMap { $0 })
+                }
+                #expect(clientIDs.count == 1, "the retries got other clients: \(clientIDs)")
+            }
+            let calls = { (fragment: String) in
+                try await TestDatabase.calls(of: fragment, by: appRole, in: owner.database)
+            }
+            let counts = try await calls("count_registration_request(")
+            let claims = try await calls("claim_registration_idempotency_key(")
+            let inlineCounts = try await calls("INSERT INTO registration_rate_limits")
+            let inlineClaims = try await calls("INSERT INTO registration_idempotency_keys")
+            #expect(counts == Int64(requests))
+            #expect(claims == Int64(requests))
+            #expect(inlineCounts == 0)
+            #expect(inlineClaims == 0)
+        }
+    }
+
     @Test func aRateLimitedRegistrationWritesNothingButItsCount() async throws {
         let (h, responses) = try await RegistrationRateLimitTests.inOneWindow {
             let h = try await GatewayHarness.make(

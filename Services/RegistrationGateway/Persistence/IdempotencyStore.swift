@@ -1,11 +1,12 @@
 import Foundation
 import LatchkeyCore
+import LatchkeyPersistence
 import Logging
 import PostgresNIO
 
 /// `registration_idempotency_keys`: which registration an `Idempotency-Key` of a principal belongs to.
 ///
-/// A key is claimed in its own short transaction before the registration starts, so a concurrent
+/// A key is claimed in a statement of its own before the registration starts, so a concurrent
 /// request with the same key sees it in flight (the unique insert decides who owns it) instead of
 /// waiting on a lock for the whole registration.
 enum IdempotencyStore {
@@ -29,37 +30,27 @@ enum IdempotencyStore {
         case completed(clientID: String)
     }
 
-    /// Claims `entry` for this request, or says who holds it.
-    static func claim(_ entry: Entry, on connection: PostgresConnection, logger: Logger) async throws -> Claim {
-        let lifetime = Double(IdempotencyKey.lifetimeSeconds)
-        let abandoned = Double(IdempotencyKey.abandonedAfterSeconds)
-        let inserted = try await connection.query(
-            """
-            INSERT INTO registration_idempotency_keys AS k
-                   (tenant_id, principal, key_hash, request_hash, state, expires_at)
-            VALUES (\(entry.tenant), \(entry.principal), \(entry.keyHash), \(entry.requestHash), 'in_flight',
-                    now() + make_interval(secs => \(lifetime)))
-            ON CONFLICT (tenant_id, principal, key_hash) DO UPDATE
-               SET request_hash = EXCLUDED.request_hash, state = 'in_flight', client_id = NULL,
-                   created_at = now(), updated_at = now(), expires_at = EXCLUDED.expires_at
-             WHERE k.expires_at <= now()
-                OR (k.state = 'in_flight' AND k.request_hash = EXCLUDED.request_hash
-                    AND k.updated_at < now() - make_interval(secs => \(abandoned)))
-            RETURNING 1
-            """, logger: logger)
-        for try await _ in inserted.decode(Int.self) { return .acquired }
-        let rows = try await connection.query(
-            """
-            SELECT request_hash, state, client_id FROM registration_idempotency_keys
-            WHERE tenant_id = \(entry.tenant) AND principal = \(entry.principal) AND key_hash = \(entry.keyHash)
-            """, logger: logger)
-        for try await (requestHash, state, clientID) in rows.decode((String, String, String?).self) {
-            guard requestHash == entry.requestHash else { return .mismatch }
-            if state == "completed", let clientID { return .completed(clientID: clientID) }
-            return .inFlight
+    /// Claims `entry` for this request, or says who holds it: one statement, a transaction of its own, so
+    /// concurrent retries with the key lock its row only for that statement and its commit.
+    static func claim(_ entry: Entry, in database: Database) async throws -> Claim {
+        let found = try await database.withStatementTransaction(tenant: entry.tenant) {
+            let rows = try await database.client.query(
+                """
+                SELECT claim, claimed_client_id FROM claim_registration_idempotency_key(\(entry.tenant),
+                    \(entry.principal), \(entry.keyHash), \(entry.requestHash),
+                    \(Double(IdempotencyKey.lifetimeSeconds)), \(Double(IdempotencyKey.abandonedAfterSeconds)))
+                """, logger: database.logger)
+            var found: (String, String?)?
+            for try await row in rows.decode((String, String?).self) { found = row }
+            return found
         }
-        // Deleted by a failed registration between the two statements: that request is over.
-        return .inFlight
+        switch found {
+        case ("acquired", _)?: return .acquired
+        case ("mismatch", _)?: return .mismatch
+        case ("completed", let clientID?)?: return .completed(clientID: clientID)
+        case ("in_flight", _)?: return .inFlight
+        default: throw DatabaseFunctionOutcomeUnknown(function: "claim_registration_idempotency_key", outcome: found?.0)
+        }
     }
 
     /// Marks `entry` as having registered `clientID`, in the registration's transaction.

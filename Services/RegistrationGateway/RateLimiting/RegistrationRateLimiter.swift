@@ -36,28 +36,22 @@ struct RegistrationRateLimiter: Sendable {
     private static func harder(_ limit: Int) -> Int { limit > 0 ? max(1, limit / openDivisor) : 0 }
 
     /// Counts one request; seconds until the window of the first exhausted bucket ends, or nil when allowed.
+    /// One statement, a transaction of its own: the counters every registration of the tenant updates are
+    /// locked only for that statement and its commit.
     func retryAfter(tenant: String, source: String, open: Bool, limit: RateLimit) async throws -> Int? {
         let buckets = Self.buckets(for: limit, source: source, open: open)
         guard !buckets.isEmpty else { return nil }
-        let logger = database.logger
-        let window = Self.windowSeconds
-        return try await database.withTenantTransaction(tenant) { connection in
-            for bucket in buckets {
-                let rows = try await connection.query(
-                    """
-                    INSERT INTO registration_rate_limits (tenant_id, limit_key, window_start, requests)
-                    VALUES (latchkey_current_tenant(), \(bucket.key),
-                            date_bin(make_interval(secs => \(window)), now(), timestamptz 'epoch'), 1)
-                    ON CONFLICT (tenant_id, limit_key, window_start)
-                        DO UPDATE SET requests = registration_rate_limits.requests + 1
-                    RETURNING requests, extract(epoch FROM window_start + make_interval(secs => \(window)) - now())::float8
-                    """, logger: logger)
-                var counted: (requests: Int, remaining: Double)?
-                for try await row in rows.decode((Int, Double).self) { counted = row }
-                if let counted, counted.requests > bucket.limit { return Self.retryAfterSeconds(counted.remaining) }
-            }
-            return nil
+        let remaining = try await database.withStatementTransaction(tenant: tenant) {
+            let rows = try await database.client.query(
+                """
+                SELECT retry_after FROM count_registration_request(\(tenant), \(buckets.map(\.key)),
+                    \(buckets.map(\.limit))::int[], \(Self.windowSeconds))
+                """, logger: database.logger)
+            var remaining: Double?
+            for try await value in rows.decode(Double?.self) { remaining = value }
+            return remaining
         }
+        return remaining.map(Self.retryAfterSeconds)
     }
 
     /// Throws 429 `too_many_requests` with `Retry-After` when the request is over a limit.

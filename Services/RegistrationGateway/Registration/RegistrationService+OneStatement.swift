@@ -109,13 +109,14 @@ extension RegistrationService {
         case "instance_exists", "at_client_limit":
             return .counted
         default:
-            throw RegistrationFunctionOutcomeUnknown(outcome: result?.outcome)
+            throw DatabaseFunctionOutcomeUnknown(function: "register_client", outcome: result?.outcome)
         }
     }
 }
 
-/// `register_client` answered with an outcome this build does not know (a schema newer than the code).
-struct RegistrationFunctionOutcomeUnknown: Error, CustomStringConvertible {
+/// A database function answered with an outcome this build does not know (a schema newer than the code).
+struct DatabaseFunctionOutcomeUnknown: Error, CustomStringConvertible {
+    let function: String
     let outcome: String?
-    var description: String { "register_client returned an unknown outcome: \(outcome ?? "nothing")" }
+    var description: String { "\(function) returned an unknown outcome: \(outcome ?? "nothing")" }
 }

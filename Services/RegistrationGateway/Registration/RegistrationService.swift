@@ -63,10 +63,7 @@ struct RegistrationService: Sendable {
         let entry = IdempotencyStore.Entry(
             tenant: tenant.id, principal: try await principal(of: caller, source: source, tenant: tenant),
             keyHash: hasher.hash(idempotencyKey.value), requestHash: hasher.hash(body.canonical))
-        let claim = try await database.withTenantTransaction(tenant.id) { connection in
-            try await IdempotencyStore.claim(entry, on: connection, logger: database.logger)
-        }
-        switch claim {
+        switch try await IdempotencyStore.claim(entry, in: database) {
         case .acquired:
             do {
                 return try await register(body.metadata, caller: caller, tenant: tenant, idempotency: entry)
