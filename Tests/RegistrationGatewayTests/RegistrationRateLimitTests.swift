@@ -121,6 +121,55 @@ import Testing
         #expect(refused[8] == true)
     }
 
+    /// Concurrent requests, from one gateway or from several replicas, are counted exactly: more requests
+    /// at once than the limits allow let exactly the limits' number through.
+    @Test func concurrentRequestsGetExactlyTheLimitThrough() async throws {
+        let sources = ["192.0.2.10", "192.0.2.11", "192.0.2.12"]
+        let (tenant, refusals) = try await Self.inOneWindow {
+            try await GatewayHarness.make()
+        } _: { h in
+            let refusals = try await TestDatabase.withApp { (database: Database) async throws -> [String: Int] in
+                let limiter = RegistrationRateLimiter(database: database)
+                // 40 a minute per source, 100 for the tenant; 50 requests from each of three sources at once.
+                let limit = RateLimit(perTenantPerMinute: 100, perSourcePerMinute: 40)
+                return try await withThrowingTaskGroup(of: (String, Bool).self) { group in
+                    for source in sources {
+                        for _ in 0..<50 {
+                            group.addTask {
+                                let retry = try await limiter.retryAfter(
+                                    tenant: h.tenant, source: source, open: false, limit: limit)
+                                return (source, retry != nil)
+                            }
+                        }
+                    }
+                    return try await group.reduce(into: [String: Int]()) { $0[$1.0, default: 0] += $1.1 ? 1 : 0 }
+                }
+            }
+            return (h.tenant, refusals)
+        }
+        // 150 requests: each source gets at most 40 through, and the tenant at most 100 in all.
+        let admitted = sources.map { 50 - (refusals[$0] ?? 0) }
+        #expect(admitted.allSatisfy { $0 <= 40 }, "admitted per source: \(admitted)")
+        #expect(admitted.reduce(0, +) == 100, "admitted per source: \(admitted)")
+        let rows = try await TestDatabase.withApp { database in
+            try await database.withTenantTransaction(tenant) { connection in
+                let rows = try await connection.query(
+                    """
+                    SELECT limit_key, requests FROM registration_rate_limits WHERE tenant_id = \(tenant)
+                    """, logger: database.logger)
+                var found: [String: Int] = [:]
+                for try await (key, requests) in rows.decode((String, Int).self) { found[key] = requests }
+                return found
+            }
+        }
+        // Every request was counted once, by its source and, unless its source refused it, by the tenant.
+        for source in sources {
+            #expect(rows["source:\(source)"] == 50)
+        }
+        // Each source let 40 through to the tenant's bucket: 120 counted there, 100 of them within its limit.
+        #expect(rows["tenant"] == 120)
+    }
+
     @Test func openRegistrationIsLimitedHarder() async throws {
         let statuses = try await Self.inOneWindow {
             let h = try await GatewayHarness.make(
