@@ -16,12 +16,29 @@ import Testing
 @Suite struct OneStatementRegistrationTests {
     static let policy = #"{"registration_mechanisms":["initial_access_token"]}"#
 
-    @Test func aRegistrationIsOneStatement() async throws {
+    /// A tenant registering with initial access tokens, on a freshly migrated scratch database, so
+    /// `pg_stat_statements` holds only this test's statements there.
+    struct ScratchTenant: Sendable {
+        let tenant: String
+        /// An initial access token with 20 uses.
+        let token: String
+        /// The role the gateway's statements run as, and the scratch database.
+        let appRole: String
+        let database: String
+
+        func calls(of fragment: String) async throws -> Int64 {
+            try await TestDatabase.calls(of: fragment, by: appRole, in: database)
+        }
+    }
+
+    /// Runs `body` against a gateway on a scratch database with a ``ScratchTenant``.
+    static func withScratchGateway(
+        _ body: @escaping @Sendable (any TestClientProtocol, ScratchTenant) async throws -> Void
+    ) async throws {
         try await TestDatabase.withScratchDatabase { owner in
             try await TestDatabase.migrate(owner)
             var appConfiguration = try TestEnvironment.appDatabase()
             appConfiguration.database = owner.database
-            let appRole = appConfiguration.username
             let tenant = TestEnvironment.uniqueTenant("os")
             let token = try await withPostgresClient(appConfiguration) { client in
                 let database = Database(client: client, logger: TestEnvironment.logger)
@@ -33,26 +50,31 @@ import Testing
                 database: owner.database)
             let app = try buildApplication(
                 settings: settings, gateway: GatewayHarness.gatewaySettings(), logger: TestServiceSettings.logger)
-            try await app.journaledTest(.router) { client in
-                let path = "/t/\(tenant)/register"
-                // The first request also looks the tenant up (then cached).
-                #expect(
-                    try await client.send(.post, path, token: token, json: RegistrationEndpointTests.native).status
-                        == .created)
-                let registrations = 5
-                let before = try await TestDatabase.statementsRun(by: appRole, in: owner.database)
-                for _ in 0..<registrations {
-                    let response = try await client.send(
-                        .post, path, token: token, json: RegistrationEndpointTests.native)
-                    #expect(response.status == .created)
-                }
-                let statements =
-                    try await TestDatabase.statementsRun(by: appRole, in: owner.database) - before
-                // One statement each; the pool's keep-alive may add one.
-                #expect(
-                    statements <= Int64(registrations) + 1,
-                    "\(registrations) registrations ran \(statements) statements")
+            let scratch = ScratchTenant(
+                tenant: tenant, token: token, appRole: appConfiguration.username, database: owner.database)
+            try await app.journaledTest(.router) { client in try await body(client, scratch) }
+        }
+    }
+
+    @Test func aRegistrationIsOneStatement() async throws {
+        try await Self.withScratchGateway { client, scratch in
+            let path = "/t/\(scratch.tenant)/register"
+            // The first request also looks the tenant up (then cached).
+            #expect(
+                try await client.send(.post, path, token: scratch.token, json: RegistrationEndpointTests.native)
+                    .status == .created)
+            let registrations = 5
+            let before = try await scratch.calls(of: "")
+            for _ in 0..<registrations {
+                let response = try await client.send(
+                    .post, path, token: scratch.token, json: RegistrationEndpointTests.native)
+                #expect(response.status == .created)
             }
+            let statements = try await scratch.calls(of: "") - before
+            // One statement each; the pool's keep-alive may add one.
+            #expect(
+                statements <= Int64(registrations) + 1,
+                "\(registrations) registrations ran \(statements) statements")
         }
     }
 
@@ -61,41 +83,21 @@ import Testing
     /// registration of the tenant updates, and the key's row, are never locked across the round trips of a
     /// transaction, where one slow gateway would hold up every other registration.
     @Test func countsAndKeyClaimsAreOneStatementEach() async throws {
-        try await TestDatabase.withScratchDatabase { owner in
-            try await TestDatabase.migrate(owner)
-            var appConfiguration = try TestEnvironment.appDatabase()
-            appConfiguration.database = owner.database
-            let appRole = appConfiguration.username
-            let tenant = TestEnvironment.uniqueTenant("os")
-            let token = try await withPostgresClient(appConfiguration) { client in
-                let database = Database(client: client, logger: TestEnvironment.logger)
-                try await TestDatabase.createTenant(tenant, in: database, policy: Self.policy)
-                return try await Self.createInitialAccessToken(uses: 20, tenant: tenant, in: database)
-            }
-            let settings = try await TestServiceSettings.make(
-                .registrationGateway, kafkaBrokers: GatewayHarness.sharedCluster.bootstrapServers,
-                database: owner.database)
-            let app = try buildApplication(
-                settings: settings, gateway: GatewayHarness.gatewaySettings(), logger: TestServiceSettings.logger)
+        try await Self.withScratchGateway { client, scratch in
             let requests = 4
-            try await app.journaledTest(.router) { client in
-                var clientIDs: Set<String> = []
-                for _ in 0..<requests {
-                    let response = try await client.send(
-                        .post, "/t/\(tenant)/register", token: token, json: RegistrationEndpointTests.native,
-                        headers: [IdempotencyKey.header: "one-key"])
-                    #expect(response.status == .created)
-                    clientIDs.formUnion([response.json["client_id"] as? String].compactMap { $0 })
-                }
-                #expect(clientIDs.count == 1, "the retries got other clients: \(clientIDs)")
+            var clientIDs: Set<String> = []
+            for _ in 0..<requests {
+                let response = try await client.send(
+                    .post, "/t/\(scratch.tenant)/register", token: scratch.token,
+                    json: RegistrationEndpointTests.native, headers: [IdempotencyKey.header: "one-key"])
+                #expect(response.status == .created)
+                clientIDs.formUnion([response.json["client_id"] as? String].compactMap { $0 })
             }
-            let calls = { (fragment: String) in
-                try await TestDatabase.calls(of: fragment, by: appRole, in: owner.database)
-            }
-            let counts = try await calls("count_registration_request(")
-            let claims = try await calls("claim_registration_idempotency_key(")
-            let inlineCounts = try await calls("INSERT INTO registration_rate_limits")
-            let inlineClaims = try await calls("INSERT INTO registration_idempotency_keys")
+            #expect(clientIDs.count == 1, "the retries got other clients: \(clientIDs)")
+            let counts = try await scratch.calls(of: "count_registration_request(")
+            let claims = try await scratch.calls(of: "claim_registration_idempotency_key(")
+            let inlineCounts = try await scratch.calls(of: "INSERT INTO registration_rate_limits")
+            let inlineClaims = try await scratch.calls(of: "INSERT INTO registration_idempotency_keys")
             #expect(counts == Int64(requests))
             #expect(claims == Int64(requests))
             #expect(inlineCounts == 0)
