@@ -13,10 +13,16 @@ import Synchronization
 /// codes (through the real `/authorize` with an SSO session), then runs one closed-loop phase per grant
 /// against the token service on loopback and writes the report. Env: DATABASE_URL, SECRET_HASH_KEY, and
 /// STATS_DATABASE_URL (a database with the `pg_stat_statements` view) for statements per grant.
+/// `GrantsLoad json-encoding [--seconds S]`: see `JSONEncodingSpeed`.
 @main
 struct GrantsLoad {
     static func main() async {
         do {
+            if CommandLine.arguments.dropFirst().first == "json-encoding" {
+                let seconds = CommandLine.arguments.count > 3 ? Double(CommandLine.arguments[3]) ?? 2 : 2
+                try JSONEncodingSpeed.run(seconds: seconds)
+                return
+            }
             try await run(Arguments(CommandLine.arguments.dropFirst()))
         } catch {
             FileHandle.standardError.write(Data("GrantsLoad: \(error)\n".utf8))

@@ -197,7 +197,7 @@ extension CompactJWS {
             alg: key.algorithm.rawValue, typ: parameters.typ, kid: parameters.kid,
             cty: parameters.cty, jwk: parameters.jwk?.publicJWK)
         let headerJSON: Data
-        do { headerJSON = try JOSEJSON.encoder().encode(header) } catch {
+        do { headerJSON = try JOSEJSON.encode(header) } catch {
             throw .malformed("cannot encode JWS header")
         }
         let signingInput = Base64URL.encode(headerJSON) + "." + Base64URL.encode(payload)
@@ -211,7 +211,7 @@ extension CompactJWS {
         header parameters: JWSHeaderParameters = JWSHeaderParameters()
     ) throws(JOSEError) -> String {
         let payload: Data
-        do { payload = try JOSEJSON.encoder().encode(claims) } catch {
+        do { payload = try JOSEJSON.encode(claims) } catch {
             throw .malformed("cannot encode JWS claims")
         }
         return try sign(payload: payload, using: key, header: parameters)

@@ -45,10 +45,11 @@ enum JOSEJSON {
     }
 
     /// Compact, deterministic output (sorted keys); slashes unescaped so URLs in claims stay readable.
-    static func encoder() -> JSONEncoder {
+    static func encode(_ value: some Encodable) throws -> Data {
+        if let data = try CompactJSONEncoder.encode(value, dates: .deferredToDate) { return data }
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        return encoder
+        return try encoder.encode(value)
     }
 
     /// A short, log-safe description of a decoding failure (member name, not values).

@@ -49,13 +49,13 @@ extension JSONValue: Codable {
 extension JSONValue {
     /// Converts any `Encodable` value into its JSON tree, e.g. to inspect which members it emits.
     public init(encoding value: some Encodable) throws {
-        let data = try LatchkeyJSON.makeEncoder().encode(value)
+        let data = try LatchkeyJSON.encode(value)
         self = try LatchkeyJSON.makeDecoder().decode(JSONValue.self, from: data)
     }
 
     /// Decodes a typed value from this tree, with Latchkey's date rules.
     public func decode<T: Decodable>(as type: T.Type = T.self) throws -> T {
-        let data = try LatchkeyJSON.makeEncoder().encode(self)
+        let data = try LatchkeyJSON.encode(self)
         return try LatchkeyJSON.makeDecoder().decode(T.self, from: data)
     }
 

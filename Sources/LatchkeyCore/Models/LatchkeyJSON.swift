@@ -32,9 +32,10 @@ public enum LatchkeyJSON {
         return decoder
     }
 
-    /// Encodes `value` with `makeEncoder()`.
+    /// Encodes `value` as `makeEncoder()` does, byte for byte (through `CompactJSONEncoder` when it can).
     public static func encode(_ value: some Encodable) throws -> Data {
-        try makeEncoder().encode(value)
+        if let data = try CompactJSONEncoder.encode(value, dates: .rfc3339) { return data }
+        return try makeEncoder().encode(value)
     }
 
     /// Decodes `type` from `data` with `makeDecoder()`.

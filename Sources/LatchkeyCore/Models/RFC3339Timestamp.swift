@@ -12,6 +12,39 @@ public enum RFC3339Timestamp {
         let (seconds, fraction) = floorDivide(micros, 1_000_000)
         let (days, secondOfDay) = floorDivide(seconds, 86_400)
         let (year, month, day) = civilDate(fromDaysSinceEpoch: days)
+        if (0...9999).contains(year) {
+            // Fixed width: written digit by digit (every event carries a few of these).
+            return String(unsafeUninitializedCapacity: 27) { buffer in
+                var index = 0
+                func put(_ value: Int, _ width: Int) {
+                    var value = value
+                    for offset in stride(from: width - 1, through: 0, by: -1) {
+                        buffer[index + offset] = UInt8(ascii: "0") + UInt8(value % 10)
+                        value /= 10
+                    }
+                    index += width
+                }
+                func put(_ byte: Unicode.Scalar) {
+                    buffer[index] = UInt8(ascii: byte)
+                    index += 1
+                }
+                put(year, 4)
+                put("-")
+                put(month, 2)
+                put("-")
+                put(day, 2)
+                put("T")
+                put(secondOfDay / 3600, 2)
+                put(":")
+                put(secondOfDay % 3600 / 60, 2)
+                put(":")
+                put(secondOfDay % 60, 2)
+                put(".")
+                put(Int(fraction), 6)
+                put("Z")
+                return index
+            }
+        }
         return pad(year, 4) + "-" + pad(month, 2) + "-" + pad(day, 2)
             + "T" + pad(secondOfDay / 3600, 2) + ":" + pad(secondOfDay % 3600 / 60, 2) + ":"
             + pad(secondOfDay % 60, 2) + "." + pad(fraction, 6) + "Z"

@@ -55,4 +55,22 @@ import Testing
         }
         #expect(error.readableDescription.hasPrefix("at: "))
     }
+
+    /// Every field at its width, against the calendar's own components, for dates across four centuries.
+    @Test func everyFieldIsWrittenAtItsWidth() {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = TimeZone(identifier: "UTC")!
+        var generator = SeededGenerator(seed: 0x3339)
+        for _ in 0..<2_000 {
+            let micros = Int64.random(in: -2_208_988_800_000_000...7_258_118_400_000_000, using: &generator)
+            let date = Date(timeIntervalSince1970: Double(micros) / 1_000_000)
+            let normalized = Date(timeIntervalSince1970: Double(RFC3339Timestamp.microseconds(of: date)) / 1_000_000)
+            let parts = calendar.dateComponents([.year, .month, .day, .hour, .minute, .second], from: normalized)
+            let fraction = ((RFC3339Timestamp.microseconds(of: date) % 1_000_000) + 1_000_000) % 1_000_000
+            let expected = String(
+                format: "%04d-%02d-%02dT%02d:%02d:%02d.%06dZ", parts.year!, parts.month!, parts.day!, parts.hour!,
+                parts.minute!, parts.second!, Int(fraction))
+            #expect(RFC3339Timestamp.string(from: date) == expected)
+        }
+    }
 }
