@@ -10,6 +10,7 @@
 # Cost per grant: CPU of token-service and of every PostgreSQL process (/proc), statements from
 # pg_stat_statements (scripts/postgres.sh preloads it).
 # Idle cost: statements and CPU a minute of the idle service after the load (BENCH_IDLE_SECONDS).
+# Event JSON: `GrantsLoad json-encoding`, LatchkeyJSON.encode against JSONEncoder per event, in process.
 # Knobs: BENCH_WORKERS (8), BENCH_SECONDS (10), BENCH_CODES (3000), BENCH_IDLE_SECONDS (60),
 # BENCH_KAFKA (on; off = unreachable broker).
 source "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
@@ -45,6 +46,8 @@ OPENSSL_SIGN="$(cut -d' ' -f1 <<<"$SPEED")"
 OPENSSL_VERIFY="$(cut -d' ' -f2 <<<"$SPEED")"
 [ -n "$OPENSSL_VERIFY" ] || die "could not read openssl speed"
 log "pgbench TPS $PGBENCH_TPS (select-only $PGBENCH_SELECT_TPS); openssl ecdsap256 sign/s $OPENSSL_SIGN, verify/s $OPENSSL_VERIFY"
+JSON_ENCODING="$("$BIN/GrantsLoad" json-encoding --seconds 2)" || die "GrantsLoad json-encoding failed"
+log "$JSON_ENCODING"
 
 SECRET_HASH_KEY="$(openssl rand -base64 32)"
 export SECRET_HASH_KEY
@@ -71,5 +74,10 @@ STATS_DATABASE_URL="${DATABASE_MIGRATION_URL%/*}/postgres" ANALYZE_DATABASE_URL=
         tail -20 "$WORK/token-service.log"
         die "load generator failed (token-service log: ${TMPDIR:-/tmp}/grants-token-service.log)"
     }
-printf 'Load average when the load ended: %s.\n' "$(cut -d' ' -f1-3 /proc/loadavg)" >>"$REPORT"
+{
+    printf '\n## Event JSON, in process (same run)\n\n'
+    printf 'What writing one event costs through `LatchkeyJSON.encode` and through `JSONEncoder` with the same settings (same bytes):\n\n'
+    sed 's/^/- /' <<<"$JSON_ENCODING"
+    printf '\nLoad average when the load ended: %s.\n' "$(cut -d' ' -f1-3 /proc/loadavg)"
+} >>"$REPORT"
 log "report written to $REPORT"
