@@ -37,23 +37,33 @@ enum JSONEncodingSpeed {
 
     static func report(_ label: String, _ event: some Encodable, seconds: Double) throws {
         let bytes = try LatchkeyJSON.encode(event).count
-        let compact = try medianMicroseconds(seconds: seconds) { _ = try LatchkeyJSON.encode(event) }
-        let foundation = try medianMicroseconds(seconds: seconds) { _ = try LatchkeyJSON.makeEncoder().encode(event) }
+        let (compact, foundation) = try medianMicroseconds(seconds: seconds) {
+            _ = try LatchkeyJSON.encode(event)
+        } versus: {
+            _ = try LatchkeyJSON.makeEncoder().encode(event)
+        }
         print(
             "\(label) (\(bytes) bytes): LatchkeyJSON.encode \(String(format: "%.2f", compact)) µs, "
                 + "JSONEncoder \(String(format: "%.2f", foundation)) µs (median per event)")
     }
 
-    /// The median time of `body` in microseconds, over batches of 100 calls run for `seconds`.
-    static func medianMicroseconds(seconds: Double, _ body: () throws -> Void) throws -> Double {
-        var samples: [Double] = []
+    /// The median times of `first` and `second` in microseconds, over batches of 100 calls run for `seconds`.
+    /// The batches alternate, so both see the same share of a machine whose load changes from second to second.
+    static func medianMicroseconds(seconds: Double, _ first: () throws -> Void, versus second: () throws -> Void)
+        throws -> (Double, Double)
+    {
+        var samples: ([Double], [Double]) = ([], [])
         let clock = ContinuousClock()
-        let end = clock.now + .milliseconds(Int(seconds * 1_000))
-        while clock.now < end {
+        func batch(_ body: () throws -> Void) throws -> Double {
             let start = clock.now
             for _ in 0..<100 { try body() }
-            samples.append((clock.now - start) / .microseconds(1) / 100)
+            return (clock.now - start) / .microseconds(1) / 100
         }
-        return samples.sorted()[samples.count / 2]
+        let end = clock.now + .milliseconds(Int(seconds * 1_000))
+        while clock.now < end {
+            samples.0.append(try batch(first))
+            samples.1.append(try batch(second))
+        }
+        return (samples.0.sorted()[samples.0.count / 2], samples.1.sorted()[samples.1.count / 2])
     }
 }
