@@ -45,6 +45,11 @@ bench_database() {
     "$ROOT/scripts/postgres.sh" recreate "$1"
     eval "$("$ROOT/scripts/postgres.sh" env "$1")"
     "$BIN/latchkey" migrate >/dev/null
+    # Pool options for the services' URLs (BENCH_DATABASE_OPTIONS, e.g. pool_min=10&pool_keepalive=0).
+    if [ -n "${BENCH_DATABASE_OPTIONS:-}" ]; then
+        DATABASE_URL="$DATABASE_URL?$BENCH_DATABASE_OPTIONS"
+        DATABASE_SYSTEM_URL="$DATABASE_SYSTEM_URL?$BENCH_DATABASE_OPTIONS"
+    fi
 }
 
 # Starts the embedded Kafka cluster (stopped on exit) and exports KAFKA_BROKERS.

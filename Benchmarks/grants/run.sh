@@ -12,7 +12,8 @@
 # Idle cost: statements and CPU a minute of the idle service after the load (BENCH_IDLE_SECONDS).
 # Event JSON: `GrantsLoad json-encoding`, LatchkeyJSON.encode against JSONEncoder per event, in process.
 # Knobs: BENCH_WORKERS (8), BENCH_SECONDS (10), BENCH_CODES (3000), BENCH_IDLE_SECONDS (60),
-# BENCH_KAFKA (on; off = unreachable broker).
+# BENCH_KAFKA (on; off = unreachable broker), BENCH_DATABASE_OPTIONS (pool options appended to the service's
+# database URLs, e.g. pool_min=10&pool_keepalive=0; the report names them).
 source "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 cd "$ROOT"
 
@@ -63,7 +64,8 @@ for _ in $(seq 1 100); do curl -fs "http://127.0.0.1:$((PORT + 1000))/healthz" >
 curl -fs "http://127.0.0.1:$((PORT + 1000))/healthz" >/dev/null || { tail -20 "$WORK/token-service.log"; die "token-service did not start"; }
 
 MACHINE="Machine: $(nproc) CPUs, $(lscpu | sed -n 's/^Model name:[[:space:]]*//p' | head -1), $(date -u '+%Y-%m-%d %H:%M UTC'). \
-Load average when the load started: $(cut -d' ' -f1-3 /proc/loadavg) (the machine is shared: other processes compete for both CPUs)."
+Load average when the load started: $(cut -d' ' -f1-3 /proc/loadavg) (the machine is shared: other processes compete for both CPUs).\
+${BENCH_DATABASE_OPTIONS:+ Database URLs of the service end in \`?$BENCH_DATABASE_OPTIONS\`.}"
 REPORT="$ROOT/Benchmarks/results/grants.md"
 STATS_DATABASE_URL="${DATABASE_MIGRATION_URL%/*}/postgres" ANALYZE_DATABASE_URL="$DATABASE_MIGRATION_URL" \
 "$BIN/GrantsLoad" --port "$PORT" --service-pid "$SERVICE_PID" --postmaster-pid "$(head -1 "$PG_DIR/data/postmaster.pid")" \

@@ -18,6 +18,10 @@ public struct DatabaseConfiguration: Sendable, Equatable {
     /// cluster CA; nil trusts the system store.
     public var rootCertificatePath: String?
     public var maximumConnections: Int
+    /// Connections kept open even when idle (`pool_min`); the others close after 60 s unused.
+    public var minimumConnections = 0
+    /// How often an idle connection is checked with `SELECT 1` (`pool_keepalive`, seconds); nil sends none.
+    public var keepAliveInterval: Duration? = .seconds(30)
     public var statementTimeoutMilliseconds: Int
     public var applicationName: String
 
@@ -38,7 +42,8 @@ public struct DatabaseConfiguration: Sendable, Equatable {
     }
 
     /// Parses `postgres://user:password@host:port/database?sslmode=require&pool_max=10&statement_timeout=5000`;
-    /// `sslrootcert=/path/ca.crt` trusts that CA for `sslmode` `verify-full`, `verify-ca` or `require`.
+    /// `sslrootcert=/path/ca.crt` trusts that CA for `sslmode` `verify-full`, `verify-ca` or `require`;
+    /// `pool_min` (0 to `pool_max`) and `pool_keepalive` (seconds, 0 for none) tune the pool.
     public init(url: String) throws(ConfigurationError) {
         guard let components = URLComponents(string: url),
             let scheme = components.scheme, ["postgres", "postgresql"].contains(scheme),
@@ -60,6 +65,20 @@ public struct DatabaseConfiguration: Sendable, Equatable {
             applicationName: query["application_name"] ?? "latchkey"
         )
         verifiesHostname = query["sslmode"] != "verify-ca"
+        if let value = query["pool_min"] {
+            guard let count = Int(value), (0...maximumConnections).contains(count) else {
+                throw ConfigurationError(
+                    "database URL's pool_min must be a number from 0 to pool_max (\(maximumConnections))")
+            }
+            minimumConnections = count
+        }
+        if let value = query["pool_keepalive"] {
+            guard let seconds = Int(value), (0...3600).contains(seconds) else {
+                throw ConfigurationError(
+                    "database URL's pool_keepalive must be a number of seconds from 0 (none) to 3600")
+            }
+            keepAliveInterval = seconds == 0 ? nil : .seconds(seconds)
+        }
         if let path = query["sslrootcert"], !path.isEmpty {
             // libpq would ignore the file without TLS; here the connection would silently stay unencrypted.
             guard useTLS else {
@@ -88,7 +107,8 @@ public struct DatabaseConfiguration: Sendable, Equatable {
             host: host, port: port, username: username, password: password, database: database,
             tls: tlsConfiguration.map { .require($0) } ?? .disable)
         configuration.options.maximumConnections = maximumConnections
-        configuration.options.minimumConnections = 0
+        configuration.options.minimumConnections = minimumConnections
+        configuration.options.keepAliveBehavior = keepAliveInterval.map { .init(frequency: $0) }
         configuration.options.connectTimeout = .seconds(5)
         configuration.options.additionalStartupParameters = [
             ("statement_timeout", String(statementTimeoutMilliseconds)),
