@@ -30,14 +30,15 @@ struct OutboxTestDatabase {
         }
     }
 
-    /// Writes one event per transaction, as a service does; returns (event id, key) in write order.
+    /// Writes one event per transaction, as a service does, over `keys` keys named `<tenant>/<keyPrefix>-<n>`;
+    /// returns (event id, key) in write order.
     func writeEvents(
-        _ count: Int, tenant: String, keys: Int, writer: OutboxWriter, topicSuffix: String
+        _ count: Int, tenant: String, keys: Int, writer: OutboxWriter, topicSuffix: String, keyPrefix: String = "client"
     ) async throws -> [(UUID, String)] {
         var written: [(UUID, String)] = []
         for index in 0..<count {
             let id = UUID()
-            let key = "\(tenant)/client-\(index % keys)"
+            let key = "\(tenant)/\(keyPrefix)-\(index % keys)"
             try await app.withTenantTransaction(tenant) { connection in
                 try await writer.append(
                     eventID: id, tenant: tenant, eventType: "io.latchkey.test.v1", topicSuffix: topicSuffix,

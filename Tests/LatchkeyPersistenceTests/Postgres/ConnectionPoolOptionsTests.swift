@@ -34,7 +34,7 @@ import Testing
         }
     }
 
-    @Test func aPoolMinimumIsOpenedAndKeptWhileIdle() async throws {
+    @Test func aPoolMinimumIsOpenedWithoutDemand() async throws {
         var configuration = try TestEnvironment.appDatabase()
         configuration.applicationName = "pool-min-\(UUID().uuidString.prefix(8))"
         configuration.maximumConnections = 4
