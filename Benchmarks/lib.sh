@@ -5,8 +5,15 @@ RESULTS="$ROOT/Benchmarks/results"
 
 # Release builds of the products in .build-bench, the one scratch folder of every benchmark: the
 # Benchmarks package's own executables and the product's executables it depends on. Sets BIN.
+# BENCH_BIN names a folder of binaries built before (with their .resources folders) to run instead, so
+# that two builds can be measured alternately in one session.
 bench_build() {
     local scratch="$ROOT/.build-bench" product
+    if [ -n "${BENCH_BIN:-}" ]; then
+        for product in "$@"; do [ -x "$BENCH_BIN/$product" ] || die "BENCH_BIN=$BENCH_BIN has no $product"; done
+        BIN="$BENCH_BIN"
+        return
+    fi
     log "building release binaries (the first build takes several minutes)"
     for product in "$@"; do
         swift build -c release --package-path "$ROOT/Benchmarks" --scratch-path "$scratch" --product "$product" >/dev/null \

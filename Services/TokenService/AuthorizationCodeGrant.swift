@@ -146,11 +146,9 @@ struct AuthorizationCodeGrant: Sendable {
     /// The code's state read in one statement, outside any transaction.
     private func state(_ codeHash: String, tenant: String) async throws -> StoredCode? {
         try await database.withStatementTransaction(tenant: tenant) {
-            let rows = try await database.client.query(
-                "SELECT * FROM authorization_code_state(\(tenant), \(codeHash))", logger: database.logger)
-            for try await row in rows.decode(
-                (String, UUID, String, String, String?, String?, String?, String?, Date, Date, Date?, Bool).self)
-            {
+            let rows = try await database.client.execute(
+                AuthorizationCodeStateStatement(tenant: tenant, codeHash: codeHash), logger: database.logger)
+            for try await row in rows {
                 return StoredCode(
                     clientID: row.0, userID: row.1, redirectURI: row.2, scope: row.3, challenge: row.4,
                     challengeMethod: row.5, nonce: row.6, dpopJKT: row.7, authTime: row.8, expiresAt: row.9,

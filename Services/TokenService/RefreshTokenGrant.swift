@@ -182,11 +182,9 @@ struct RefreshTokenGrant: Sendable {
     /// The token's state read in one statement, outside any transaction.
     private func state(_ tokenHash: String, tenant: String) async throws -> StoredRefresh? {
         try await database.withStatementTransaction(tenant: tenant) {
-            let rows = try await database.client.query(
-                "SELECT * FROM refresh_token_state(\(tenant), \(tokenHash))", logger: database.logger)
-            for try await row in rows.decode(
-                (UUID, Int, String, UUID?, String, String?, String, Date, Date?, Bool).self)
-            {
+            let rows = try await database.client.execute(
+                RefreshTokenStateStatement(tenant: tenant, tokenHash: tokenHash), logger: database.logger)
+            for try await row in rows {
                 return StoredRefresh(
                     familyID: row.0, generation: row.1, clientID: row.2, userID: row.3, scope: row.4, dpopJKT: row.5,
                     status: row.6, expiresAt: row.7, rotatedAt: row.8, userActive: row.9)

@@ -124,12 +124,9 @@ struct TokenIssuer: Sendable {
         let response = try await issueInOneStatement(
             request, refreshToken: nil, tenant: tenant, endpoints: endpoints, signer: signer, database: database
         ) { access, row in
-            """
-            SELECT issue_access_token(\(tenant.id), \(client.clientID), \(client.authenticatedSecretHash),
-                \(access.jti), \(request.userID), \(request.familyID), \(access.expiresAt), \(row.eventID),
-                \(row.topic), \(row.key), \(row.eventType), \(row.payload), \(client.storedMetadata),
-                \(row.traceparent))\(unescaped: outbox.notificationOptOut)
-            """
+            IssueAccessTokenStatement(
+                tenant: tenant.id, client: client, jti: access.jti, userID: request.userID, familyID: request.familyID,
+                expiresAt: access.expiresAt, event: row, relayWokenByCaller: outbox.relayWokenByCaller)
         }
         guard let response else { throw ClientNoLongerUsable() }
         return response
@@ -152,13 +149,11 @@ struct TokenIssuer: Sendable {
         return try await issueInOneStatement(
             request, refreshToken: token, tenant: tenant, endpoints: endpoints, signer: signer, database: database
         ) { access, row in
-            """
-            SELECT rotate_refresh_token(\(tenant.id), \(client.clientID), \(client.authenticatedSecretHash),
-                \(client.storedMetadata), \(request.userID), \(tokenHash), \(plan.generation - 1),
-                \(newHash), \(plan.familyID), \(access.scope), \(plan.boundJKT), \(plan.expiresAt),
-                \(access.jti), \(access.expiresAt), \(row.eventID), \(row.topic), \(row.key), \(row.eventType),
-                \(row.payload), \(row.traceparent))\(unescaped: outbox.notificationOptOut)
-            """
+            RotateRefreshTokenStatement(
+                tenant: tenant.id, client: client, userID: request.userID, oldTokenHash: tokenHash,
+                oldGeneration: plan.generation - 1, newTokenHash: newHash, plan: plan, scope: access.scope,
+                jti: access.jti, accessExpiresAt: access.expiresAt, event: row,
+                relayWokenByCaller: outbox.relayWokenByCaller)
         }
     }
 
@@ -180,32 +175,28 @@ struct TokenIssuer: Sendable {
             request, refreshToken: refreshToken, tenant: tenant, endpoints: endpoints, signer: signer,
             database: database
         ) { access, row in
-            """
-            SELECT redeem_authorization_code(\(tenant.id), \(client.clientID), \(client.authenticatedSecretHash),
-                \(client.storedMetadata), \(request.userID), \(codeHash), \(refreshHash), \(plan?.familyID),
-                \(access.scope), \(plan?.boundJKT), \(plan?.expiresAt), \(access.jti), \(access.expiresAt),
-                \(row.eventID), \(row.topic), \(row.key), \(row.eventType), \(row.payload),
-                \(row.traceparent))\(unescaped: outbox.notificationOptOut)
-            """
+            RedeemAuthorizationCodeStatement(
+                tenant: tenant.id, client: client, userID: request.userID, codeHash: codeHash,
+                refreshTokenHash: refreshHash, plan: plan, scope: access.scope, jti: access.jti,
+                accessExpiresAt: access.expiresAt, event: row, relayWokenByCaller: outbox.relayWokenByCaller)
         }
     }
 
     /// Signs what `request` issues, then runs `statement` (a function returning whether it wrote the grant) as
     /// its own transaction; the response, or nil when the statement wrote nothing.
-    private func issueInOneStatement(
+    private func issueInOneStatement<Statement: PostgresPreparedStatement>(
         _ request: IssuanceRequest, refreshToken: String?, tenant: ResolvedTenant, endpoints: TenantEndpoints,
         signer: (kid: String, key: SigningKey), database: Database,
-        statement: (SignedAccessToken, OutboxRow) -> PostgresQuery
-    ) async throws -> TokenResponse? {
+        statement: (SignedAccessToken, OutboxRow) -> Statement
+    ) async throws -> TokenResponse? where Statement.Row == Bool {
         let access = try signAccessToken(request, tenant: tenant, endpoints: endpoints, signer: signer)
         let idToken = try signIDToken(request, access: access, tenant: tenant, endpoints: endpoints, signer: signer)
         let row = try outbox.row(
             for: event(request, tenant: tenant, access: access, refreshToken: refreshToken, idToken: idToken))
-        let query = statement(access, row)
+        let call = statement(access, row)
         let written = try await database.withStatementTransaction(tenant: tenant.id) {
-            let rows = try await database.client.query(query, logger: database.logger)
             var written = false
-            for try await value in rows.decode(Bool.self) { written = value }
+            for try await value in try await database.client.execute(call, logger: database.logger) { written = value }
             return written
         }
         guard written else { return nil }

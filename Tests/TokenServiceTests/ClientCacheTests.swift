@@ -221,7 +221,7 @@ import Testing
 }
 
 /// The grant's one statement called directly, on a client record read before the changes a test then makes.
-private struct DirectGrant {
+struct DirectGrant {
     let issuer: TokenIssuer
     let request: IssuanceRequest
     let tenant: ResolvedTenant

@@ -84,6 +84,39 @@ import Testing
         }
     }
 
+    /// The grant's statement is a named prepared statement: prepared once on a connection, then only bound and
+    /// executed, and after the first few executions run on the plan PostgreSQL keeps instead of planned again.
+    @Test func theGrantStatementIsPreparedOncePerConnectionAndNotPlannedOnEveryGrant() async throws {
+        try await TokenServiceHarness.run { _, fixture in
+            try await fixture.insertClient("svc", scope: "api")
+            var configuration = try TestEnvironment.appDatabase()
+            configuration.database = fixture.databaseName
+            configuration.maximumConnections = 1  // every statement below on the connection queried at the end
+            try await withPostgresClient(configuration) { client in
+                let prepared = try await DirectGrant.prepare(fixture, "svc")
+                let grant = DirectGrant(
+                    issuer: prepared.issuer, request: prepared.request, tenant: prepared.tenant,
+                    endpoints: prepared.endpoints, signer: prepared.signer,
+                    database: Database(client: client, logger: TestEnvironment.logger))
+                let grants = 12
+                for _ in 0..<grants { _ = try await grant.issue() }
+                let rows = try await client.query(
+                    """
+                    SELECT name, generic_plans, custom_plans FROM pg_prepared_statements
+                    WHERE statement LIKE '%issue_access_token(%'
+                    """, logger: TestEnvironment.logger)
+                var statements: [(name: String, generic: Int64, custom: Int64)] = []
+                for try await row in rows.decode((String, Int64, Int64).self) { statements.append(row) }
+                #expect(statements.count == 1, "\(statements)")
+                let statement = try #require(statements.first)
+                #expect(statement.generic + statement.custom == Int64(grants))
+                // PostgreSQL plans a prepared statement for its first five executions, then keeps a generic plan
+                // when it costs no more.
+                #expect(statement.custom <= 5 && statement.generic >= Int64(grants - 5), "\(statement)")
+            }
+        }
+    }
+
     static func refreshed(
         _ native: NativeApp, _ token: String, _ http: any TestClientProtocol, _ fixture: TokenServiceHarness
     ) async throws -> String {

@@ -187,6 +187,12 @@ class ValidateTests(unittest.TestCase):
             "pools at HPA maximum need",
             lambda docs: find(docs, "HorizontalPodAutoscaler", "token-service")["spec"].update(maxReplicas=60))
 
+    def test_the_pooler_tracks_prepared_statements(self):
+        self.assertFails(
+            "max_prepared_statements must be above 0",
+            lambda docs: find(docs, "Pooler", "latchkey-db-pooler-rw")["spec"]["pgbouncer"]["parameters"].pop(
+                "max_prepared_statements"))
+
     def test_the_sidecar_gets_no_database(self):
         self.assertFails(
             "the sidecar has no database; it must get no DATABASE_* variable",

@@ -425,6 +425,10 @@ def check_database_connections(target, kinds, errors):
             int(parameters.get("default_pool_size", 20)) + int(parameters.get("reserve_pool_size", 0)))
         # Only latchkey_app goes through it: one database and one user, so one pool per instance.
         direct[pooler["spec"]["cluster"]["name"]] += instances * per_instance
+        # Named prepared statements through transaction pooling need PgBouncer to track them.
+        if int(parameters.get("max_prepared_statements") or 0) <= 0:
+            errors.append(f"{target}: Pooler {name}: max_prepared_statements must be above 0: the services' "
+                          "request statements are named prepared statements")
         max_client = int(parameters.get("max_client_conn", 100))
         if pooled_clients[name] > max_client:
             errors.append(f"{target}: Pooler {name}: {pooled_clients[name]} client connections at HPA maximum "

@@ -70,22 +70,20 @@ extension RegistrationService {
                 source: EventSource.registrationGateway, data: ClientRegistered(record: record, actor: actor)))
         let buckets = RegistrationRateLimiter.buckets(
             for: policy.rateLimits.registration, source: source, open: open)
+        let statement = RegisterClientStatement(
+            tenant: tenant.id, buckets: buckets, windowSeconds: RegistrationRateLimiter.windowSeconds,
+            initialAccessTokenHash: tokenHash, userID: user, instanceJKT: instance,
+            maxClientsPerUser: policy.maxClientsPerUser, softwareID: request.softwareID,
+            templateVersion: template?.version, clientID: clientID, clientType: record.clientType.rawValue,
+            applicationType: record.applicationType.rawValue, mechanism: mechanism.rawValue, metadata: storedMetadata,
+            secretHash: secret.map(hasher.hash), secretExpiresAt: secretExpiry,
+            registrationTokenHash: hasher.hash(registrationToken), createdAt: now, templateOverrides: overrides,
+            event: row, relayWokenByCaller: outbox.relayWokenByCaller)
         let result = try await database.withStatementTransaction(tenant: tenant.id) {
-            // OFFSET 0 keeps the function call in the inner query, so it runs once (not once per column)
-            // and after the FROM item that may turn the outbox notification off.
-            let rows = try await database.client.query(
-                """
-                SELECT (r).outcome, (r).retry_after FROM (SELECT register_client(\(tenant.id), \(buckets.map(\.key)),
-                    \(buckets.map(\.limit))::int[], \(RegistrationRateLimiter.windowSeconds), \(tokenHash), \(user),
-                    \(instance), \(policy.maxClientsPerUser)::int, \(request.softwareID), \(template?.version)::int,
-                    \(clientID), \(record.clientType.rawValue), \(record.applicationType.rawValue),
-                    \(mechanism.rawValue), \(storedMetadata), \(secret.map(hasher.hash)), \(secretExpiry),
-                    \(hasher.hash(registrationToken)), \(now), \(overrides), \(row.eventID), \(row.topic), \(row.key),
-                    \(row.eventType), \(row.payload), \(row.traceparent)) AS r\(unescaped: outbox.notificationOptOut)
-                    OFFSET 0) AS registration
-                """, logger: database.logger)
             var result: (outcome: String, retryAfter: Double?)?
-            for try await value in rows.decode((String, Double?).self) { result = value }
+            for try await value in try await database.client.execute(statement, logger: database.logger) {
+                result = value
+            }
             return result
         }
         switch result?.outcome {

@@ -224,36 +224,24 @@ public final class OutboxRelay: Service, Sendable {
 
     /// Claims the next batch, skipping `excluded` (rows this relay is still publishing).
     private func claim(excluding excluded: [Int64]) async throws -> [OutboxMessage] {
-        let lease = Self.seconds(configuration.leaseDuration)
-        // One statement, its own transaction: the function takes the advisory lock that serialises claims
-        // (so the per-key ordering check sees every claim), then claims.
-        let rows = try await database.client.query(
-            """
-            SELECT seq, event_id, event_type, topic, message_key, payload, attempts, traceparent
-            FROM claim_outbox_batch(\(relayID), \(excluded), \(configuration.batchSize), \(lease))
-            """, logger: logger)
+        let rows = try await database.client.execute(
+            ClaimOutboxBatchStatement(
+                relayID: relayID, excluded: excluded, limit: configuration.batchSize,
+                lease: Self.seconds(configuration.leaseDuration)),
+            logger: logger)
         var messages: [OutboxMessage] = []
-        for try await (seq, id, type, topic, key, payload, attempts, traceparent) in rows.decode(
-            (Int64, UUID, String, String, String, String, Int, String?).self)
-        {
-            messages.append(
-                OutboxMessage(
-                    sequence: seq, eventID: id, eventType: type, topic: topic, key: key, payload: payload,
-                    attempts: attempts, traceparent: traceparent))
-        }
+        for try await message in rows { messages.append(message) }
         return messages.sorted { $0.sequence < $1.sequence }
     }
 
     private func markSent(_ sequences: [Int64]) async throws {
         // One statement is its own transaction: no BEGIN and COMMIT round trips around it.
-        let rows = try await database.client.query(
-            """
-            UPDATE outbox SET sent_at = clock_timestamp(), claimed_by = NULL, claimed_until = NULL, last_error = NULL
-            WHERE seq = ANY(\(sequences)) AND sent_at IS NULL
-            RETURNING extract(epoch FROM clock_timestamp() - created_at)::float8
-            """, logger: logger)
         var latencies: [Double] = []
-        for try await latency in rows.decode(Double.self) { latencies.append(latency) }
+        for try await latency in try await database.client.execute(
+            MarkOutboxSentStatement(sequences: sequences), logger: logger)
+        {
+            latencies.append(latency)
+        }
         let marked = latencies.count
         metrics.published.increment(by: marked)
         for latency in latencies { metrics.publishLatency.recordNanoseconds(Int64(latency * 1e9)) }

@@ -17,15 +17,14 @@ public struct OutboxWriter: Sendable {
         self.relayWakeup = relayWakeup
     }
 
-    /// Appended to a one-statement write (`SELECT f(…)`, one function call, its own transaction) whose rows
-    /// this process's relay is woken for by ``announceCommitted()`` once the statement returns: the
-    /// statement then sends no `NOTIFY`, which would make concurrent commits wait for one another. Empty
-    /// without a relay in this process, so the insert notifies as any other.
-    public var notificationOptOut: String {
-        relayWakeup == nil ? "" : " FROM outbox_woken_by_caller()"
-    }
+    /// Whether this process's relay is woken for the rows of a one-statement write (`SELECT f(…) FROM
+    /// outbox_woken_by_caller($n)`, one function call, its own transaction) by ``announceCommitted()`` once
+    /// the statement returns: bound as that argument, it makes the statement send no `NOTIFY`, which would make
+    /// concurrent commits wait for one another. False without a relay in this process, so the insert notifies
+    /// as any other.
+    public var relayWokenByCaller: Bool { relayWakeup != nil }
 
-    /// Wakes this process's relay for rows a statement ending in ``notificationOptOut`` has committed.
+    /// Wakes this process's relay for rows a statement that bound ``relayWokenByCaller`` has committed.
     public func announceCommitted() {
         relayWakeup?.signal()
     }

@@ -47,7 +47,8 @@ import Testing
                 for round in 1...3 {
                     let id = UUID()
                     try await db.app.withTenantTransaction(tenant) { connection in
-                        try await connection.query("SELECT outbox_woken_by_caller()", logger: db.app.logger)
+                        try await connection.query(
+                            "SELECT outbox_woken_by_caller(\(writer.relayWokenByCaller))", logger: db.app.logger)
                         try await writer.append(
                             eventID: id, tenant: tenant, eventType: "io.latchkey.test.v1", topicSuffix: "test-events",
                             key: "\(tenant)/client", payload: #"{"n":\#(round)}"#, on: connection,
@@ -59,9 +60,18 @@ import Testing
                     }
                 }
                 #expect(try await probe.heardSinceLastCall() == [], "rows announced by their writer notified")
-                // Every other insert still notifies.
+                // Every other insert still notifies, also one whose writer has no relay to wake.
                 _ = try await db.writeEvents(
                     1, tenant: tenant, keys: 1, writer: OutboxWriter(), topicSuffix: "test-events")
+                #expect(try await probe.heardSinceLastCall().count == 1)
+                let unannounced = OutboxWriter()
+                try await db.app.withTenantTransaction(tenant) { connection in
+                    try await connection.query(
+                        "SELECT outbox_woken_by_caller(\(unannounced.relayWokenByCaller))", logger: db.app.logger)
+                    try await unannounced.append(
+                        eventID: UUID(), tenant: tenant, eventType: "io.latchkey.test.v1", topicSuffix: "test-events",
+                        key: "\(tenant)/client", payload: #"{"n":0}"#, on: connection, logger: db.app.logger)
+                }
                 #expect(try await probe.heardSinceLastCall().count == 1)
             }
         }
