@@ -13,6 +13,10 @@ struct IssueAccessTokenStatement: PostgresPreparedStatement {
         SELECT issue_access_token($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14) \
         FROM outbox_woken_by_caller($15)
         """
+    static let bindingDataTypes: [PostgresDataType] = [
+        .text, .text, .text, .text, .uuid, .uuid, .timestamptz, .uuid, .text, .text, .text, .text, .text, .text,
+        .bool,
+    ]
     typealias Row = Bool
 
     var tenant: String
@@ -54,6 +58,10 @@ struct RotateRefreshTokenStatement: PostgresPreparedStatement {
         SELECT rotate_refresh_token($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, \
         $18, $19, $20) FROM outbox_woken_by_caller($21)
         """
+    static let bindingDataTypes: [PostgresDataType] = [
+        .text, .text, .text, .text, .uuid, .text, .int8, .text, .uuid, .text, .text, .timestamptz, .text,
+        .timestamptz, .uuid, .text, .text, .text, .text, .text, .bool,
+    ]
     typealias Row = Bool
 
     var tenant: String
@@ -105,6 +113,10 @@ struct RedeemAuthorizationCodeStatement: PostgresPreparedStatement {
         SELECT redeem_authorization_code($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, \
         $17, $18, $19) FROM outbox_woken_by_caller($20)
         """
+    static let bindingDataTypes: [PostgresDataType] = [
+        .text, .text, .text, .text, .uuid, .text, .text, .uuid, .text, .text, .timestamptz, .text, .timestamptz,
+        .uuid, .text, .text, .text, .text, .text, .bool,
+    ]
     typealias Row = Bool
 
     var tenant: String
@@ -151,6 +163,9 @@ struct RedeemAuthorizationCodeStatement: PostgresPreparedStatement {
 /// lock.
 struct AuthorizationCodeStateStatement: PostgresPreparedStatement {
     static let sql = "SELECT * FROM authorization_code_state($1, $2)"
+    static let bindingDataTypes: [PostgresDataType] = [
+        .text, .text,
+    ]
     typealias Row = (String, UUID, String, String, String?, String?, String?, String?, Date, Date, Date?, Bool)
 
     var tenant: String
@@ -170,6 +185,9 @@ struct AuthorizationCodeStateStatement: PostgresPreparedStatement {
 /// lock.
 struct RefreshTokenStateStatement: PostgresPreparedStatement {
     static let sql = "SELECT * FROM refresh_token_state($1, $2)"
+    static let bindingDataTypes: [PostgresDataType] = [
+        .text, .text,
+    ]
     typealias Row = (UUID, Int, String, UUID?, String, String?, String, Date, Date?, Bool)
 
     var tenant: String

@@ -56,6 +56,10 @@ import Testing
         }
     }
 
+    @Test func theRegistrationStatementDeclaresTheTypeOfEachParameter() {
+        #expect(PreparedStatementShape.declaresEveryParameter(RegisterClientStatement.self))
+    }
+
     @Test func aRegistrationIsOneStatement() async throws {
         try await Self.withScratchGateway { client, scratch in
             let path = "/t/\(scratch.tenant)/register"

@@ -117,6 +117,15 @@ import Testing
         }
     }
 
+    @Test func everyGrantStatementDeclaresTheTypeOfEachParameter() {
+        #expect(PreparedStatementShape.parameterCount("SELECT f($1, $12) FROM g($3)") == 12)
+        #expect(PreparedStatementShape.declaresEveryParameter(IssueAccessTokenStatement.self))
+        #expect(PreparedStatementShape.declaresEveryParameter(RotateRefreshTokenStatement.self))
+        #expect(PreparedStatementShape.declaresEveryParameter(RedeemAuthorizationCodeStatement.self))
+        #expect(PreparedStatementShape.declaresEveryParameter(AuthorizationCodeStateStatement.self))
+        #expect(PreparedStatementShape.declaresEveryParameter(RefreshTokenStateStatement.self))
+    }
+
     static func refreshed(
         _ native: NativeApp, _ token: String, _ http: any TestClientProtocol, _ fixture: TokenServiceHarness
     ) async throws -> String {

@@ -15,6 +15,10 @@ struct RegisterClientStatement: PostgresPreparedStatement {
         $8::int, $9, $10::int, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26) AS r \
         FROM outbox_woken_by_caller($27) OFFSET 0) AS registration
         """
+    static let bindingDataTypes: [PostgresDataType] = [
+        .text, .textArray, .int8Array, .float8, .text, .uuid, .text, .int8, .text, .int8, .text, .text, .text, .text,
+        .text, .text, .timestamptz, .text, .timestamptz, .text, .uuid, .text, .text, .text, .text, .text, .bool,
+    ]
     typealias Row = (outcome: String, retryAfter: Double?)
 
     var tenant: String

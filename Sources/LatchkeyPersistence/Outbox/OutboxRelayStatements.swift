@@ -12,6 +12,9 @@ struct ClaimOutboxBatchStatement: PostgresPreparedStatement {
         SELECT seq, event_id, event_type, topic, message_key, payload, attempts, traceparent \
         FROM claim_outbox_batch($1, $2, $3, $4)
         """
+    static let bindingDataTypes: [PostgresDataType] = [
+        .text, .int8Array, .int8, .float8,
+    ]
     typealias Row = OutboxMessage
 
     var relayID: String
@@ -45,6 +48,7 @@ struct MarkOutboxSentStatement: PostgresPreparedStatement {
         WHERE seq = ANY($1) AND sent_at IS NULL \
         RETURNING extract(epoch FROM clock_timestamp() - created_at)::float8
         """
+    static let bindingDataTypes: [PostgresDataType] = [.int8Array]
     typealias Row = Double
 
     var sequences: [Int64]

@@ -9,6 +9,11 @@ import Testing
 /// unsent row of its key is held by another relay or waiting out a backoff. Rows held back that way never
 /// hold up the rows of other keys, however many there are.
 @Suite(.serialized) struct OutboxClaimTests {
+    @Test func theRelayStatementsDeclareTheTypeOfEachParameter() {
+        #expect(PreparedStatementShape.declaresEveryParameter(ClaimOutboxBatchStatement.self))
+        #expect(PreparedStatementShape.declaresEveryParameter(MarkOutboxSentStatement.self))
+    }
+
     @Test func aBacklogIsClaimedInSequenceOrderBatchByBatch() async throws {
         try await OutboxTestDatabase.with { db in
             let tenant = try await db.tenant()
@@ -43,6 +48,30 @@ import Testing
             try await db.markSent(try await db.sequences(of: held.map(\.0)))
             let next = try await db.claim(as: "relay-a", limit: 200)
             #expect(next.count == 200 && next == next.sorted())
+        }
+    }
+
+    /// A claimable row that another transaction holds locked when the claim locks its rows (its relay marking it
+    /// sent, or scheduling its retry after a failed delivery) is left to a later claim, and so are the rows of
+    /// its key behind it: claiming them would let them be published before it.
+    @Test func aClaimableRowLockedElsewhereHoldsBackTheLaterRowsOfItsKey() async throws {
+        try await OutboxTestDatabase.with { db in
+            let tenant = try await db.tenant()
+            let key = try await db.writeEvents(3, tenant: tenant, keys: 1, writer: OutboxWriter(), topicSuffix: "e")
+            let other = try await db.writeEvents(
+                1, tenant: tenant, keys: 1, writer: OutboxWriter(), topicSuffix: "e", keyPrefix: "other")
+            let sequences = try await db.sequences(of: key.map(\.0))
+            try await db.system.client.withConnection { connection in
+                try await connection.query("BEGIN", logger: db.system.logger)
+                try await connection.query(
+                    "SELECT seq FROM outbox WHERE seq = \(sequences[0]) FOR UPDATE", logger: db.system.logger)
+                let claimed = try await db.claim(as: "relay-a", limit: 200)
+                try await connection.query("ROLLBACK", logger: db.system.logger)
+                #expect(claimed == (try await db.sequences(of: other.map(\.0))))
+            }
+            // Once the row is free, its key's rows are claimed in order (the relay's own rows in flight excluded).
+            let inFlight = try await db.sequences(of: other.map(\.0))
+            #expect(try await db.claim(as: "relay-a", limit: 200, excluding: inFlight) == sequences)
         }
     }
 
