@@ -93,12 +93,7 @@ struct RotateRefreshTokenStatement: PostgresPreparedStatement {
         bindings.append(plan.expiresAt)
         bindings.append(jti)
         bindings.append(accessExpiresAt)
-        bindings.append(event.eventID)
-        bindings.append(event.topic)
-        bindings.append(event.key)
-        bindings.append(event.eventType)
-        bindings.append(event.payload)
-        bindings.append(event.traceparent)
+        bindings.append(outboxRow: event)
         bindings.append(relayWokenByCaller)
         return bindings
     }
@@ -146,12 +141,7 @@ struct RedeemAuthorizationCodeStatement: PostgresPreparedStatement {
         bindings.append(plan?.expiresAt)
         bindings.append(jti)
         bindings.append(accessExpiresAt)
-        bindings.append(event.eventID)
-        bindings.append(event.topic)
-        bindings.append(event.key)
-        bindings.append(event.eventType)
-        bindings.append(event.payload)
-        bindings.append(event.traceparent)
+        bindings.append(outboxRow: event)
         bindings.append(relayWokenByCaller)
         return bindings
     }

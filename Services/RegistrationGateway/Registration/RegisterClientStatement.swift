@@ -65,12 +65,7 @@ struct RegisterClientStatement: PostgresPreparedStatement {
         bindings.append(registrationTokenHash)
         bindings.append(createdAt)
         bindings.append(templateOverrides)
-        bindings.append(event.eventID)
-        bindings.append(event.topic)
-        bindings.append(event.key)
-        bindings.append(event.eventType)
-        bindings.append(event.payload)
-        bindings.append(event.traceparent)
+        bindings.append(outboxRow: event)
         bindings.append(relayWokenByCaller)
         return bindings
     }

@@ -89,6 +89,19 @@ public struct OutboxRow: Sendable {
     public let traceparent: String?
 }
 
+extension PostgresBindings {
+    /// The outbox row's columns as the statements that write state and event together take them, in this
+    /// order: event id, topic, message key, event type, payload, traceparent.
+    public mutating func append(outboxRow row: OutboxRow) {
+        append(row.eventID)
+        append(row.topic)
+        append(row.key)
+        append(row.eventType)
+        append(row.payload)
+        append(row.traceparent)
+    }
+}
+
 /// Why an event could not be written to the outbox.
 public enum OutboxError: Error, Equatable {
     case eventIDNotUUID(String)
