@@ -133,7 +133,7 @@ struct AuthorizationCodeGrant: Sendable {
         let refresh =
             wantsRefresh
             ? RefreshPlan(
-                familyID: UUID(), generation: 0,
+                familyID: RandomUUID.make(), generation: 0,
                 expiresAt: Date().addingTimeInterval(TimeInterval(grant.tenant.policy.tokenLifetimes.refreshToken)),
                 boundJKT: grant.refreshBinding)
             : nil

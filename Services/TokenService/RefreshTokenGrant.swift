@@ -173,7 +173,7 @@ struct RefreshTokenGrant: Sendable {
             reason: .refreshTokenReuse, actor: actor, on: connection, logger: logger)
         let event = RefreshTokenReuseDetected(
             tenant: grant.tenant.slug, clientID: stored.clientID, userID: stored.userID,
-            refreshFamilyID: stored.familyID.uuidString.lowercased(), jkt: grant.proof?.jkt,
+            refreshFamilyID: stored.familyID.lowercasedString, jkt: grant.proof?.jkt,
             sourceAddress: grant.sourceAddress, familyRevoked: true, actor: actor)
         try await revocation.outbox.append(
             CloudEvent(source: EventSource.tokenService, data: event), on: connection, logger: logger)

@@ -213,7 +213,7 @@ struct TokenIssuer: Sendable {
             return nil
         }
         let claims = IDTokenClaims(
-            iss: endpoints.issuer, sub: userID.uuidString.lowercased(), aud: request.client.clientID,
+            iss: endpoints.issuer, sub: userID.lowercasedString, aud: request.client.clientID,
             azp: request.client.clientID, iat: access.issuedAt,
             exp: access.issuedAt + Int64(tenant.policy.tokenLifetimes.idToken),
             authTime: Int64(plan.authTime.timeIntervalSince1970), nonce: plan.nonce)
@@ -242,11 +242,11 @@ struct TokenIssuer: Sendable {
         let isDCR = scopes.contains("dcr")
         let lifetime = isDCR ? lifetimes.dcrAccessToken : lifetimes.accessToken
         let audience = isDCR ? endpoints.registration : endpoints.defaultAudience
-        let jti = UUID().uuidString.lowercased()
+        let jti = RandomUUID.string()
         let issuedAt = Int64(now.timeIntervalSince1970)
         let scope = scopes.joined(separator: " ")
         let claims = AccessTokenClaims(
-            iss: endpoints.issuer, sub: request.userID.map { $0.uuidString.lowercased() } ?? request.client.clientID,
+            iss: endpoints.issuer, sub: request.userID.map(\.lowercasedString) ?? request.client.clientID,
             aud: Audience(audience), clientID: request.client.clientID, scope: scope, jti: jti,
             iat: issuedAt, exp: issuedAt + Int64(lifetime),
             cnf: request.jkt.map { AccessTokenClaims.Confirmation(jkt: $0) })
@@ -269,7 +269,7 @@ struct TokenIssuer: Sendable {
             grantType: request.grantType,
             scope: access.scope, jti: access.jti, jkt: request.jkt, tokenTypes: kinds, expiresAt: access.expiresAt,
             refreshExpiresAt: refreshToken == nil ? nil : request.refresh?.expiresAt,
-            refreshFamilyID: refreshToken == nil ? nil : request.refresh?.familyID.uuidString.lowercased(),
+            refreshFamilyID: refreshToken == nil ? nil : request.refresh?.familyID.lowercasedString,
             audience: [access.audience], actor: .client(request.client.clientID))
         return CloudEvent(source: EventSource.tokenService, data: event)
     }

@@ -39,7 +39,7 @@ extension RegistrationService {
         }
         let hasher = settings.secretHasher
         let now = Date()
-        let clientID = UUID().uuidString.lowercased()
+        let clientID = RandomUUID.string()
         let registrationToken = SecretTokens.generate(prefix: "lk_rat_")
         let mechanism: RegistrationMechanism
         var user: UUID?

@@ -126,7 +126,7 @@ struct RegistrationService: Sendable {
         // Verified before the transaction: fetching an issuer's keys must not hold a connection.
         let request = try await statements.applying(to: request, policy: policy)
         let now = Date()
-        let clientID = UUID().uuidString.lowercased()
+        let clientID = RandomUUID.string()
         let registrationToken = SecretTokens.generate(prefix: "lk_rat_")
         let hasher = settings.secretHasher
         return try await database.withTenantTransaction(tenant.id) { connection in

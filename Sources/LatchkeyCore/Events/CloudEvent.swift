@@ -34,8 +34,8 @@ public struct CloudEvent<Payload: EventPayload>: Sendable {
     }
 
     /// A new event with a fresh random id (written lower-case, as PostgreSQL prints UUIDs).
-    public init(id: UUID = UUID(), source: String, time: Date = Date(), data: Payload) {
-        self.init(id: id.uuidString.lowercased(), source: source, time: time, data: data)
+    public init(id: UUID = RandomUUID.make(), source: String, time: Date = Date(), data: Payload) {
+        self.init(id: id.lowercasedString, source: source, time: time, data: data)
     }
 
     /// An event with an id chosen by the caller, e.g. one already stored in an outbox row.

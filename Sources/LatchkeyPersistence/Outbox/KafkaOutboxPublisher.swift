@@ -1,4 +1,5 @@
 import Foundation
+import LatchkeyCore
 import LatchkeyKafka
 import Tracing
 
@@ -24,8 +25,8 @@ public struct KafkaOutboxPublisher: OutboxPublisher {
             span.attributes["messaging.operation.type"] = "send"
             span.attributes["messaging.operation.name"] = "publish"
             span.attributes["messaging.destination.name"] = message.topic
-            span.attributes["messaging.message.id"] = message.eventID.uuidString.lowercased()
-            span.attributes["cloudevents.event_id"] = message.eventID.uuidString.lowercased()
+            span.attributes["messaging.message.id"] = message.eventID.lowercasedString
+            span.attributes["cloudevents.event_id"] = message.eventID.lowercasedString
             span.attributes["cloudevents.event_type"] = message.eventType
             return span
         }
@@ -34,7 +35,7 @@ public struct KafkaOutboxPublisher: OutboxPublisher {
                 topic: message.topic, key: message.key, value: message.payload,
                 headers: [
                     KafkaHeader(key: "content-type", value: "application/cloudevents+json"),
-                    KafkaHeader(key: "ce_id", value: message.eventID.uuidString.lowercased()),
+                    KafkaHeader(key: "ce_id", value: message.eventID.lowercasedString),
                     KafkaHeader(key: "ce_type", value: message.eventType),
                 ] + (span.map { KafkaTraceContext.headers(for: $0.context) } ?? []))
         }

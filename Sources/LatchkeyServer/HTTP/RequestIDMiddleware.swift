@@ -1,6 +1,7 @@
 import Foundation
 import HTTPTypes
 import Hummingbird
+import LatchkeyCore
 import Logging
 
 /// Propagates a sane incoming `X-Request-Id` or makes one, and echoes it on the response.
@@ -13,7 +14,7 @@ public struct RequestIDMiddleware<Context: RequestContext>: RouterMiddleware {
         _ request: Request, context: Context, next: (Request, Context) async throws -> Response
     ) async throws -> Response {
         let incoming = request.headers[Self.headerName]
-        let id = incoming.flatMap { Self.isAcceptable($0) ? $0 : nil } ?? UUID().uuidString.lowercased()
+        let id = incoming.flatMap { Self.isAcceptable($0) ? $0 : nil } ?? RandomUUID.string()
         var context = context
         context.logger[metadataKey: "request_id"] = .string(id)
         var response = try await next(request, context)

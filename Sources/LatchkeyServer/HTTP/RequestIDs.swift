@@ -1,4 +1,6 @@
+import Foundation
 import HTTPTypes
+import LatchkeyCore
 
 /// `X-Request-Id` values: the header name, and a cheap generator of fresh ids.
 public enum RequestIDs {
@@ -8,11 +10,10 @@ public enum RequestIDs {
 
 /// Makes request ids shaped like RFC 9562 version-4 UUIDs (lower-case), without a system call per id.
 ///
-/// `UUID()` reads the kernel's random source for every id; on the sidecar's request path that was one
-/// extra `read` system call per request, plus the `sprintf` behind `uuidString`. Request ids only
-/// need to be unique, not secret: each generator is seeded once from the system generator and then
-/// steps SplitMix64, whose 64-bit outputs never repeat within a generator. Not thread-safe: keep one
-/// per event loop or per connection.
+/// `UUID()` reads the kernel's random source for every id. Request ids only need to be unique, not
+/// secret: each generator is seeded once from the system generator and then steps SplitMix64, whose
+/// 64-bit outputs never repeat within a generator. Not thread-safe: keep one per event loop or per
+/// connection; where that does not fit, ``RandomUUID`` serves any thread.
 public struct RequestIDGenerator {
     private var state: UInt64
 
@@ -28,34 +29,11 @@ public struct RequestIDGenerator {
 
     /// The next id, e.g. `3f2b8c1e-9a4d-4f60-b7e2-0c5d9a8f1e23`.
     public mutating func next() -> String {
-        let high = (nextWord() & 0xFFFF_FFFF_FFFF_0FFF) | 0x0000_0000_0000_4000  // version 4
-        let low = (nextWord() & 0x3FFF_FFFF_FFFF_FFFF) | 0x8000_0000_0000_0000  // RFC 9562 variant
-        return String(unsafeUninitializedCapacity: 36) { buffer in
-            var index = 0
-            func put(_ word: UInt64, nibbles: ClosedRange<Int>) {
-                for shift in nibbles.reversed() {
-                    buffer[index] = Self.hexDigits[Int((word >> UInt64(shift * 4)) & 0xF)]
-                    index += 1
-                }
-            }
-            put(high, nibbles: 8...15)
-            buffer[index] = UInt8(ascii: "-")
-            index += 1
-            put(high, nibbles: 4...7)
-            buffer[index] = UInt8(ascii: "-")
-            index += 1
-            put(high, nibbles: 0...3)
-            buffer[index] = UInt8(ascii: "-")
-            index += 1
-            put(low, nibbles: 12...15)
-            buffer[index] = UInt8(ascii: "-")
-            index += 1
-            put(low, nibbles: 0...11)
-            return index
-        }
+        let high = ((nextWord() & 0xFFFF_FFFF_FFFF_0FFF) | 0x0000_0000_0000_4000).bigEndian  // version 4
+        let low = ((nextWord() & 0x3FFF_FFFF_FFFF_FFFF) | 0x8000_0000_0000_0000).bigEndian  // RFC 9562 variant
+        let uuid = withUnsafeBytes(of: (high, low)) { $0.loadUnaligned(as: uuid_t.self) }
+        return UUID(uuid: uuid).lowercasedString
     }
-
-    private static let hexDigits: [UInt8] = Array("0123456789abcdef".utf8)
 
     /// SplitMix64 (Steele, Lea, Flood 2014): a bijective mix of a Weyl sequence.
     private mutating func nextWord() -> UInt64 {
