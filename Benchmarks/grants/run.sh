@@ -3,15 +3,15 @@
 #
 # Builds release binaries in .build-bench, starts PostgreSQL (scratch database latchkey_bench_grants,
 # recreated) and the embedded Kafka cluster, starts token-service, then GrantsLoad seeds the tenant,
-# signs in once through the pages and drives client_credentials, authorization_code + PKCE + DPoP and
-# refresh_token + DPoP in closed loops, each after an ANALYZE (as autovacuum keeps a running system's
+# signs in once through the pages, prepares the requests and has wrk (grants.lua) drive client_credentials,
+# authorization_code + PKCE + DPoP and refresh_token + DPoP in closed loops, each after an ANALYZE (as autovacuum keeps a running system's
 # statistics; a scratch database would otherwise be planned as empty). Same-run baselines: `pgbench` TPS
 # on a scratch database and `openssl speed -seconds 3 ecdsap256`. Writes Benchmarks/results/grants.md.
 # Cost per grant: CPU of token-service and of every PostgreSQL process (/proc), statements from
 # pg_stat_statements (scripts/postgres.sh preloads it).
 # Idle cost: statements and CPU a minute of the idle service after the load (BENCH_IDLE_SECONDS).
 # Event JSON: `GrantsLoad json-encoding`, LatchkeyJSON.encode against JSONEncoder per event, in process.
-# Knobs: BENCH_WORKERS (8), BENCH_SECONDS (10), BENCH_CODES (3000), BENCH_IDLE_SECONDS (60),
+# Knobs: BENCH_WORKERS (8), BENCH_SECONDS (10), BENCH_CODES (10000: enough for the code phase), BENCH_IDLE_SECONDS (60),
 # BENCH_KAFKA (on; off = unreachable broker), BENCH_DATABASE_OPTIONS (pool options appended to the service's
 # database URLs, e.g. pool_min=10&pool_keepalive=0; the report names them).
 source "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
@@ -19,6 +19,7 @@ cd "$ROOT"
 
 ensure_packages
 command -v openssl >/dev/null || die "openssl is required"
+ensure_debian_packages wrk
 PGBENCH="$(command -v pgbench || echo "$PG_BIN/pgbench")"
 [ -x "$PGBENCH" ] || die "pgbench is required (postgresql-contrib)"
 
@@ -69,7 +70,8 @@ ${BENCH_DATABASE_OPTIONS:+ Database URLs of the service end in \`?$BENCH_DATABAS
 REPORT="$ROOT/Benchmarks/results/grants.md"
 STATS_DATABASE_URL="${DATABASE_MIGRATION_URL%/*}/postgres" ANALYZE_DATABASE_URL="$DATABASE_MIGRATION_URL" \
 "$BIN/GrantsLoad" --port "$PORT" --service-pid "$SERVICE_PID" --postmaster-pid "$(head -1 "$PG_DIR/data/postmaster.pid")" \
-    --idle-seconds "${BENCH_IDLE_SECONDS:-60}" --workers "${BENCH_WORKERS:-8}" --seconds "${BENCH_SECONDS:-10}" --codes "${BENCH_CODES:-3000}" \
+    --idle-seconds "${BENCH_IDLE_SECONDS:-60}" --workers "${BENCH_WORKERS:-8}" --seconds "${BENCH_SECONDS:-10}" --codes "${BENCH_CODES:-10000}" \
+    --wrk-script "$ROOT/Benchmarks/grants/grants.lua" \
     --pgbench-tps "$PGBENCH_TPS" --pgbench-select-tps "${PGBENCH_SELECT_TPS:-–}" --openssl-sign "$OPENSSL_SIGN" --openssl-verify "$OPENSSL_VERIFY" \
     --machine "$MACHINE" --report "$REPORT" ${KAFKA_NOTE:+--kafka-note "$KAFKA_NOTE"} || {
         cp "$WORK/token-service.log" "${TMPDIR:-/tmp}/grants-token-service.log"

@@ -5,8 +5,11 @@ struct Arguments: Sendable {
     var port = 0
     var workers = 8
     var seconds = 10.0
-    var codes = 3_000
-    var proofsPerWorker = 4_000
+    var codes = 10_000
+    var proofsPerWorker = 2_000
+    /// `Benchmarks/grants/grants.lua`, the wrk script that sends the prepared requests.
+    var wrkScript = "Benchmarks/grants/grants.lua"
+    var wrkThreads = 2
     var pgbenchTPS = ""
     /// pgbench's built-in select-only script (`-S`): what a grant with one read-only statement could reach.
     var pgbenchSelectTPS = ""
@@ -31,6 +34,8 @@ struct Arguments: Sendable {
             case "--seconds": seconds = Double(value) ?? seconds
             case "--codes": codes = Int(value) ?? codes
             case "--proofs-per-worker": proofsPerWorker = Int(value) ?? proofsPerWorker
+            case "--wrk-script": wrkScript = value
+            case "--wrk-threads": wrkThreads = Int(value) ?? wrkThreads
             case "--pgbench-tps": pgbenchTPS = value
             case "--pgbench-select-tps": pgbenchSelectTPS = value
             case "--openssl-sign": opensslSign = value

@@ -7,11 +7,10 @@ import Logging
 import NIOCore
 import NIOPosix
 import PostgresNIO
-import Synchronization
 
 /// `GrantsLoad --port P --report FILE …`: seeds the benchmark tenant, prepares DPoP proofs, PKCE pairs and
 /// codes (through the real `/authorize` with an SSO session), then runs one closed-loop phase per grant
-/// against the token service on loopback and writes the report. Env: DATABASE_URL, SECRET_HASH_KEY, and
+/// against the token service on loopback, sent by `wrk` (``WrkPhase``), and writes the report. Env: DATABASE_URL, SECRET_HASH_KEY, and
 /// STATS_DATABASE_URL (a database with the `pg_stat_statements` view) for statements per grant.
 /// `GrantsLoad json-encoding [--seconds S]`: see `JSONEncodingSpeed`.
 @main
@@ -90,119 +89,110 @@ struct GrantsLoad {
 
     /// Runs one phase between two meter readings, on fresh planner statistics.
     static func measured(
-        _ meter: Meter, _ phase: () async -> ClosedLoop.Result
-    ) async -> (ClosedLoop.Result, Meter.Cost) {
+        _ meter: Meter, _ phase: () throws -> WrkPhase.Result
+    ) async throws -> (WrkPhase.Result, Meter.Cost) {
         await meter.refreshStatistics()
         let start = await meter.read()
-        let result = await phase()
+        let result = try phase()
         return (result, meter.cost(from: start, to: await meter.read()))
     }
 
     static func phases(
         _ client: TokenServiceClient, secret: String, arguments: Arguments, meter: Meter
-    ) async throws -> [(ClosedLoop.Result, Meter.Cost)] {
-        let workers = arguments.workers
-        let seconds = arguments.seconds
+    ) async throws -> [(WrkPhase.Result, Meter.Cost)] {
+        let wrk = WrkPhase(
+            script: arguments.wrkScript, url: client.origin, threads: arguments.wrkThreads,
+            connections: arguments.workers, seconds: arguments.seconds,
+            directory: FileManager.default.temporaryDirectory)
+        let form = ("Content-Type", "application/x-www-form-urlencoded")
         let cookie = try await client.signIn()
-        say("signed in; preparing \(arguments.codes) codes and \(workers) refresh families")
+        say("signed in; preparing \(arguments.codes) codes and \(arguments.workers) refresh families")
 
         // Warm-up (connections, the tenant's first signing key, caches) outside the measurements.
         let basic = "Basic " + Data("\(Seeder.serviceClient):\(secret)".utf8).base64EncodedString()
         for _ in 0..<20 { _ = try await client.clientCredentials(authorization: basic) }
 
-        let clientCredentials = await measured(meter) {
-            await ClosedLoop.run(name: "client_credentials", workers: workers, seconds: seconds) { _ in
-                (try? await client.clientCredentials(authorization: basic))?.status == 200
-            }
+        let clientCredentials = try await measured(meter) {
+            try wrk.run(
+                name: "client_credentials",
+                .repeating(
+                    .init(
+                        path: client.tokenPath, headers: [("Authorization", basic), form],
+                        body: "grant_type=client_credentials")))
         }
         say("client_credentials: \(Int(clientCredentials.0.perSecond))/s")
 
-        let signers = try (0..<workers).map { _ in DPoPProofSigner(key: try SigningKey.generate(.es256)) }
+        // One DPoP key for every proof: a refresh token of the public app is bound to the key that got it, and a
+        // chain's token may go out with any proof of its wrk thread.
+        let signer = DPoPProofSigner(key: try SigningKey.generate(.es256))
+        let proof: @Sendable () throws -> String = { try signer.proof(method: "POST", url: client.tokenURL) }
 
         // authorization_code + PKCE + DPoP: codes made beforehand through /authorize (SSO, no prompt).
-        struct Redemption: Sendable {
-            let code: String
-            let verifier: String
-            let proof: String
-        }
-        let perWorker = max(1, arguments.codes / workers)
-        var prepared: [[Redemption]] = []
-        for signer in signers {
-            let codes = try await withThrowingTaskGroup(of: Redemption.self) { group in
-                for _ in 0..<perWorker {
+        var redemptions: [WrkPhase.Request] = []
+        while redemptions.count < arguments.codes {
+            let batch = min(arguments.workers * 16, arguments.codes - redemptions.count)
+            redemptions += try await withThrowingTaskGroup(of: WrkPhase.Request.self) { group in
+                for _ in 0..<batch {
                     group.addTask {
                         let verifier = PKCE.generateVerifier()
                         let code = try await client.code(cookie: cookie, verifier: verifier)
-                        return Redemption(
-                            code: code, verifier: verifier,
-                            proof: try signer.proof(method: "POST", url: client.tokenURL))
+                        return WrkPhase.Request(
+                            path: client.tokenPath, headers: [("DPoP", try proof()), form],
+                            body: TokenServiceClient.encode([
+                                ("grant_type", "authorization_code"), ("code", code),
+                                ("redirect_uri", Seeder.redirectURI), ("client_id", Seeder.nativeApp),
+                                ("code_verifier", verifier),
+                            ]))
                     }
                 }
-                var all: [Redemption] = []
-                for try await item in group { all.append(item) }
-                return all
+                return try await group.reduce(into: []) { $0.append($1) }
             }
-            prepared.append(codes)
         }
-        say("prepared \(prepared.map(\.count).reduce(0, +)) codes")
-        let redemptions = WorkerQueues(prepared)
-        let authorizationCode = await measured(meter) {
-            await ClosedLoop.run(name: "authorization_code + PKCE + DPoP", workers: workers, seconds: seconds) {
-                worker in
-                guard let item = redemptions.next(worker) else { return nil }
-                return (try? await client.redeem(code: item.code, verifier: item.verifier, proof: item.proof))?.status
-                    == 200
-            }
+        say("prepared \(redemptions.count) codes")
+        let authorizationCode = try await measured(meter) {
+            try wrk.run(name: "authorization_code + PKCE + DPoP", .once(dealt(redemptions, to: wrk.threads)))
         }
         say("authorization_code: \(Int(authorizationCode.0.perSecond))/s")
 
-        // refresh_token (DPoP): one family per worker, each with its own DPoP key and pre-made proofs; after the
-        // code phase, so the refresh tokens' table holds its redemptions' tokens as a running system's would.
+        // refresh_token + DPoP: one family per connection, each rotation's token sent again with a fresh proof;
+        // after the code phase, so the refresh tokens' table holds its redemptions' tokens as a running system's
+        // would.
         var families: [String] = []
-        for signer in signers {
+        for _ in 0..<arguments.workers {
             let verifier = PKCE.generateVerifier()
             let code = try await client.code(cookie: cookie, verifier: verifier)
-            let answer = try await client.redeem(
-                code: code, verifier: verifier, proof: try signer.proof(method: "POST", url: client.tokenURL))
+            let answer = try await client.redeem(code: code, verifier: verifier, proof: try proof())
             guard answer.status == 200, let refresh = answer.json["refresh_token"] as? String else {
                 throw BenchmarkError(
                     "the code exchange for a refresh family failed (\(answer.status)): \(answer.text.prefix(300))")
             }
             families.append(refresh)
         }
-        let refreshProofs = WorkerQueues(
-            try signers.map { signer in
-                try (0..<arguments.proofsPerWorker).map { _ in try signer.proof(method: "POST", url: client.tokenURL) }
-            })
-        let current = RefreshFamilies(families)
-        let refresh = await measured(meter) {
-            await ClosedLoop.run(name: "refresh_token + DPoP", workers: workers, seconds: seconds) { worker in
-                guard let proof = refreshProofs.next(worker) else { return nil }
-                guard let answer = try? await client.refresh(current[worker], proof: proof), answer.status == 200,
-                    let next = answer.json["refresh_token"] as? String
-                else { return false }
-                current[worker] = next
-                return true
-            }
+        let proofs = try (0..<arguments.proofsPerWorker * arguments.workers).map { _ in try proof() }
+        let template = WrkPhase.Request(
+            path: client.tokenPath, headers: [form],
+            body: TokenServiceClient.encode([("grant_type", "refresh_token"), ("client_id", Seeder.nativeApp)])
+                + "&refresh_token=")
+        let refresh = try await measured(meter) {
+            try wrk.run(
+                name: "refresh_token + DPoP",
+                .chains(
+                    template: template, tokens: dealt(families, to: wrk.threads),
+                    proofs: dealt(proofs, to: wrk.threads)))
         }
         say("refresh_token: \(Int(refresh.0.perSecond))/s")
 
         return [clientCredentials, authorizationCode, refresh]
     }
 
+    /// `items` dealt round-robin into `count` hands.
+    static func dealt<Item>(_ items: [Item], to count: Int) -> [[Item]] {
+        var hands = Array(repeating: [Item](), count: count)
+        for (index, item) in items.enumerated() { hands[index % count].append(item) }
+        return hands
+    }
+
     static func say(_ message: String) {
         FileHandle.standardError.write(Data("[grants] \(message)\n".utf8))
-    }
-}
-
-/// The newest refresh token of each worker's family (each worker touches only its own slot).
-final class RefreshFamilies: Sendable {
-    private let tokens: Mutex<[String]>
-
-    init(_ tokens: [String]) { self.tokens = Mutex(tokens) }
-
-    subscript(worker: Int) -> String {
-        get { tokens.withLock { $0[worker] } }
-        set { tokens.withLock { $0[worker] = newValue } }
     }
 }

@@ -4,7 +4,7 @@ import Foundation
 /// The Markdown report: grants per second and latency per phase next to the same-run baselines.
 struct Report {
     let arguments: Arguments
-    let results: [(ClosedLoop.Result, Meter.Cost)]
+    let results: [(WrkPhase.Result, Meter.Cost)]
     /// The service left idle after the load.
     let idle: Meter.Cost
 
@@ -14,7 +14,9 @@ struct Report {
             arguments.machine, "",
             "Token service (release build, log level warning) and load generator on the same 2-CPU machine, with the",
             "shared PostgreSQL cluster. \(arguments.kafkaNote)",
-            "Closed loop: \(arguments.workers) concurrent clients, \(Int(arguments.seconds)) s per grant.",
+            "Closed loop: `wrk` (\(arguments.wrkThreads) threads, \(arguments.workers) keep-alive connections, one request in flight on each),",
+            "\(Int(arguments.seconds)) s per grant; like pgbench's client in the baseline, it is a C program that takes",
+            "little of the two CPUs (its CPU per grant is in the cost table).",
             "DPoP proofs (ES256), PKCE pairs and authorization codes are prepared before each phase; codes come",
             "from the real `/authorize` with an SSO session cookie (one sign-in, no prompt). Every grant is the",
             "full production path: client authentication, DPoP proof check, the grant's transaction with its",
@@ -35,23 +37,26 @@ struct Report {
         for (result, _) in results {
             let ratio = pgbench > 0 ? String(format: "%.0f %%", result.perSecond / pgbench * 100) : "–"
             lines.append(
-                "| \(result.name) | \(Int(result.perSecond.rounded())) | \(ratio) | \(Self.ms(result.percentile(50))) | "
-                    + "\(Self.ms(result.percentile(99))) | \(result.failed) |")
+                "| \(result.name) | \(Int(result.perSecond.rounded())) | \(ratio) | \(Self.ms(result.p50)) | "
+                    + "\(Self.ms(result.p99)) | \(result.failed) |")
         }
         lines += [
             "", "## Cost per grant", "",
             "CPU from `/proc/<pid>/stat` (utime + stime) over each phase, divided by the grants it completed:",
             "the token service, and PostgreSQL (the postmaster and every backend of the cluster, the outbox",
             "relay's included). Statements are every top-level statement the benchmark database ran in the",
-            "phase (`pg_stat_statements`), i.e. round trips, the relay's included.", "",
-            "| grant | service CPU µs | PostgreSQL CPU µs | statements |", "|---|---|---|---|",
+            "phase (`pg_stat_statements`), i.e. round trips, the relay's included. The load generator's CPU is",
+            "`wrk`'s own (`getrusage` of the child process).", "",
+            "| grant | service CPU µs | PostgreSQL CPU µs | statements | load generator CPU µs |",
+            "|---|---|---|---|---|",
         ]
         for (result, cost) in results {
             let per = cost.per(result.completed)
             let statements = per.statements.map { String(format: "%.1f", $0) } ?? "–"
             let service = String(format: "%.0f", per.serviceMicroseconds)
             let postgres = String(format: "%.0f", per.postgresMicroseconds)
-            lines.append("| \(result.name) | \(service) | \(postgres) | \(statements) |")
+            let generator = String(format: "%.0f", result.generatorCPU * 1e6 / Double(max(result.completed, 1)))
+            lines.append("| \(result.name) | \(service) | \(postgres) | \(statements) | \(generator) |")
         }
         let minutes = max(arguments.idleSeconds, 1) / 60
         let idleStatements = idle.statements.map { String(format: "%.0f", Double($0) / minutes) } ?? "–"

@@ -12,6 +12,7 @@ struct TokenServiceClient: Sendable {
     let origin: String
     var issuer: String { "\(origin)/t/\(Seeder.tenant)" }
     var tokenURL: String { "\(issuer)/token" }
+    var tokenPath: String { "/t/\(Seeder.tenant)/token" }
 
     struct Answer: Sendable {
         let status: Int
@@ -97,15 +98,6 @@ struct TokenServiceClient: Sendable {
             form: [
                 ("grant_type", "authorization_code"), ("code", code), ("redirect_uri", Seeder.redirectURI),
                 ("client_id", Seeder.nativeApp), ("code_verifier", verifier),
-            ])
-    }
-
-    /// `refresh_token` with DPoP.
-    func refresh(_ token: String, proof: String) async throws -> Answer {
-        try await send(
-            .POST, tokenURL, headers: [("DPoP", proof)],
-            form: [
-                ("grant_type", "refresh_token"), ("refresh_token", token), ("client_id", Seeder.nativeApp),
             ])
     }
 
