@@ -149,9 +149,16 @@ enum JSONResponse {
         _ value: some Encodable, status: HTTPResponse.Status = .ok, contentType: String = "application/json",
         cacheControl: String = "no-store", extraHeaders: HTTPFields = [:]
     ) throws -> Response {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        let data = try encoder.encode(value)
+        // The bytes `JSONEncoder` writes with sorted keys and unescaped slashes, in one pass (every token
+        // response comes through here).
+        let data: Data
+        if let compact = try CompactJSONEncoder.encode(value, dates: .deferredToDate) {
+            data = compact
+        } else {
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+            data = try encoder.encode(value)
+        }
         var headers: HTTPFields = [.contentType: contentType, .cacheControl: cacheControl]
         if cacheControl == "no-store" { headers[.pragma] = "no-cache" }
         headers.append(contentsOf: extraHeaders)

@@ -10,9 +10,7 @@ public struct FormParameters: Sendable {
 
     /// Parses the request body; wrong content type → 415, malformed encoding or repeats → `invalid_request`.
     public static func read(from request: Request) async throws -> FormParameters {
-        let type = request.headers[.contentType]?.split(separator: ";").first?
-            .trimmingCharacters(in: .whitespaces).lowercased()
-        guard type == "application/x-www-form-urlencoded" else {
+        guard isFormMediaType(request.headers[.contentType]) else {
             throw OAuthError(
                 .unsupportedMediaType, "invalid_request", "content type must be application/x-www-form-urlencoded")
         }
@@ -31,7 +29,7 @@ public struct FormParameters: Sendable {
             }
             guard !name.isEmpty else { throw OAuthError.invalidRequest("malformed form encoding") }
             // No legitimate parameter holds NUL, and PostgreSQL text cannot store it (it would fail as a 500).
-            guard !name.contains("\0"), !value.contains("\0") else {
+            guard !name.utf8.contains(0), !value.utf8.contains(0) else {
                 throw OAuthError.invalidRequest("parameters must not contain NUL characters")
             }
             // RFC 6749 §3.2: parameters must not be included more than once.
@@ -43,6 +41,22 @@ public struct FormParameters: Sendable {
         }
         return FormParameters(values: values)
     }
+
+    /// Whether a `Content-Type` value names `application/x-www-form-urlencoded`, with or without parameters
+    /// (`; charset=UTF-8`): the media type before the first `;`, without the spaces and tabs around it,
+    /// compared case-insensitively (RFC 9110 §8.3.1). Byte by byte: this runs on every token request.
+    public static func isFormMediaType(_ value: String?) -> Bool {
+        guard var utf8 = value?.utf8[...] else { return false }
+        if let semicolon = utf8.firstIndex(of: UInt8(ascii: ";")) { utf8 = utf8[..<semicolon] }
+        let isSpace = { (byte: UInt8) in byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") }
+        while let first = utf8.first, isSpace(first) { utf8 = utf8.dropFirst() }
+        while let last = utf8.last, isSpace(last) { utf8 = utf8.dropLast() }
+        return utf8.elementsEqual(formMediaType) { byte, expected in
+            (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte) ? byte | 0x20 == expected : byte == expected
+        }
+    }
+
+    private static let formMediaType = Array("application/x-www-form-urlencoded".utf8)
 
     /// `+` as a space and `%XX` as the byte XX; nil when a `%` is not followed by two hex digits or the
     /// bytes are not UTF-8 (as Foundation's `removingPercentEncoding`, without bridging to NSString).

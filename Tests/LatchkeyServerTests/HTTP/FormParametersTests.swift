@@ -34,4 +34,24 @@ import Testing
             #expect(FormParameters.decode(Substring(part)) == foundation, "\(part)")
         }
     }
+
+    @Test(arguments: [
+        "application/x-www-form-urlencoded", "Application/X-WWW-Form-URLEncoded",
+        "application/x-www-form-urlencoded; charset=UTF-8", " \tapplication/x-www-form-urlencoded\t ;charset=utf-8",
+        "application/x-www-form-urlencoded;",
+    ])
+    func theFormMediaTypeIsRecognisedWithParametersSpacesAndAnyCase(_ value: String) {
+        #expect(FormParameters.isFormMediaType(value))
+    }
+
+    @Test(arguments: [
+        nil, "", ";", "application/json", "application/x-www-form-urlencodedx", "application/x-www-form",
+        "application/x-www-form-urlencoded\u{A0}", "multipart/form-data; boundary=x",
+        "application x-www-form-urlencoded", "application/x-www-form-urlencoded\u{0}",
+        // A byte that becomes `/` or `-` when bit 5 is set is not a letter: no case folding for it.
+        "application\u{0F}x-www-form-urlencoded", "application/x\u{0D}www-form-urlencoded",
+    ])
+    func otherMediaTypesAreNotTheForm(_ value: String?) {
+        #expect(!FormParameters.isFormMediaType(value))
+    }
 }
