@@ -70,31 +70,31 @@ function init(args)
     if mode ~= "chain" then response = nil end
 end
 
+-- The index of the next single-use input of `count`; once they are used up the thread stops and says so.
+local function nextIndex(count)
+    index = index + 1
+    if index > count then
+        exhausted = true
+        wrk.thread:stop()
+        index = count
+    end
+    return index
+end
+
 function request()
     if mode == "static" then
         return requests[1]
     elseif mode == "list" then
-        index = index + 1
-        if index > #requests then
-            exhausted = true
-            wrk.thread:stop()
-            index = #requests
-        end
-        return requests[index]
+        return requests[nextIndex(#requests)]
     end
     if verifying then
         verifying = false
         return wrk.format(chainMethod, chainPath, chainHeaders, chainBody)
     end
-    index = index + 1
-    if index > #proofs then
-        exhausted = true
-        wrk.thread:stop()
-        index = #proofs
-    end
+    local proof = proofs[nextIndex(#proofs)]
     -- A failed rotation returns no token; the request then carries none and fails too.
     local token = table.remove(tokens) or ""
-    chainHeaders["DPoP"] = proofs[index]
+    chainHeaders["DPoP"] = proof
     return wrk.format(chainMethod, chainPath, chainHeaders, chainBody .. token)
 end
 
