@@ -10,6 +10,7 @@ BENCH_DB=latchkey_bench_gateway
 PGBENCH_DB=latchkey_bench_gateway_pgbench
 CONNECTIONS="${BENCH_CONNECTIONS:-8}"
 bench_databases "$BENCH_DB" "$PGBENCH_DB"
+ensure_debian_packages wrk
 bench_build GatewayBenchmark registration-gateway
 bench_workspace
 
@@ -18,6 +19,7 @@ pgbench_tps="$(pgbench_tps "$PGBENCH_DB" "$CONNECTIONS" "${PGBENCH_SECONDS:-20}"
 
 log "registration-gateway load ($CONNECTIONS connections)"
 result="$(BENCH_POSTMASTER_PID="$(head -1 "$PG_DIR/data/postmaster.pid")" GATEWAY_BINARY="$BIN/registration-gateway" GATEWAY_LOG="$WORK/registration-gateway.log" BENCH_CONNECTIONS="$CONNECTIONS" \
+    BENCH_WRK_SCRIPT="$ROOT/Benchmarks/wrk-phase.lua" \
     "$BIN/GatewayBenchmark")"
 load_after="$(cut -d' ' -f1-3 /proc/loadavg)"
 
@@ -35,7 +37,7 @@ the gateway's outbox relay publishes with \`acks=all\` and idempotence and marks
 | measure | value |
 |---|---|
 | pgbench TPS (TPC-B-like, scale 10, $CONNECTIONS clients, same run) | $pgbench_tps |
-| full-metadata registrations per second ($CONNECTIONS connections, closed loop, $(field seconds_per_phase) s) | **$(field full_registrations_per_second 1)** |
+| full-metadata registrations per second ($CONNECTIONS connections, closed loop sent by \`wrk\`, $(field seconds_per_phase) s) | **$(field full_registrations_per_second 1)** |
 | full metadata: HTTP latency p50 / p99 | $(field full_http_p50_ms 1) / $(field full_http_p99_ms 1) ms |
 | templatized registrations per second (\`software_id\` + \`client_name\`) | **$(field template_registrations_per_second 1)** |
 | templatized: HTTP latency p50 / p99 | $(field template_http_p50_ms 1) / $(field template_http_p99_ms 1) ms |
@@ -44,7 +46,7 @@ the gateway's outbox relay publishes with \`acks=all\` and idempotence and marks
 | paced: outbox → relay acknowledged p50 / p99 | $(field paced_outbox_to_ack_p50_ms 1) / $(field paced_outbox_to_ack_p99_ms 1) ms |
 | paced: outbox → Kafka (row created → consumed) p50 / p99 | $(field paced_outbox_to_consumer_p50_ms 1) / **$(field paced_outbox_to_consumer_p99_ms 1) ms** |
 | events written / consumed | $(field events_written) / $(field events_consumed) |
-| full metadata, per registration: gateway CPU / PostgreSQL CPU (\`/proc\`, warm-up included) | $(field full_service_cpu_us) / $(field full_postgres_cpu_us) µs |
+| full metadata, per registration: gateway CPU / PostgreSQL CPU / load generator CPU (\`/proc\`, \`getrusage\`) | $(field full_service_cpu_us) / $(field full_postgres_cpu_us) / $(field full_generator_cpu_us) µs |
 | full metadata, statements per registration (\`pg_stat_statements\`, the relay's included) | $(field full_statements 1) |
 | pgbench ratio: full-metadata registrations / pgbench TPS | $(python3 -c "import sys; print(f'{float(sys.argv[1])/float(sys.argv[2])*100:.0f} %')" "$(field full_registrations_per_second 1)" "$pgbench_tps") |
 | idle gateway after the load, per minute ($(field idle_seconds) s measured): statements / gateway CPU / PostgreSQL CPU | $(field idle_statements_per_minute) / $(field idle_service_cpu_ms_per_minute 1) ms / $(field idle_postgres_cpu_ms_per_minute 1) ms |

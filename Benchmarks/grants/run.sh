@@ -3,7 +3,7 @@
 #
 # Builds release binaries in .build-bench, starts PostgreSQL (scratch database latchkey_bench_grants,
 # recreated) and the embedded Kafka cluster, starts token-service, then GrantsLoad seeds the tenant,
-# signs in once through the pages, prepares the requests and has wrk (grants.lua) drive client_credentials,
+# signs in once through the pages, prepares the requests and has wrk (Benchmarks/wrk-phase.lua) drive client_credentials,
 # authorization_code + PKCE + DPoP and refresh_token + DPoP in closed loops, each after an ANALYZE (as autovacuum keeps a running system's
 # statistics; a scratch database would otherwise be planned as empty). Same-run baselines: `pgbench` TPS
 # on a scratch database and `openssl speed -seconds 3 ecdsap256`. Writes Benchmarks/results/grants.md.
@@ -71,7 +71,7 @@ REPORT="$ROOT/Benchmarks/results/grants.md"
 STATS_DATABASE_URL="${DATABASE_MIGRATION_URL%/*}/postgres" ANALYZE_DATABASE_URL="$DATABASE_MIGRATION_URL" \
 "$BIN/GrantsLoad" --port "$PORT" --service-pid "$SERVICE_PID" --postmaster-pid "$(head -1 "$PG_DIR/data/postmaster.pid")" \
     --idle-seconds "${BENCH_IDLE_SECONDS:-60}" --workers "${BENCH_WORKERS:-8}" --seconds "${BENCH_SECONDS:-10}" --codes "${BENCH_CODES:-10000}" \
-    --wrk-script "$ROOT/Benchmarks/grants/grants.lua" \
+    --wrk-script "$ROOT/Benchmarks/wrk-phase.lua" \
     --pgbench-tps "$PGBENCH_TPS" --pgbench-select-tps "${PGBENCH_SELECT_TPS:-–}" --openssl-sign "$OPENSSL_SIGN" --openssl-verify "$OPENSSL_VERIFY" \
     --machine "$MACHINE" --report "$REPORT" ${KAFKA_NOTE:+--kafka-note "$KAFKA_NOTE"} || {
         cp "$WORK/token-service.log" "${TMPDIR:-/tmp}/grants-token-service.log"

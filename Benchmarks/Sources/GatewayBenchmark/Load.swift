@@ -26,46 +26,62 @@ struct LoadResult {
     }
 }
 
-/// Sends registrations to the gateway over `connections` keep-alive connections.
+/// What the report needs of a phase, however it was driven.
+struct PhaseSummary {
+    var perSecond: Double
+    var completed: Int
+    var failed: Int
+    var failures: [String: Int] = [:]
+    /// Every request sent (what the CPU and statement counts of a phase are divided by).
+    var sent: Int
+    /// `<phase>_http_p50_ms`, `_p99_ms`, …
+    var latencyJSON: [String: Any]
+    /// CPU microseconds of the load generator per request, when it ran in its own process.
+    var generatorCPUMicroseconds: Double?
+    var window: (start: Date, end: Date)
+
+    init(_ name: String, paced result: LoadResult) {
+        perSecond = result.perSecond
+        completed = result.completed
+        failed = result.failed
+        failures = result.failures
+        sent = result.sent
+        latencyJSON = Percentiles(result.latencies).millisecondsJSON("\(name)_http")
+        window = result.window
+    }
+
+    init(_ name: String, wrk result: WrkPhase.Result) {
+        perSecond = result.perSecond
+        completed = result.completed
+        failed = result.failed
+        sent = result.completed + result.failed
+        latencyJSON = ["\(name)_http_p50_ms": result.p50 / 1000, "\(name)_http_p99_ms": result.p99 / 1000]
+        generatorCPUMicroseconds = result.generatorCPU * 1e6 / Double(max(sent, 1))
+        window = result.window
+    }
+}
+
+/// Requests of the closed-loop phases, sent by `wrk`: one connection per thread, each thread with its own
+/// initial access token, so that connections do not queue on one token row.
+enum ClosedLoopRequests {
+    static func perThread(path: String, tokens: [String], body: (Int, Int) -> String) -> [[WrkPhase.Request]] {
+        tokens.enumerated().map { worker, token in
+            (0..<500).map { sequence in
+                WrkPhase.Request(
+                    path: path,
+                    headers: [("Content-Type", "application/json"), ("Authorization", "Bearer \(token)")],
+                    body: body(worker, sequence))
+            }
+        }
+    }
+}
+
+/// Sends registrations to the gateway at a fixed rate over one keep-alive connection per token.
 struct RegistrationLoad: Sendable {
     let client: HTTPClient
     let url: String
     /// One initial access token per connection.
     let tokens: [String]
-
-    /// Closed loop: each connection sends its next registration as soon as the previous one answered.
-    /// Requests started during `warmup` are sent but not counted.
-    func closedLoop(warmup: Duration, duration: Duration, body: @escaping @Sendable (Int, Int) -> String) async
-        -> LoadResult
-    {
-        let clock = ContinuousClock()
-        let measureFrom = clock.now + warmup
-        let end = measureFrom + duration
-        let startDate = Date().addingTimeInterval(Bench.seconds(warmup))
-        var total = await withTaskGroup(of: LoadResult.self) { group in
-            for (worker, token) in tokens.enumerated() {
-                group.addTask {
-                    var result = LoadResult()
-                    var sequence = 0
-                    while clock.now < end {
-                        let started = clock.now
-                        let outcome = await send(token: token, body: body(worker, sequence))
-                        sequence += 1
-                        result.sent += 1
-                        guard started >= measureFrom else { continue }
-                        record(outcome, latency: Bench.seconds(clock.now - started), into: &result)
-                    }
-                    return result
-                }
-            }
-            var merged = LoadResult()
-            for await part in group { merged.merge(part) }
-            return merged
-        }
-        total.seconds = Bench.seconds(duration)
-        total.window = (startDate, startDate.addingTimeInterval(total.seconds))
-        return total
-    }
 
     /// Open loop at a fixed rate: request k is due at start + k / rate; latency counts from the due
     /// time, so a gateway that falls behind shows it.

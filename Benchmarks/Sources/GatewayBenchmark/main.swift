@@ -9,9 +9,11 @@ import PostgresNIO
 
 // Drives the release `registration-gateway` binary (its outbox relay publishing to the embedded Kafka
 // cluster) on a scratch PostgreSQL database and prints one JSON object of measurements:
-//   1. full-metadata registrations, closed loop over BENCH_CONNECTIONS connections, BENCH_SECONDS s;
+//   1. full-metadata registrations, closed loop over BENCH_CONNECTIONS connections, BENCH_SECONDS s, sent
+//      by `wrk` (BENCH_WRK_SCRIPT) after a short unmeasured warm-up;
 //   2. templatized registrations (software_id + client_name), the same way;
-//   3. a paced phase at BENCH_PACED_PERCENT % of phase 1's rate for BENCH_PACED_SECONDS s;
+//   3. a paced phase at BENCH_PACED_PERCENT % of phase 1's rate for BENCH_PACED_SECONDS s (AsyncHTTPClient:
+//      latency counts from each request's due time, which `wrk` cannot do);
 // and for each phase the delay from the outbox row's created_at to the relay's acknowledgement
 // (sent_at) and to the record arriving at a consumer of the ClientRegistered topic.
 // Environment: DATABASE_MIGRATION_URL, DATABASE_URL, DATABASE_SYSTEM_URL (the scratch database),
@@ -48,6 +50,7 @@ func run() async throws -> [String: Any] {
     let idleSeconds = Bench.setting("BENCH_IDLE_SECONDS", 60)
     let port = Bench.setting("BENCH_GATEWAY_PORT", 18_181)
     let binary = try Bench.required("GATEWAY_BINARY")
+    let wrkScript = try Bench.required("BENCH_WRK_SCRIPT")
     let gatewayLog = Bench.environment["GATEWAY_LOG"] ?? "/tmp/registration-gateway-bench.log"
     let owner = try DatabaseConfiguration(url: try Bench.required("DATABASE_MIGRATION_URL"))
     let app = try DatabaseConfiguration(url: try Bench.required("DATABASE_URL"))
@@ -103,27 +106,33 @@ func run() async throws -> [String: Any] {
         try await waitUntilReady(http, port: port, process: gateway)
         let idleRSS = peakRSS(pid: gateway.processIdentifier)
 
-        let load = RegistrationLoad(
-            client: http, url: "http://127.0.0.1:\(port)/t/\(Seeding.tenant)/register", tokens: tokens)
+        let path = "/t/\(Seeding.tenant)/register"
+        let load = RegistrationLoad(client: http, url: "http://127.0.0.1:\(port)\(path)", tokens: tokens)
+        func wrk(seconds: Int) -> WrkPhase {
+            WrkPhase(
+                script: wrkScript, url: "http://127.0.0.1:\(port)", threads: connections, connections: connections,
+                seconds: Double(seconds), directory: FileManager.default.temporaryDirectory)
+        }
+        let fullRequests = ClosedLoopRequests.perThread(path: path, tokens: tokens, body: Bodies.full)
+        let templateRequests = ClosedLoopRequests.perThread(path: path, tokens: tokens, body: Bodies.template)
         let meter = Meter(
             servicePID: gateway.processIdentifier,
             postmasterPID: Int32(Bench.environment["BENCH_POSTMASTER_PID"] ?? "") ?? 0, statsClient: statsClient,
             databaseName: owner.database, logger: Bench.logger)
         var costs: [String: Meter.Cost] = [:]
-        func measured(_ name: String, _ phase: () async -> LoadResult) async -> LoadResult {
+        /// A warm-up (connections, caches, the pool at its load) and then the measured closed loop.
+        func closedLoop(_ name: String, _ requests: [[WrkPhase.Request]]) async throws -> PhaseSummary {
+            _ = try wrk(seconds: 2).run(name: "\(name) warm-up", .cycling(requests))
             let start = await meter.read()
-            let result = await phase()
+            let result = try wrk(seconds: seconds).run(name: name, .cycling(requests))
             costs[name] = meter.cost(from: start, to: await meter.read())
-            return result
+            return PhaseSummary(name, wrk: result)
         }
-        let full = await measured("full") {
-            await load.closedLoop(warmup: .seconds(2), duration: .seconds(seconds), body: Bodies.full)
-        }
-        let templated = await measured("template") {
-            await load.closedLoop(warmup: .seconds(2), duration: .seconds(seconds), body: Bodies.template)
-        }
+        let full = try await closedLoop("full", fullRequests)
+        let templated = try await closedLoop("template", templateRequests)
         let rate = max(1, full.perSecond * Double(pacedPercent) / 100)
-        let paced = await load.paced(rate: rate, duration: .seconds(pacedSeconds), body: Bodies.full)
+        let paced = PhaseSummary(
+            "paced", paced: await load.paced(rate: rate, duration: .seconds(pacedSeconds), body: Bodies.full))
 
         // Every registration's event must reach the consumer before the delays are read.
         let written = try await OutboxQueries.count(systemClient, topic: topic)
@@ -161,7 +170,8 @@ func run() async throws -> [String: Any] {
             result["\(name)_completed"] = phase.completed
             result["\(name)_failed"] = phase.failed
             if !phase.failures.isEmpty { result["\(name)_failures"] = phase.failures }
-            result.merge(Percentiles(phase.latencies).millisecondsJSON("\(name)_http")) { $1 }
+            result.merge(phase.latencyJSON) { $1 }
+            if let generator = phase.generatorCPUMicroseconds { result["\(name)_generator_cpu_us"] = generator }
             let delays = OutboxQueries.delays(times, arrivals: arrivals, window: phase.window)
             result.merge(delays.relay.millisecondsJSON("\(name)_outbox_to_ack")) { $1 }
             result.merge(delays.consumed.millisecondsJSON("\(name)_outbox_to_consumer")) { $1 }

@@ -7,8 +7,8 @@ struct Arguments: Sendable {
     var seconds = 10.0
     var codes = 10_000
     var proofsPerWorker = 2_000
-    /// `Benchmarks/grants/grants.lua`, the wrk script that sends the prepared requests.
-    var wrkScript = "Benchmarks/grants/grants.lua"
+    /// `Benchmarks/wrk-phase.lua`, the wrk script that sends the prepared requests.
+    var wrkScript = "Benchmarks/wrk-phase.lua"
     var wrkThreads = 2
     var pgbenchTPS = ""
     /// pgbench's built-in select-only script (`-S`): what a grant with one read-only statement could reach.

@@ -1,6 +1,7 @@
--- wrk script of the grants benchmark: one closed-loop phase of token requests.
+-- wrk script of the benchmarks' closed-loop phases (WrkPhase in BenchmarkSupport): it sends prepared requests.
 -- Arguments (after `--`): MODE DATA
---   static: every request is the one in DATA.0 (method, path, headers, body as written by GrantsLoad)
+--   static: every request is the one in DATA.0 (method, path, headers, body as written by WrkPhase)
+--   cycle:  thread i sends the requests of DATA.i in order, over and over
 --   list:   thread i sends the requests of DATA.i once each, in order (single-use inputs: codes, proofs)
 --   chain:  thread i starts from the refresh tokens of DATA.i ("T <token>") and sends each token once with
 --           the next proof ("P <proof>"); a 200 answer's refresh token goes back into the thread's pool
@@ -50,7 +51,7 @@ function init(args)
     if mode == "static" then
         local method, path, headers, body = parse(lines(args[2] .. ".0")[1])
         requests = { wrk.format(method, path, headers, body) }
-    elseif mode == "list" then
+    elseif mode == "list" or mode == "cycle" then
         requests = {}
         for _, line in ipairs(lines(args[2] .. "." .. id)) do
             table.insert(requests, wrk.format(parse(line)))
@@ -86,6 +87,9 @@ function request()
         return requests[1]
     elseif mode == "list" then
         return requests[nextIndex(#requests)]
+    elseif mode == "cycle" then
+        index = index % #requests + 1
+        return requests[index]
     end
     if verifying then
         verifying = false
