@@ -155,7 +155,8 @@ import Testing
             try await database.withTenantTransaction(tenant) { connection in
                 let rows = try await connection.query(
                     """
-                    SELECT limit_key, requests FROM registration_rate_limits WHERE tenant_id = \(tenant)
+                    SELECT limit_key, sum(requests)::int FROM registration_rate_limits WHERE tenant_id = \(tenant)
+                    GROUP BY limit_key
                     """, logger: database.logger)
                 var found: [String: Int] = [:]
                 for try await (key, requests) in rows.decode((String, Int).self) { found[key] = requests }
@@ -168,6 +169,77 @@ import Testing
         }
         // Each source let 40 through to the tenant's bucket: 120 counted there, 100 of them within its limit.
         #expect(rows["tenant"] == 120)
+    }
+
+    /// A limit above the number of sessions the server admits (`max_connections`) is counted on one row per
+    /// session stripe while no session's count can tip it over, and exactly, with every stripe locked, once
+    /// the window's sum comes within that many requests of it: concurrent requests then still let exactly the
+    /// limit's number through, and every request is counted once.
+    @Test func aLimitAboveTheConnectionBoundIsCountedOnStripesAndStillExactly() async throws {
+        let limit = try await TestDatabase.withApp { database in
+            let rows = try await database.client.query(
+                """
+                SELECT current_setting('max_connections')::int + current_setting('max_prepared_transactions')::int
+                """, logger: database.logger)
+            var value = 0
+            for try await setting in rows.decode(Int.self) { value = setting }
+            // max_connections - 1 other sessions and every prepared transaction may hold a count a request
+            // cannot see: 5 requests are decided on their stripe alone.
+            return value - 1 + 5
+        }
+        let (tenant, stripesAfterFast, refusals) = try await Self.inOneWindow {
+            try await GatewayHarness.make()
+        } _: { h in
+            try await TestDatabase.withApp { (database: Database) async throws -> (String, Int, Int) in
+                let limiter = RegistrationRateLimiter(database: database)
+                let rateLimit = RateLimit(perTenantPerMinute: limit, perSourcePerMinute: 0)
+                func stripes() async throws -> Int {
+                    try await database.withTenantTransaction(h.tenant) { connection in
+                        let rows = try await connection.query(
+                            "SELECT count(*)::int FROM registration_rate_limits WHERE tenant_id = \(h.tenant)",
+                            logger: database.logger)
+                        var count = 0
+                        for try await value in rows.decode(Int.self) { count = value }
+                        return count
+                    }
+                }
+                for _ in 0..<3 {
+                    let retry = try await limiter.retryAfter(
+                        tenant: h.tenant, source: "192.0.2.1", open: false, limit: rateLimit)
+                    #expect(retry == nil)
+                }
+                let stripesAfterFast = try await stripes()
+                // The rest of the budget is taken at once, with 30 requests more than it allows: the first of
+                // them are still decided on their stripes, the others race into exact counts.
+                let refusals = try await withThrowingTaskGroup(of: Bool.self) { group in
+                    for _ in 0..<(limit - 3 + 30) {
+                        group.addTask {
+                            try await limiter.retryAfter(
+                                tenant: h.tenant, source: "192.0.2.1", open: false, limit: rateLimit) != nil
+                        }
+                    }
+                    return try await group.reduce(0) { $0 + ($1 ? 1 : 0) }
+                }
+                return (h.tenant, stripesAfterFast, refusals)
+            }
+        }
+        // The first three took no exact count: only the stripes of the sessions that counted them have rows.
+        #expect((1...3).contains(stripesAfterFast), "rows after the first three requests: \(stripesAfterFast)")
+        #expect(refusals == 30)
+        let counted = try await TestDatabase.withApp { database in
+            try await database.withTenantTransaction(tenant) { connection in
+                let rows = try await connection.query(
+                    """
+                    SELECT sum(requests)::int, count(*)::int FROM registration_rate_limits
+                    WHERE tenant_id = \(tenant) AND limit_key = 'tenant'
+                    """, logger: database.logger)
+                var found = (0, 0)
+                for try await value in rows.decode((Int, Int).self) { found = value }
+                return found
+            }
+        }
+        #expect(counted.0 == limit + 30)
+        #expect(counted.1 == 8)
     }
 
     @Test func openRegistrationIsLimitedHarder() async throws {
