@@ -3,11 +3,11 @@ import BenchmarkSupport
 import Foundation
 import NIOCore
 
-/// What one load phase measured.
+/// What the paced phase measured.
 struct LoadResult {
     var completed = 0
     var failed = 0
-    /// Every request sent, warm-up included (what the CPU and statement counts of a phase cover).
+    /// Every request sent.
     var sent = 0
     var seconds = 0.0
     /// Request latencies (seconds) of successful registrations inside the measured window.
