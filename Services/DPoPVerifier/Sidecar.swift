@@ -4,6 +4,7 @@ import HummingbirdCore
 import LatchkeyCore
 import LatchkeyServer
 import Logging
+import NIOCore
 
 /// Replaceable parts, for tests: the clock, the token check and the nonce source.
 struct SidecarOverrides: Sendable {
@@ -13,6 +14,8 @@ struct SidecarOverrides: Sendable {
     /// Replaces the HMAC nonce source (the vectors' fixed nonce).
     var nonceSource: (any DPoPNonceSource)?
     var gaugeInterval: Duration = .seconds(5)
+    /// Replaces the per-request deadline of discovery and JWKS fetches (a loaded test machine).
+    var keyFetchTimeout: TimeAmount?
 
     init() {}
 }
@@ -59,7 +62,9 @@ struct Sidecar: Sendable {
             tokens = override
             tokenCache = nil
         } else {
-            let fetcher = IssuerKeyFetcher(client: httpClient, metadataOrigin: settings.issuerMetadataOrigin)
+            var keyFetcher = IssuerKeyFetcher(client: httpClient, metadataOrigin: settings.issuerMetadataOrigin)
+            if let timeout = overrides.keyFetchTimeout { keyFetcher.timeout = timeout }
+            let fetcher = keyFetcher
             let keys = JWKSCache(
                 maxAge: settings.jwksMaxAgeSeconds, minimumRefreshInterval: settings.jwksMinimumRefreshSeconds,
                 clock: clock,

@@ -221,6 +221,7 @@ import Testing
                 let app = try buildApplication(settings: service, sidecar: settings, logger: TestServiceSettings.logger)
                 let group = ServiceGroup(configuration: .init(services: [app], logger: TestServiceSettings.logger))
                 let sidecar = LiveSidecar(port: service.port, managementPort: service.managementPort)
+                let shutdown = ShutdownRequest()
                 let exercised = try await withThrowingTaskGroup(of: Bool.self) { tasks in
                     tasks.addTask {
                         try? await group.run()
@@ -237,6 +238,7 @@ import Testing
                         // The upstream has the request (or the exchange ended without reaching it, which the
                         // expectations below report).
                         for await _ in started { break }
+                        shutdown.request()
                         await group.triggerGracefulShutdown()
                         let reply = try await slow
                         #expect(reply.status == 200)
@@ -246,10 +248,16 @@ import Testing
                     let first = try await tasks.next() ?? false
                     if first {
                         _ = try await tasks.next()  // the server stops after the exchange
-                    } else {
-                        tasks.cancelAll()
+                        return true
                     }
-                    return first
+                    // Once the shutdown is under way the server may stop before the client has read the
+                    // answer it was sent: the exchange's own outcome decides. Before that, a stopped server
+                    // never started.
+                    guard shutdown.wasRequested else {
+                        tasks.cancelAll()
+                        return false
+                    }
+                    return try await tasks.next() ?? false
                 }
                 if exercised { return }
             }
@@ -620,6 +628,15 @@ struct ChunkSequence: AsyncSequence, Sendable {
 }
 
 /// Where the upstream reports a slow request reaching it: to the stream of the current attempt.
+/// Whether a test has asked its service group to shut down.
+private final class ShutdownRequest: Sendable {
+    private let requested = Mutex(false)
+
+    func request() { requested.withLock { $0 = true } }
+
+    var wasRequested: Bool { requested.withLock { $0 } }
+}
+
 private final class SlowStarts: Sendable {
     private let current = Mutex<AsyncStream<Void>.Continuation?>(nil)
 

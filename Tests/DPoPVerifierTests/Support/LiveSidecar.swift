@@ -130,6 +130,10 @@ func withLiveSidecar<T: Sendable>(
     let kafka = cluster ?? ownCluster!
     defer { ownCluster?.shutdown() }
     let service = try await TestServiceSettings.make(.dpopVerifier, kafkaBrokers: kafka.bootstrapServers)
+    // The loopback issuer answers in milliseconds, but a machine running the whole suite can stall a
+    // fetch for seconds; a failed first fetch would answer the test's first request with 503.
+    var overrides = overrides
+    overrides.keyFetchTimeout = overrides.keyFetchTimeout ?? .seconds(30)
     let app = try buildApplication(
         settings: service, sidecar: settings, logger: TestServiceSettings.logger, overrides: overrides)
     return try await app.journaledTest(.live) { client in

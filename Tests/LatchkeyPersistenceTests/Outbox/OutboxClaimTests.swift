@@ -91,6 +91,69 @@ import Testing
             #expect(try await db.claim(as: "relay-a", limit: 200) == (try await db.sequences(of: other.map(\.0))))
         }
     }
+
+    /// The claim examines the claimable rows a batch at a time, and each batch's statement sees the rows as they
+    /// are when it starts. A key held back in one batch stays held back in the later ones, even when the row that
+    /// held it is marked sent in between: claiming the key's later rows then would publish them ahead of the rows
+    /// skipped in the earlier batches. The holder is marked sent while a claim of one row at a time walks
+    /// thousands of held-back rows; until that lands between two batches, the attempt is repeated.
+    @Test func aKeyHeldBackInOneBatchStaysHeldBackWhenItsHolderIsSentMeanwhile() async throws {
+        try await OutboxTestDatabase.with { db in
+            let tenant = try await db.tenant()
+            var interleaved = false
+            for attempt in 1...10 where !interleaved {
+                let key = "\(tenant)/held-\(attempt)"
+                let holder = try await db.insertEvents(1, tenant: tenant, key: key)
+                #expect(try await db.claim(as: "relay-b", limit: 1) == holder)
+                let behind = try await db.insertEvents(5_000, tenant: tenant, key: key)
+                let other = try await db.insertEvents(1, tenant: tenant, key: "\(tenant)/other-\(attempt)")
+
+                var claimed: [Int64] = []
+                try await db.system.client.withConnection { claiming in
+                    let pid = try await db.backendPID(of: claiming)
+                    try await withThrowingTaskGroup(of: ClaimRace.self) { group in
+                        group.addTask {
+                            var rows: [Int64] = []
+                            for try await seq in try await claiming.query(
+                                "SELECT seq FROM claim_outbox_batch('relay-a', '{}', 1, 60)", logger: db.system.logger
+                            ).decode(Int64.self) {
+                                rows.append(seq)
+                            }
+                            return .claimed(rows)
+                        }
+                        group.addTask {
+                            // Once the claim runs, the holder is marked sent; did the claim go on afterwards?
+                            while try await !db.isActive(pid) { try await Task.sleep(for: .milliseconds(1)) }
+                            try await db.markSent(holder)
+                            return .holderSent(claimStillRunning: try await db.isActive(pid))
+                        }
+                        while let outcome = try await group.next() {
+                            switch outcome {
+                            case .claimed(let rows):
+                                claimed = rows
+                                group.cancelAll()  // a watcher that never saw the claim running
+                                return
+                            case .holderSent(let running): interleaved = running
+                            }
+                        }
+                    }
+                }
+                // Before its first batch the claim finds the key free and takes its first row; afterwards the key
+                // stays held back and the other key's row is the one claimable.
+                #expect(claimed == [behind[0]] || claimed == other, "attempt \(attempt): claimed \(claimed)")
+                if interleaved { #expect(claimed == other) }
+                try await db.system.client.query(
+                    "UPDATE outbox SET sent_at = clock_timestamp() WHERE sent_at IS NULL", logger: db.system.logger)
+            }
+            #expect(interleaved, "the holder was never marked sent while the claim ran")
+        }
+    }
+}
+
+/// What each side of the race between a claim and the marking of its key's holder reports.
+private enum ClaimRace: Sendable {
+    case claimed([Int64])
+    case holderSent(claimStillRunning: Bool)
 }
 
 extension OutboxTestDatabase {
@@ -113,6 +176,42 @@ extension OutboxTestDatabase {
         try await system.client.query(
             "UPDATE outbox SET sent_at = clock_timestamp(), claimed_by = NULL, claimed_until = NULL WHERE seq = ANY(\(sequences))",
             logger: system.logger)
+    }
+
+    /// Inserts `count` unsent rows of `key` in one statement (a key not used before); their sequences in order.
+    func insertEvents(_ count: Int, tenant: String, key: String) async throws -> [Int64] {
+        try await app.withTenantTransaction(tenant) { connection in
+            try await connection.query(
+                """
+                INSERT INTO outbox (event_id, tenant_id, topic, message_key, event_type, payload)
+                SELECT gen_random_uuid(), \(tenant), 'latchkey.e', \(key), 'io.latchkey.test.v1', '{}'
+                FROM generate_series(1, \(count))
+                """, logger: app.logger)
+        }
+        let rows = try await system.client.query(
+            "SELECT seq FROM outbox WHERE message_key = \(key) AND sent_at IS NULL ORDER BY seq", logger: system.logger)
+        var sequences: [Int64] = []
+        for try await seq in rows.decode(Int64.self) { sequences.append(seq) }
+        return sequences
+    }
+
+    func backendPID(of connection: PostgresConnection) async throws -> Int32 {
+        for try await pid in try await connection.query("SELECT pg_backend_pid()", logger: system.logger)
+            .decode(Int32.self)
+        {
+            return pid
+        }
+        throw TestFailure("no backend pid")
+    }
+
+    /// Whether the session `pid` is running a statement.
+    func isActive(_ pid: Int32) async throws -> Bool {
+        for try await state in try await system.client.query(
+            "SELECT state FROM pg_stat_activity WHERE pid = \(pid)", logger: system.logger
+        ).decode(String?.self) {
+            return state == "active"
+        }
+        return false
     }
 
     /// The sequences of the rows of `events`, in order.
