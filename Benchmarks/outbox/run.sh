@@ -5,7 +5,8 @@
 # Each drain inserts the backlog in one statement, then claims batches of 200 and marks them sent, as the
 # relay does, until nothing is claimable; the two claims alternate on the same database.
 # Usage: Benchmarks/run.sh outbox   (knobs: BENCH_BACKLOGS, default "1000 3000 6000"; BENCH_KEYS, default
-#        "1 50": distinct message keys in the backlog; BENCH_ROUNDS, default 2). Writes Benchmarks/results/outbox.md.
+#        "1 50": distinct message keys in the backlog; BENCH_HELD, default "5000x3 20000x1 1x10000": keys held
+#        back x rows behind each; BENCH_ROUNDS, default 2). Writes Benchmarks/results/outbox.md.
 source "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 cd "$ROOT"
 
@@ -60,6 +61,51 @@ for backlog in ${BENCH_BACKLOGS:-1000 3000 6000}; do
         rows+="| $backlog | $keys | $(IFS=/; echo "${current[*]}") | $(IFS=/; echo "${baseline[*]}") | $ratio |"$'\n'
     done
 done
+# Keys held back: the first row of every key waits out a backoff and rows of the key follow it, then 200 rows
+# of other keys; one claim of 200 (rolled back) must walk past the held-back rows to the free ones. The
+# same-run baseline is the claim of migration 0037, which looked up each key's blocking row again in every
+# batch.
+sed 's/claim_outbox_batch/claim_outbox_batch_0037/g' "$MIGRATIONS/0037_outbox_claim_one_instant.sql" | psql_bench
+psql_bench <<'SQL'
+CREATE FUNCTION bench_hold_keys(p_keys int, p_behind int) RETURNS void LANGUAGE sql AS $$
+    INSERT INTO outbox (event_id, tenant_id, topic, message_key, event_type, payload, available_at)
+    SELECT gen_random_uuid(), 'bench', 'latchkey.tokens', 'held-' || k, 'TokenIssued', repeat('x', 800),
+           clock_timestamp() + interval '1 hour'
+    FROM generate_series(1, p_keys) AS k;
+    INSERT INTO outbox (event_id, tenant_id, topic, message_key, event_type, payload)
+    SELECT gen_random_uuid(), 'bench', 'latchkey.tokens', 'held-' || k, 'TokenIssued', repeat('x', 800)
+    FROM generate_series(1, p_behind) AS r, generate_series(1, p_keys) AS k ORDER BY r, k;
+    INSERT INTO outbox (event_id, tenant_id, topic, message_key, event_type, payload)
+    SELECT gen_random_uuid(), 'bench', 'latchkey.tokens', 'free-' || k, 'TokenIssued', repeat('x', 800)
+    FROM generate_series(1, 200) AS k;
+$$;
+-- Milliseconds one claim of 200 takes; it must claim the 200 rows of the keys held back by nothing.
+CREATE FUNCTION bench_claim_ms(p_claim text) RETURNS float8 LANGUAGE plpgsql AS $$
+DECLARE started timestamptz; claimed bigint[];
+BEGIN
+    started := clock_timestamp();
+    EXECUTE format('SELECT coalesce(array_agg(seq), ''{}'') FROM %I(''bench-relay'', ''{}'', 200, 120)', p_claim)
+        INTO claimed;
+    IF cardinality(claimed) <> 200 THEN RAISE EXCEPTION 'claimed % rows instead of 200', cardinality(claimed); END IF;
+    RETURN 1000 * extract(epoch FROM clock_timestamp() - started);
+END
+$$;
+SQL
+held_rows=""
+for shape in ${BENCH_HELD:-5000x3 20000x1 1x10000}; do
+    keys="${shape%x*}" behind="${shape#*x}"
+    psql_bench -c "DELETE FROM outbox" -c "SELECT bench_hold_keys($keys, $behind)" -c "VACUUM ANALYZE outbox"
+    current=() baseline=()
+    for round in $(seq 1 "${BENCH_ROUNDS:-2}"); do
+        for claim in claim_outbox_batch claim_outbox_batch_0037; do
+            result="$(psql_bench -c "BEGIN" -c "SELECT round(bench_claim_ms('$claim')::numeric, 1)" -c "ROLLBACK")"
+            log "$keys key(s) held back with $behind row(s) behind each, $claim: $result ms"
+            if [ "$claim" = claim_outbox_batch ]; then current+=("$result"); else baseline+=("$result"); fi
+        done
+    done
+    held_rows+="| $keys | $behind | $(IFS=/; echo "${current[*]}") | $(IFS=/; echo "${baseline[*]}") |"$'\n'
+done
+
 load_after="$(cut -d' ' -f1-3 /proc/loadavg)"
 
 report="$RESULTS/outbox.md"
@@ -76,5 +122,12 @@ does (inside one function, so no round trips are counted): the current claim aga
 | backlog (rows) | keys | current claim, s | 0029 claim, s | current / 0029 |
 |---|---|---|---|---|
 $rows
+Milliseconds of one claim of 200 rows past keys held back (each key's first row waiting out a backoff, rows of
+the key behind it, then 200 rows of other keys), rolled back after each claim: the current claim against the
+claim of migration 0037, alternating on the same database. One value per round.
+
+| keys held back | rows behind each | current claim, ms | 0037 claim, ms |
+|---|---|---|---|
+$held_rows
 REPORT
 log "report written to $report"

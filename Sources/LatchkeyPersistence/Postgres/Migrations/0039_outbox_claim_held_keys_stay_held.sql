@@ -4,7 +4,8 @@
 -- that held back a key in one batch was marked sent before the next batch's statement, that statement found
 -- nothing holding the key back (the rows skipped in the earlier batch are neither held by a relay nor waiting
 -- out a backoff) and claimed the key's later rows ahead of the skipped ones, which were then published after
--- them. Now the keys held back in a batch are remembered, and their rows in every later batch are left too.
+-- them. Now the keys held back in a batch are remembered (a jsonb object, so a lookup does not grow with their
+-- number), their rows in every later batch are left, and their blocking rows are not looked up again.
 CREATE OR REPLACE FUNCTION claim_outbox_batch(p_relay text, p_excluded bigint[], p_limit bigint, p_lease_seconds float8)
 RETURNS TABLE (seq bigint, event_id uuid, event_type text, topic text, message_key text, payload text,
                attempts integer, traceparent text)
@@ -14,8 +15,8 @@ DECLARE
     v_now timestamptz;
     v_after bigint := 0;
     v_claimable bigint[] := '{}';
-    v_held text[] := '{}';
-    v_newly_held text[];
+    v_held jsonb := '{}';
+    v_newly_held jsonb;
     v_locked bigint[];
     v_examined bigint;
     v_last bigint;
@@ -34,21 +35,16 @@ BEGIN
         blocking AS MATERIALIZED (
             SELECT p.message_key, min(p.seq) AS first_seq FROM outbox p
             WHERE p.sent_at IS NULL
-              AND p.message_key IN (SELECT e.message_key FROM examined e)
+              AND p.message_key IN (SELECT e.message_key FROM examined e WHERE NOT (v_held ? e.message_key))
               AND p.seq < (SELECT max(e.seq) FROM examined e)
               AND ((p.claimed_until >= v_now AND p.claimed_by <> p_relay) OR p.available_at > v_now)
-            GROUP BY p.message_key),
-        decided AS (
-            SELECT e.seq, e.message_key,
-                   e.message_key <> ALL(v_held)
-                   AND NOT EXISTS (
-                       SELECT 1 FROM blocking b WHERE b.message_key = e.message_key AND b.first_seq < e.seq) AS free
-            FROM examined e)
-        SELECT count(*), max(d.seq),
-               coalesce(array_agg(d.seq ORDER BY d.seq) FILTER (WHERE d.free), '{}'),
-               coalesce(array_agg(DISTINCT d.message_key) FILTER (WHERE NOT d.free AND d.message_key <> ALL(v_held)), '{}')
+            GROUP BY p.message_key)
+        SELECT count(*), max(e.seq),
+               coalesce(array_agg(e.seq ORDER BY e.seq) FILTER (
+                   WHERE b.message_key IS NULL AND NOT (v_held ? e.message_key)), '{}'),
+               coalesce(jsonb_object_agg(e.message_key, true) FILTER (WHERE b.message_key IS NOT NULL), '{}')
         INTO v_examined, v_last, v_free, v_newly_held
-        FROM decided d;
+        FROM examined e LEFT JOIN blocking b ON b.message_key = e.message_key AND b.first_seq < e.seq;
         v_claimable := v_claimable || v_free[1:(p_limit - cardinality(v_claimable))::int];
         EXIT WHEN v_examined < p_limit OR cardinality(v_claimable) >= p_limit;
         v_held := v_held || v_newly_held;
