@@ -627,7 +627,6 @@ struct ChunkSequence: AsyncSequence, Sendable {
     func makeAsyncIterator() -> AsyncIterator { AsyncIterator(remaining: chunks[...]) }
 }
 
-/// Where the upstream reports a slow request reaching it: to the stream of the current attempt.
 /// Whether a test has asked its service group to shut down.
 private final class ShutdownRequest: Sendable {
     private let requested = Mutex(false)
@@ -637,6 +636,7 @@ private final class ShutdownRequest: Sendable {
     var wasRequested: Bool { requested.withLock { $0 } }
 }
 
+/// Where the upstream reports a slow request reaching it: to the stream of the current attempt.
 private final class SlowStarts: Sendable {
     private let current = Mutex<AsyncStream<Void>.Continuation?>(nil)
 
