@@ -100,6 +100,15 @@ import Testing
     @Test func aKeyHeldBackInOneBatchStaysHeldBackWhenItsHolderIsSentMeanwhile() async throws {
         try await OutboxTestDatabase.with { db in
             let tenant = try await db.tenant()
+            // Sent before the claim starts, the holder holds nothing back: the key's first row is claimed.
+            let early = try await db.insertEvents(1, tenant: tenant, key: "\(tenant)/held-0")
+            #expect(try await db.claim(as: "relay-b", limit: 1) == early)
+            let behindEarly = try await db.insertEvents(3, tenant: tenant, key: "\(tenant)/held-0")
+            try await db.markSent(early)
+            #expect(try await db.claim(as: "relay-a", limit: 1) == [behindEarly[0]])
+            try await db.system.client.query(
+                "UPDATE outbox SET sent_at = clock_timestamp() WHERE sent_at IS NULL", logger: db.system.logger)
+
             var interleaved = false
             for attempt in 1...10 where !interleaved {
                 let key = "\(tenant)/held-\(attempt)"
@@ -179,18 +188,20 @@ extension OutboxTestDatabase {
             logger: system.logger)
     }
 
-    /// Inserts `count` unsent rows of `key` in one statement (a key not used before); their sequences in order.
+    /// Inserts `count` unsent rows of `key` in one statement; their sequences in order.
     func insertEvents(_ count: Int, tenant: String, key: String) async throws -> [Int64] {
+        // The statement's rows carry their own payload, which finds them again (the app role cannot read them back).
+        let payload = #"{"insert":"\#(UUID().uuidString)"}"#
         try await app.withTenantTransaction(tenant) { connection in
             try await connection.query(
                 """
                 INSERT INTO outbox (event_id, tenant_id, topic, message_key, event_type, payload)
-                SELECT gen_random_uuid(), \(tenant), 'latchkey.e', \(key), 'io.latchkey.test.v1', '{}'
+                SELECT gen_random_uuid(), \(tenant), 'latchkey.e', \(key), 'io.latchkey.test.v1', \(payload)
                 FROM generate_series(1, \(count))
                 """, logger: app.logger)
         }
         let rows = try await system.client.query(
-            "SELECT seq FROM outbox WHERE message_key = \(key) AND sent_at IS NULL ORDER BY seq", logger: system.logger)
+            "SELECT seq FROM outbox WHERE payload = \(payload) ORDER BY seq", logger: system.logger)
         var sequences: [Int64] = []
         for try await seq in rows.decode(Int64.self) { sequences.append(seq) }
         return sequences
