@@ -11,7 +11,7 @@
 # pg_stat_statements (scripts/postgres.sh preloads it).
 # Idle cost: statements and CPU a minute of the idle service after the load (BENCH_IDLE_SECONDS).
 # Event JSON: `GrantsLoad json-encoding`, LatchkeyJSON.encode against JSONEncoder per event, in process.
-# Knobs: BENCH_WORKERS (8), BENCH_SECONDS (10), BENCH_CODES (10000: enough for the code phase), BENCH_IDLE_SECONDS (60),
+# Knobs: BENCH_WORKERS (8), BENCH_SECONDS (10), BENCH_CODES (25000: enough for the code phase), BENCH_IDLE_SECONDS (60),
 # BENCH_KAFKA (on; off = unreachable broker), BENCH_DATABASE_OPTIONS (pool options appended to the service's
 # database URLs, e.g. pool_min=10&pool_keepalive=0; the report names them).
 source "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
@@ -70,7 +70,7 @@ ${BENCH_DATABASE_OPTIONS:+ Database URLs of the service end in \`?$BENCH_DATABAS
 REPORT="$ROOT/Benchmarks/results/grants.md"
 STATS_DATABASE_URL="${DATABASE_MIGRATION_URL%/*}/postgres" ANALYZE_DATABASE_URL="$DATABASE_MIGRATION_URL" \
 "$BIN/GrantsLoad" --port "$PORT" --service-pid "$SERVICE_PID" --postmaster-pid "$(head -1 "$PG_DIR/data/postmaster.pid")" \
-    --idle-seconds "${BENCH_IDLE_SECONDS:-60}" --workers "${BENCH_WORKERS:-8}" --seconds "${BENCH_SECONDS:-10}" --codes "${BENCH_CODES:-10000}" \
+    --idle-seconds "${BENCH_IDLE_SECONDS:-60}" --workers "${BENCH_WORKERS:-8}" --seconds "${BENCH_SECONDS:-10}" --codes "${BENCH_CODES:-25000}" \
     --wrk-script "$ROOT/Benchmarks/wrk-phase.lua" \
     --pgbench-tps "$PGBENCH_TPS" --pgbench-select-tps "${PGBENCH_SELECT_TPS:-–}" --openssl-sign "$OPENSSL_SIGN" --openssl-verify "$OPENSSL_VERIFY" \
     --machine "$MACHINE" --report "$REPORT" ${KAFKA_NOTE:+--kafka-note "$KAFKA_NOTE"} || {

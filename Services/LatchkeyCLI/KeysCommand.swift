@@ -98,7 +98,7 @@ struct KeysCommand: AsyncParsableCommand {
         guard let url = try env.secretText("database.url") ?? env.secretText("database.migration.url")
         else { throw ValidationError("DATABASE_URL (or DATABASE_MIGRATION_URL) is required") }
         let logger = Logger(label: "latchkey.keys")
-        let client = try DatabaseConfiguration(url: url).makeClient(logger: logger)
+        let client = try DatabaseConfiguration(url: url).onDemand.makeClient(logger: logger)
         let keys = TenantSigningKeys(
             envelope: try envelope ?? KeyEnvelope(configuration: KeyMaterial.generateConfigurationValue()))
         let rotation = SigningKeyRotation(keys: keys, database: Database(client: client, logger: logger))

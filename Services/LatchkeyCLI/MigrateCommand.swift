@@ -45,7 +45,7 @@ struct MigrateCommand: AsyncParsableCommand {
             else { throw ValidationError("DATABASE_MIGRATION_URL (or DATABASE_URL) is required") }
             var logger = Logger(label: "latchkey.migrate")
             logger.logLevel = .warning
-            let client = try DatabaseConfiguration(url: url).makeClient(logger: logger)
+            let client = try DatabaseConfiguration(url: url).onDemand.makeClient(logger: logger)
             let migrator = try Migrator(logger: logger)
             let status = try await withRunningPool(client) { try await migrator.status(client: client) }
             print(render(status))

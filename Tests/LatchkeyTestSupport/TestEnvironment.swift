@@ -33,9 +33,10 @@ public enum TestEnvironment {
     }
 
     /// The whole suite shares two CPUs, so statements get far more time than production's 5 s default
-    /// (a test that must see a timeout sets its own).
+    /// (a test that must see a timeout sets its own). The suite starts hundreds of short-lived pools, so they
+    /// open connections on demand instead of a service's fixed pool (tests of the pool options set their own).
     private static func configuration(_ name: String) throws -> DatabaseConfiguration {
-        var configuration = try DatabaseConfiguration(url: value(name))
+        var configuration = try DatabaseConfiguration(url: value(name)).onDemand
         configuration.statementTimeoutMilliseconds = 60_000
         return configuration
     }

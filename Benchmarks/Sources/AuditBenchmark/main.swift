@@ -126,8 +126,8 @@ func run() async throws -> [String: Any] {
     let partitions = Bench.setting("BENCH_PARTITIONS", 16)
     let binary = try Bench.required("AUDIT_CONSUMER_BINARY")
     let consumerLog = Bench.environment["AUDIT_CONSUMER_LOG"] ?? "/tmp/audit-consumer-bench.log"
-    let owner = try DatabaseConfiguration(url: try Bench.required("DATABASE_MIGRATION_URL"))
-    var system = try DatabaseConfiguration(url: try Bench.required("DATABASE_SYSTEM_URL"))
+    let owner = try DatabaseConfiguration(url: try Bench.required("DATABASE_MIGRATION_URL")).onDemand
+    var system = try DatabaseConfiguration(url: try Bench.required("DATABASE_SYSTEM_URL")).onDemand
     system.statementTimeoutMilliseconds = 60_000
 
     let cluster = try EmbeddedKafkaCluster(brokers: 1, logger: Bench.logger)

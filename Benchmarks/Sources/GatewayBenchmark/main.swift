@@ -52,9 +52,9 @@ func run() async throws -> [String: Any] {
     let binary = try Bench.required("GATEWAY_BINARY")
     let wrkScript = try Bench.required("BENCH_WRK_SCRIPT")
     let gatewayLog = Bench.environment["GATEWAY_LOG"] ?? "/tmp/registration-gateway-bench.log"
-    let owner = try DatabaseConfiguration(url: try Bench.required("DATABASE_MIGRATION_URL"))
-    let app = try DatabaseConfiguration(url: try Bench.required("DATABASE_URL"))
-    let system = try DatabaseConfiguration(url: try Bench.required("DATABASE_SYSTEM_URL"))
+    let owner = try DatabaseConfiguration(url: try Bench.required("DATABASE_MIGRATION_URL")).onDemand
+    let app = try DatabaseConfiguration(url: try Bench.required("DATABASE_URL")).onDemand
+    let system = try DatabaseConfiguration(url: try Bench.required("DATABASE_SYSTEM_URL")).onDemand
     let hashKey = KeyMaterial.generateConfigurationValue()
     let topic = LatchkeyEventType.defaultTopicPrefix + LatchkeyEventType.clientRegistered.topicSuffix
 

@@ -5,7 +5,7 @@ struct Arguments: Sendable {
     var port = 0
     var workers = 8
     var seconds = 10.0
-    var codes = 10_000
+    var codes = 25_000
     var proofsPerWorker = 2_000
     /// `Benchmarks/wrk-phase.lua`, the wrk script that sends the prepared requests.
     var wrkScript = "Benchmarks/wrk-phase.lua"

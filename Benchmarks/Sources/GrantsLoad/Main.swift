@@ -35,7 +35,7 @@ struct GrantsLoad {
             throw BenchmarkError("DATABASE_URL and SECRET_HASH_KEY are required")
         }
         let logger = Logger(label: "grants-load")
-        let postgres = try DatabaseConfiguration(url: databaseURL).makeClient(logger: logger)
+        let postgres = try DatabaseConfiguration(url: databaseURL).onDemand.makeClient(logger: logger)
         let secret = try await withThrowingTaskGroup(of: String?.self) { group in
             group.addTask {
                 await postgres.run()
@@ -54,11 +54,11 @@ struct GrantsLoad {
         let http = HTTPClient(
             eventLoopGroupProvider: .shared(MultiThreadedEventLoopGroup.singleton), configuration: configuration)
         let stats = try environment["STATS_DATABASE_URL"].map {
-            try DatabaseConfiguration(url: $0).makeClient(logger: logger)
+            try DatabaseConfiguration(url: $0).onDemand.makeClient(logger: logger)
         }
         // The tables' owner, to refresh the planner's statistics before each phase.
         let owner = try environment["ANALYZE_DATABASE_URL"].map {
-            try DatabaseConfiguration(url: $0).makeClient(logger: logger)
+            try DatabaseConfiguration(url: $0).onDemand.makeClient(logger: logger)
         }
         let meter = Meter(
             servicePID: arguments.servicePID, postmasterPID: arguments.postmasterPID, statsClient: stats,

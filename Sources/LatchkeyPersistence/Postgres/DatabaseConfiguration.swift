@@ -18,10 +18,17 @@ public struct DatabaseConfiguration: Sendable, Equatable {
     /// cluster CA; nil trusts the system store.
     public var rootCertificatePath: String?
     public var maximumConnections: Int
-    /// Connections kept open even when idle (`pool_min`); the others close after 60 s unused.
-    public var minimumConnections = 0
-    /// How often an idle connection is checked with `SELECT 1` (`pool_keepalive`, seconds); nil sends none.
-    public var keepAliveInterval: Duration? = .seconds(30)
+    /// Connections kept open even when idle (`pool_min`): all of them unless set lower. A connection above
+    /// the minimum closes after 60 s unused, and PostgresNIO gives it an idle timer each time it goes back to
+    /// the pool (a few tasks per statement under load); a fixed pool has none.
+    public var minimumConnections: Int {
+        get { min(keptOpen ?? maximumConnections, maximumConnections) }
+        set { keptOpen = newValue }
+    }
+    private var keptOpen: Int?
+    /// How often the connections kept open are checked with `SELECT 1` (`pool_keepalive`, seconds); nil sends
+    /// none. The services' `ConnectionKeepAlive` sends the checks, one round per interval for the whole pool.
+    public var keepAliveInterval: Duration? = .seconds(60)
     public var statementTimeoutMilliseconds: Int
     public var applicationName: String
 
@@ -43,7 +50,7 @@ public struct DatabaseConfiguration: Sendable, Equatable {
 
     /// Parses `postgres://user:password@host:port/database?sslmode=require&pool_max=10&statement_timeout=5000`;
     /// `sslrootcert=/path/ca.crt` trusts that CA for `sslmode` `verify-full`, `verify-ca` or `require`;
-    /// `pool_min` (0 to `pool_max`) and `pool_keepalive` (seconds, 0 for none) tune the pool.
+    /// `pool_min` (0 to `pool_max`, default `pool_max`) and `pool_keepalive` (seconds, 0 for none) tune the pool.
     public init(url: String) throws(ConfigurationError) {
         guard let components = URLComponents(string: url),
             let scheme = components.scheme, ["postgres", "postgresql"].contains(scheme),
@@ -101,19 +108,28 @@ public struct DatabaseConfiguration: Sendable, Equatable {
         return configuration
     }
 
-    /// The PostgresNIO client configuration: bounded pool, statement timeout set at connection start.
+    /// The PostgresNIO client configuration: bounded pool, statement timeout set at connection start, and
+    /// none of PostgresNIO's per-connection keep-alive timers (``keepAliveInterval`` is checked by rounds).
     public var clientConfiguration: PostgresClient.Configuration {
         var configuration = PostgresClient.Configuration(
             host: host, port: port, username: username, password: password, database: database,
             tls: tlsConfiguration.map { .require($0) } ?? .disable)
         configuration.options.maximumConnections = maximumConnections
         configuration.options.minimumConnections = minimumConnections
-        configuration.options.keepAliveBehavior = keepAliveInterval.map { .init(frequency: $0) }
+        configuration.options.keepAliveBehavior = nil
         configuration.options.connectTimeout = .seconds(5)
         configuration.options.additionalStartupParameters = [
             ("statement_timeout", String(statementTimeoutMilliseconds)),
             ("application_name", applicationName),
         ]
+        return configuration
+    }
+
+    /// This configuration with connections opened only when a statement needs one, for a command that runs a
+    /// few statements and exits.
+    public var onDemand: DatabaseConfiguration {
+        var configuration = self
+        configuration.minimumConnections = 0
         return configuration
     }
 

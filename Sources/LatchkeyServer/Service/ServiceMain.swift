@@ -65,7 +65,7 @@ public enum ServiceMain {
         let env = SettingsReader(reader)
         guard let url = try env.secretText("database.migration.url") ?? env.secretText("database.url")
         else { throw ConfigurationError("DATABASE_MIGRATION_URL (or DATABASE_URL) is required to migrate") }
-        let configuration = try DatabaseConfiguration(url: url)
+        let configuration = try DatabaseConfiguration(url: url).onDemand
         let client = configuration.makeClient(logger: logger)
         try await withRunningPool(client) {
             let applied = try await Migrator(logger: logger).migrate(client: client)

@@ -103,10 +103,17 @@ public struct ServiceRuntime: Sendable {
         return [producer, relay]
     }
 
-    /// The pools, to add to the application's service group (they must run before any query).
+    /// The pools and their keep-alive checks, to add to the application's service group (they must run before
+    /// any query; each check comes after its pool, so it stops first).
     public var services: [any Service] {
-        ((primary.map { [$0.client] } ?? []) + (systemPostgres.map { [$0] } ?? [])).map {
-            ConnectionPoolService($0, logger: logger)
+        var pools: [(PostgresClient, DatabaseConfiguration)] = []
+        if let primary, let configuration = settings.database { pools.append((primary.client, configuration)) }
+        if let systemPostgres, let configuration = settings.systemDatabase {
+            pools.append((systemPostgres, configuration))
+        }
+        return pools.flatMap { client, configuration -> [any Service] in
+            [ConnectionPoolService(client, logger: logger)]
+                + [ConnectionKeepAlive(client: client, configuration: configuration, logger: logger)].compactMap { $0 }
         }
     }
 

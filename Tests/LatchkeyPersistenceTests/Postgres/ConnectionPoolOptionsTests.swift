@@ -5,18 +5,33 @@ import LatchkeyTestSupport
 import PostgresNIO
 import Testing
 
-/// `pool_min` keeps connections open while idle; `pool_keepalive` sets (or, at 0, stops) the `SELECT 1` that
-/// checks idle connections. Both are read from the database URL and reach the running pool.
+/// `pool_min` keeps connections open while idle (all of the pool's by default); `pool_keepalive` sets (or, at
+/// 0, stops) the interval of the `SELECT 1` checks of those connections. Both are read from the database URL;
+/// PostgresNIO's own per-connection keep-alive timers are never configured.
 @Suite struct ConnectionPoolOptionsTests {
     @Test func theOptionsAreReadFromTheURL() throws {
         let defaults = try DatabaseConfiguration(url: "postgres://u:p@db:5432/d")
-        #expect(defaults.minimumConnections == 0 && defaults.keepAliveInterval == .seconds(30))
-        let set = try DatabaseConfiguration(url: "postgres://u:p@db:5432/d?pool_max=8&pool_min=8&pool_keepalive=0")
-        #expect(set.minimumConnections == 8 && set.keepAliveInterval == nil)
-        #expect(set.clientConfiguration.options.minimumConnections == 8)
+        #expect(defaults.minimumConnections == 10 && defaults.keepAliveInterval == .seconds(60))
+        #expect(defaults.clientConfiguration.options.minimumConnections == 10)
+        #expect(defaults.clientConfiguration.options.keepAliveBehavior == nil)
+        let set = try DatabaseConfiguration(url: "postgres://u:p@db:5432/d?pool_max=8&pool_min=2&pool_keepalive=0")
+        #expect(set.minimumConnections == 2 && set.keepAliveInterval == nil)
+        #expect(set.clientConfiguration.options.minimumConnections == 2)
         #expect(set.clientConfiguration.options.keepAliveBehavior == nil)
-        let every = try DatabaseConfiguration(url: "postgres://u:p@db:5432/d?pool_keepalive=120")
-        #expect(every.clientConfiguration.options.keepAliveBehavior?.frequency == .seconds(120))
+        let every = try DatabaseConfiguration(url: "postgres://u:p@db:5432/d?pool_max=4&pool_keepalive=120")
+        #expect(every.minimumConnections == 4 && every.keepAliveInterval == .seconds(120))
+        #expect(every.clientConfiguration.options.keepAliveBehavior == nil)
+        #expect(
+            every.onDemand.minimumConnections == 0 && every.onDemand.clientConfiguration.options.minimumConnections == 0
+        )
+    }
+
+    @Test func aFixedPoolFollowsItsMaximum() throws {
+        var configuration = try DatabaseConfiguration(url: "postgres://u:p@db:5432/d")
+        configuration.maximumConnections = 3
+        #expect(configuration.minimumConnections == 3)
+        configuration.minimumConnections = 5  // never above the maximum
+        #expect(configuration.clientConfiguration.options.minimumConnections == 3)
     }
 
     @Test(arguments: [
@@ -45,39 +60,10 @@ import Testing
             try await withPostgresClient(configuration) { _ in
                 // Nothing is leased: the pool opens its minimum on its own.
                 try await eventually("the pool opens its minimum", within: .seconds(30)) {
-                    try await Self.sessions(named: configuration.applicationName, seenBy: observer) == 3
+                    try await PostgresSessions.lastStatements(named: configuration.applicationName, seenBy: observer)
+                        .count == 3
                 }
             }
         }
-    }
-
-    @Test func anIdleConnectionIsCheckedAtTheKeepAliveInterval() async throws {
-        var configuration = try TestEnvironment.appDatabase()
-        configuration.applicationName = "pool-keepalive-\(UUID().uuidString.prefix(8))"
-        configuration.keepAliveInterval = .seconds(1)
-        let observer = try TestEnvironment.appDatabase()  // the same role sees the sessions' statements
-        try await withPostgresClient(observer) { observer in
-            try await withPostgresClient(configuration) { client in
-                _ = try await client.query("SELECT 'leased once'", logger: TestEnvironment.logger).collect()
-                // Well before PostgresNIO's own 30 s default would send one.
-                try await eventually("the idle connection runs its keep-alive query", within: .seconds(15)) {
-                    try await Self.lastStatements(named: configuration.applicationName, seenBy: observer)
-                        .contains("SELECT 1;")
-                }
-            }
-        }
-    }
-
-    static func sessions(named name: String, seenBy observer: PostgresClient) async throws -> Int {
-        try await lastStatements(named: name, seenBy: observer).count
-    }
-
-    /// The last statement of each session with `application_name` `name`.
-    static func lastStatements(named name: String, seenBy observer: PostgresClient) async throws -> [String] {
-        let rows = try await observer.query(
-            "SELECT query FROM pg_stat_activity WHERE application_name = \(name)", logger: TestEnvironment.logger)
-        var statements: [String] = []
-        for try await query in rows.decode(String.self) { statements.append(query) }
-        return statements
     }
 }
