@@ -5,10 +5,12 @@ import PostgresNIO
 // The statements of the grants, run as named prepared statements: PostgreSQL parses and plans each one once
 // per connection and then only binds and executes it, instead of parsing and planning its text on every grant.
 // Each is one function call, its own transaction (see the functions in the migrations for what they check).
+// Each names itself: PostgresNIO's default name is the type's name, built by reflection on every execution.
 
 /// `issue_access_token(…)`: an access token alone (`client_credentials`), its record and its `TokenIssued`
 /// row; true when written.
 struct IssueAccessTokenStatement: PostgresPreparedStatement {
+    static let name = "latchkey_issue_access_token"
     static let sql = """
         SELECT issue_access_token($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14) \
         FROM outbox_woken_by_caller($15)
@@ -54,6 +56,7 @@ struct IssueAccessTokenStatement: PostgresPreparedStatement {
 /// `rotate_refresh_token(…)`: the old token rotated, its successor, the access token's record and the
 /// `TokenIssued` row; true when written.
 struct RotateRefreshTokenStatement: PostgresPreparedStatement {
+    static let name = "latchkey_rotate_refresh_token"
     static let sql = """
         SELECT rotate_refresh_token($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, \
         $18, $19, $20) FROM outbox_woken_by_caller($21)
@@ -104,6 +107,7 @@ struct RotateRefreshTokenStatement: PostgresPreparedStatement {
 /// `redeem_authorization_code(…)`: the code used up with what it issued, the access token's record, the
 /// refresh token of a new family when planned and the `TokenIssued` row; true when written.
 struct RedeemAuthorizationCodeStatement: PostgresPreparedStatement {
+    static let name = "latchkey_redeem_authorization_code"
     static let sql = """
         SELECT redeem_authorization_code($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, \
         $17, $18, $19) FROM outbox_woken_by_caller($20)
@@ -152,6 +156,7 @@ struct RedeemAuthorizationCodeStatement: PostgresPreparedStatement {
 /// `authorization_code_state(tenant, code hash)`: the code's row and whether its user is active, read without a
 /// lock.
 struct AuthorizationCodeStateStatement: PostgresPreparedStatement {
+    static let name = "latchkey_authorization_code_state"
     static let sql = "SELECT * FROM authorization_code_state($1, $2)"
     static let bindingDataTypes: [PostgresDataType] = [
         .text, .text,
@@ -174,6 +179,7 @@ struct AuthorizationCodeStateStatement: PostgresPreparedStatement {
 /// `refresh_token_state(tenant, token hash)`: the token's row and whether its user is active, read without a
 /// lock.
 struct RefreshTokenStateStatement: PostgresPreparedStatement {
+    static let name = "latchkey_refresh_token_state"
     static let sql = "SELECT * FROM refresh_token_state($1, $2)"
     static let bindingDataTypes: [PostgresDataType] = [
         .text, .text,

@@ -5,11 +5,13 @@ import PostgresNIO
 /// `register_client(…)`: a registration's rate-limit counters, the initial access token's use or the user's
 /// checks, the client and its `ClientRegistered` row, one statement and one commit; the function's outcome
 /// and, when rate limited, the seconds to wait. A named prepared statement: PostgreSQL parses and plans it
-/// once per connection and then only binds and executes it.
+/// once per connection and then only binds and executes it, under its own name (PostgresNIO's default name is
+/// built by reflection on every execution).
 ///
 /// `OFFSET 0` keeps the function call in the inner query, so it runs once (not once per column) and after
 /// the FROM item that may turn the outbox notification off.
 struct RegisterClientStatement: PostgresPreparedStatement {
+    static let name = "latchkey_register_client"
     static let sql = """
         SELECT (r).outcome, (r).retry_after FROM (SELECT register_client($1, $2, $3::int[], $4, $5, $6, $7, \
         $8::int, $9, $10::int, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26) AS r \

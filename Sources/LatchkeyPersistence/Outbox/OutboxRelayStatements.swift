@@ -2,12 +2,14 @@ import Foundation
 import PostgresNIO
 
 // The relay's two statements of every round, run as named prepared statements: PostgreSQL parses and plans
-// each one once per connection and then only binds and executes it.
+// each one once per connection and then only binds and executes it. Each names itself: PostgresNIO's default
+// name is the type's name, built by reflection on every execution.
 
 /// Claims the next batch in one statement, its own transaction: `claim_outbox_batch` takes the advisory lock
 /// that serialises claims (so the per-key ordering check sees every claim), then claims up to `limit` rows
 /// for `lease` seconds, skipping `excluded` (rows this relay is still publishing).
 struct ClaimOutboxBatchStatement: PostgresPreparedStatement {
+    static let name = "latchkey_claim_outbox_batch"
     static let sql = """
         SELECT seq, event_id, event_type, topic, message_key, payload, attempts, traceparent \
         FROM claim_outbox_batch($1, $2, $3, $4)
@@ -43,6 +45,7 @@ struct ClaimOutboxBatchStatement: PostgresPreparedStatement {
 /// Marks delivered rows sent, one statement; a row already marked (by another relay whose lease had lapsed)
 /// is left as it is. One row per row marked: seconds from its insert to now.
 struct MarkOutboxSentStatement: PostgresPreparedStatement {
+    static let name = "latchkey_mark_outbox_sent"
     static let sql = """
         UPDATE outbox SET sent_at = clock_timestamp(), claimed_by = NULL, claimed_until = NULL, last_error = NULL \
         WHERE seq = ANY($1) AND sent_at IS NULL \
