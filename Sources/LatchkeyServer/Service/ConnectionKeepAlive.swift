@@ -1,5 +1,6 @@
 import LatchkeyPersistence
 import Logging
+import Metrics
 import PostgresNIO
 import ServiceLifecycle
 
@@ -22,11 +23,15 @@ public struct ConnectionKeepAlive: Service, CustomStringConvertible {
     let interval: Duration
     let answerTimeout: Duration
     let logger: Logger
+    /// `latchkey_db_keepalive_closed_connections_total{pool}`: connections closed for not answering.
+    let closedConnections: Counter
 
-    /// The keep-alive of `client`, nil when `configuration` keeps no connection open or sends no check.
+    /// The keep-alive of `client`, the pool named `pool` in logs and metrics (`app`, `system`); nil when
+    /// `configuration` keeps no connection open or sends no check.
     public init?(
-        client: PostgresClient, configuration: DatabaseConfiguration,
-        answerTimeout: Duration = defaultAnswerTimeout, logger: Logger
+        client: PostgresClient, pool: String, configuration: DatabaseConfiguration,
+        answerTimeout: Duration = defaultAnswerTimeout, metrics: any MetricsFactory = MetricsSystem.factory,
+        logger: Logger
     ) {
         guard let interval = configuration.keepAliveInterval, configuration.minimumConnections > 0 else {
             return nil
@@ -35,7 +40,11 @@ public struct ConnectionKeepAlive: Service, CustomStringConvertible {
         self.connections = configuration.minimumConnections
         self.interval = interval
         self.answerTimeout = answerTimeout
+        var logger = logger
+        logger[metadataKey: "pool"] = "\(pool)"
         self.logger = logger
+        self.closedConnections = Counter(
+            label: "latchkey_db_keepalive_closed_connections_total", dimensions: [("pool", pool)], factory: metrics)
     }
 
     public func run() async {
@@ -60,6 +69,7 @@ public struct ConnectionKeepAlive: Service, CustomStringConvertible {
             var closed = 0
             for await wasClosed in group where wasClosed { closed += 1 }
             if closed > 0 {
+                closedConnections.increment(by: closed)
                 logger.warning(
                     "closed PostgreSQL connections that did not answer their keep-alive check",
                     metadata: ["connections": "\(closed)", "timeout": "\(answerTimeout)"])

@@ -106,14 +106,17 @@ public struct ServiceRuntime: Sendable {
     /// The pools and their keep-alive checks, to add to the application's service group (they must run before
     /// any query; each check comes after its pool, so it stops first).
     public var services: [any Service] {
-        var pools: [(PostgresClient, DatabaseConfiguration)] = []
-        if let primary, let configuration = settings.database { pools.append((primary.client, configuration)) }
-        if let systemPostgres, let configuration = settings.systemDatabase {
-            pools.append((systemPostgres, configuration))
+        var pools: [(PostgresClient, String, DatabaseConfiguration)] = []
+        if let primary, let configuration = settings.database {
+            pools.append((primary.client, "app", configuration))
         }
-        return pools.flatMap { client, configuration -> [any Service] in
+        if let systemPostgres, let configuration = settings.systemDatabase {
+            pools.append((systemPostgres, "system", configuration))
+        }
+        return pools.flatMap { client, name, configuration -> [any Service] in
             [ConnectionPoolService(client, logger: logger)]
-                + [ConnectionKeepAlive(client: client, configuration: configuration, logger: logger)].compactMap { $0 }
+                + [ConnectionKeepAlive(client: client, pool: name, configuration: configuration, logger: logger)]
+                .compactMap { $0 }
         }
     }
 

@@ -2,6 +2,7 @@ import Foundation
 import LatchkeyPersistence
 import LatchkeyServer
 import LatchkeyTestSupport
+import MetricsTestKit
 import PostgresNIO
 import ServiceLifecycle
 import Testing
@@ -17,7 +18,8 @@ import Testing
         configuration.keepAliveInterval = .seconds(1)
         let client = configuration.makeClient(logger: TestEnvironment.logger)
         let keepAlive = try #require(
-            ConnectionKeepAlive(client: client, configuration: configuration, logger: TestEnvironment.logger))
+            ConnectionKeepAlive(
+                client: client, pool: "app", configuration: configuration, logger: TestEnvironment.logger))
         let group = ServiceGroup(
             configuration: .init(
                 services: [ConnectionPoolService(client, logger: TestEnvironment.logger), keepAlive],
@@ -48,17 +50,21 @@ import Testing
         configuration.maximumConnections = 2
         configuration.minimumConnections = 2
         let client = configuration.makeClient(logger: TestEnvironment.logger)
+        let metrics = TestMetrics()
         let keepAlive = try #require(
             ConnectionKeepAlive(
-                client: client, configuration: configuration, answerTimeout: .seconds(1),
-                logger: TestEnvironment.logger))
+                client: client, pool: "system", configuration: configuration, answerTimeout: .seconds(1),
+                metrics: metrics, logger: TestEnvironment.logger))
+        let closed = try metrics.expectCounter("latchkey_db_keepalive_closed_connections_total", [("pool", "system")])
         try await withRunningPool(client) {
             #expect(await keepAlive.checkConnections() == 0)
+            #expect(closed.totalValue == 0)
             relay.freeze()
             let started = ContinuousClock.now
             #expect(await keepAlive.checkConnections() == 2)
             // Closed at the answer timeout, not when the kernel gives up on the connection (minutes).
             #expect(ContinuousClock.now - started < .seconds(30))
+            #expect(closed.totalValue == 2)
             relay.close()
         }
     }
