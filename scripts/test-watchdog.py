@@ -8,8 +8,9 @@ started but never finished (from swift-testing's event lines) and holds every th
 the test process (gdb), the suites that started but never finished, and the test cluster's PostgreSQL
 sessions (a hang that waits on the database shows there: a lock wait, a session idle in a
 transaction); then the run is interrupted, killed 30 s later, and
-the exit status is 124 like coreutils' `timeout`. A summary is printed again last, where a truncated
-CI log still shows it.
+the exit status is 124 like coreutils' `timeout`. When the test process crashes instead (a trap, a
+signal), the report holds the crash message, the crashed thread's backtrace from Swift's backtracer and the
+tests that were running. A summary is printed again last, where a truncated CI log still shows it.
 
 The test process keeps a journal of each test's application steps (service group, servers, requests) in
 REPORT_DIR/journal (`LATCHKEY_TEST_JOURNAL`); for every unfinished test the report shows its last steps,
@@ -154,6 +155,44 @@ def journal_steps(journal_dir, tests):
     return report
 
 
+CRASH_MARKERS = re.compile(r"(Fatal error|Precondition failed|Assertion failed|Program crashed|💣)")
+CRASHED_THREAD = re.compile(r"^Thread \d+ (?:\"[^\"]*\" )?crashed:$")
+OTHER_THREAD = re.compile(r"^(Thread \d+( \"[^\"]*\")?|Registers):$")
+CRASH_FRAMES = 60
+
+
+def crash_report(lines):
+    """The crash messages and the crashed thread's frames in Swift's backtracer output: with every thread
+    printed, the crashed one is far above the end of a truncated log."""
+    report = [line[:300] for line in lines if CRASH_MARKERS.search(line)][:20]
+    for index, line in enumerate(lines):
+        if CRASHED_THREAD.match(line.strip()):
+            frames = []
+            for frame in lines[index:index + CRASH_FRAMES]:
+                if frames and OTHER_THREAD.match(frame.strip()):
+                    break
+                frames.append(frame[:300])
+            report += frames
+            break
+    return report
+
+
+def write_summary(report_dir, summary):
+    with open(os.path.join(report_dir, "summary.txt"), "w") as out:
+        out.write("\n".join(summary) + "\n")
+    print("\n".join(summary), flush=True)
+
+
+def running_tests(lines, journal_dir):
+    """The tests and suites that started and had not finished, with the journal's last steps of the tests."""
+    tests = unfinished(lines)
+    summary = ["tests started but not finished:"]
+    summary += [f"  {name}" for name in tests] or ["  (none: outside any test)"]
+    summary.append("suites started but not finished:")
+    summary += [f"  {name}" for name in unfinished_suites(lines)] or ["  (none)"]
+    return summary + journal_steps(journal_dir, tests)
+
+
 def main():
     limit, report_dir = float(sys.argv[1]), sys.argv[2]
     command = sys.argv[sys.argv.index("--") + 1:]
@@ -178,25 +217,24 @@ def main():
     try:
         status = process.wait(timeout=limit)
         reader.join(timeout=60)  # the last lines may still be in the pipe
+        # `swift test` runs the bundle as a child and reports a signal that ended it; the bundle run
+        # directly ends with the signal itself (a negative status).
+        crashed = status < 0 or any("exited with unexpected signal" in line for line in lines[-50:])
+        if crashed:
+            summary = ["the test process crashed:"] + ["  " + line for line in crash_report(list(lines))]
+            write_summary(report_dir, summary + running_tests(list(lines), journal_dir))
         return status
     except subprocess.TimeoutExpired:
         pass
 
-    hung = unfinished(list(lines))
-    summary = [f"swift test did not finish within {int(limit)} s; tests started but not finished:"]
-    summary += [f"  {name}" for name in hung] or ["  (none: the hang is outside any test)"]
-    summary.append("suites started but not finished:")
-    summary += [f"  {name}" for name in unfinished_suites(list(lines))] or ["  (none)"]
-    summary += journal_steps(journal_dir, hung)
+    summary = [f"swift test did not finish within {int(limit)} s;"] + running_tests(list(lines), journal_dir)
     summary.append("PostgreSQL sessions of the test cluster:")
     summary += postgres_sessions()
     for pid in test_processes(process.pid):
         path = os.path.join(report_dir, f"backtrace-{pid}.txt")
         summary.append(f"threads of test process {pid} that run our code (all threads: {path}):")
         summary += ["  " + line for line in backtraces(pid, path)]
-    with open(os.path.join(report_dir, "hang-summary.txt"), "w") as out:
-        out.write("\n".join(summary) + "\n")
-    print("\n".join(summary), flush=True)
+    write_summary(report_dir, summary)
 
     os.killpg(process.pid, signal.SIGINT)
     try:

@@ -50,5 +50,5 @@ deploy_status=0
 "$ROOT/scripts/validate-deploy.sh" || deploy_status=$?
 ((status != 0)) || status=$deploy_status
 # Repeated last, where a truncated CI log still shows it.
-[ -f "$watchdog_dir/hang-summary.txt" ] && cat "$watchdog_dir/hang-summary.txt"
+[ -f "$watchdog_dir/summary.txt" ] && cat "$watchdog_dir/summary.txt"
 exit "$status"
