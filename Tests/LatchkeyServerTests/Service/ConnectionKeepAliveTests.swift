@@ -43,6 +43,7 @@ import Testing
 
     @Test func aConnectionThatStopsAnsweringIsClosed() async throws {
         var configuration = try TestEnvironment.appDatabase()
+        configuration.applicationName = "keepalive-\(UUID().uuidString.prefix(8))"
         // The relay can go silent: connections stay open and nothing comes back, as when a host is lost.
         let relay = try FreezableTCPRelay(forwardingTo: configuration.port)
         configuration.host = "127.0.0.1"
@@ -56,16 +57,26 @@ import Testing
                 client: client, pool: "system", configuration: configuration, answerTimeout: .seconds(1),
                 metrics: metrics, logger: TestEnvironment.logger))
         let closed = try metrics.expectCounter("latchkey_db_keepalive_closed_connections_total", [("pool", "system")])
-        try await withRunningPool(client) {
-            #expect(await keepAlive.checkConnections() == 0)
-            #expect(closed.totalValue == 0)
-            relay.freeze()
-            let started = ContinuousClock.now
-            #expect(await keepAlive.checkConnections() == 2)
-            // Closed at the answer timeout, not when the kernel gives up on the connection (minutes).
-            #expect(ContinuousClock.now - started < .seconds(30))
-            #expect(closed.totalValue == 2)
-            relay.close()
+        let observer = try TestEnvironment.appDatabase()  // straight to PostgreSQL, past the relay
+        try await withPostgresClient(observer) { observer in
+            try await withRunningPool(client) {
+                // The pool opens its connections in the background: both must be open before the relay goes
+                // silent, or a round's second lease waits for a connection that can no longer be opened.
+                try await eventually("both connections are open and answer their check", within: .seconds(30)) {
+                    guard await keepAlive.checkConnections() == 0 else { return false }
+                    let statements = try await PostgresSessions.lastStatements(
+                        named: configuration.applicationName, seenBy: observer)
+                    return statements == ["SELECT 1", "SELECT 1"]
+                }
+                #expect(closed.totalValue == 0)
+                relay.freeze()
+                let started = ContinuousClock.now
+                #expect(await keepAlive.checkConnections() == 2)
+                // Closed at the answer timeout, not when the kernel gives up on the connection (minutes).
+                #expect(ContinuousClock.now - started < .seconds(30))
+                #expect(closed.totalValue == 2)
+                relay.close()
+            }
         }
     }
 }
