@@ -104,7 +104,7 @@ import Testing
     }
 
     @Test func upstreamDownIs502AndSlowUpstreamIs504() async throws {
-        let closedPort = try await unusedLoopbackPort()
+        let closedPort = ServiceProcess.freePort()
         try await ProxyHarness.run(configure: { settings, _ in
             settings.upstream = try UpstreamSettings(url: "http://127.0.0.1:\(closedPort)")
         }) { stack in
@@ -213,11 +213,11 @@ import Testing
             let settings = try SidecarFixtures.settings(upstreamPort: port, issuer: issuer.issuer(port: port))
             let signer = DPoPProofSigner(key: try SigningKey.generate(.es256))
             let token = try issuer.token(port: port, boundTo: signer)
-            // The port is picked before the sidecar binds it, so another test may take it first: the service
-            // group then ends at once, and the next attempt uses another port.
+            // The port is picked before the sidecar binds it, so another test process may take it first: the
+            // service group then ends at once, and the next attempt uses another port.
             for _ in 1...3 {
                 var service = try await TestServiceSettings.make(.dpopVerifier, kafkaBrokers: cluster.bootstrapServers)
-                service.port = try await unusedLoopbackPort()
+                service.port = ServiceProcess.freePort()
                 let app = try buildApplication(settings: service, sidecar: settings, logger: TestServiceSettings.logger)
                 let group = ServiceGroup(configuration: .init(services: [app], logger: TestServiceSettings.logger))
                 let sidecar = LiveSidecar(port: service.port, managementPort: service.managementPort)

@@ -10,7 +10,8 @@ public func withLoopbackServer<T: Sendable>(
     var logger = Logger(label: "test.upstream")
     logger.logLevel = .critical
     let app = Application(
-        router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0), serverName: "test-upstream"),
+        router: router, server: .test,
+        configuration: .init(address: .hostname("127.0.0.1", port: 0), serverName: "test-upstream"),
         onServerRunning: { channel in continuation.yield(channel.localAddress?.port ?? 0) }, logger: logger)
     let serviceGroup = ServiceGroup(configuration: .init(services: [app], logger: logger))
     return try await withThrowingTaskGroup(of: Void.self) { group in
@@ -34,9 +35,4 @@ public func withLoopbackServer<T: Sendable>(
 public struct TestFailure: Error, CustomStringConvertible {
     public let description: String
     public init(_ description: String) { self.description = description }
-}
-
-/// A port on which nothing listens (bound once, then released), for "upstream down" tests.
-public func unusedLoopbackPort() async throws -> Int {
-    try await withLoopbackServer(Router()) { $0 }
 }

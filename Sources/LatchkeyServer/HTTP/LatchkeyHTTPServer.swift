@@ -46,8 +46,7 @@ public struct LatchkeyHTTPServer: ServerChildChannel, HTTPChannelHandler {
             try operations.addHandler(HTTP1ToHTTPServerCodec(secure: false))
             // Idle connections are the guard's business (it also sees requests the handlers above answer).
             try operations.addHandler(HTTPConnectionStateHandler(idleTimeout: nil, logger: logger))
-            return try NIOAsyncChannel(
-                wrappingChannelSynchronously: channel, configuration: .init(isOutboundHalfClosureEnabled: true))
+            return try AcceptedConnection.wrap(channel)
         }
     }
 

@@ -91,6 +91,33 @@ import Testing
         }
     }
 
+    /// NIO hands accepted connections to the server's accept loop through a stream, and a server task cancelled
+    /// right after a burst of connections leaves some of them in it, never served. Releasing such a connection
+    /// must not take the process down: wrapped the usual way (`wrappingChannelSynchronously`), NIO traps on it,
+    /// which ends this test process with "Deinited NIOAsyncWriter without calling finish()" within a round or
+    /// two.
+    @Test func aServerCancelledWithConnectionsItHadNotTakenYetEndsCleanly() async throws {
+        for _ in 0..<5 {
+            let router = Router(context: LatchkeyRequestContext.self)
+            router.get("/ok") { _, _ -> String in "ok" }
+            let (ports, announce) = AsyncStream<Int>.makeStream()
+            let app = Application(
+                router: router, server: .latchkey(.init()),
+                configuration: .init(address: .hostname("127.0.0.1", port: 0)),
+                onServerRunning: { announce.yield($0.localAddress?.port ?? 0) })
+            let server = Task { try await app.run() }
+            var running = ports.makeAsyncIterator()
+            let port = try #require(await running.next())
+            let clients = try await withThrowingTaskGroup(of: RawClient.self) { group in
+                for _ in 0..<64 { group.addTask { try await RawClient.connect(port: port) } }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+            server.cancel()
+            _ = await server.result
+            for client in clients { client.close() }
+        }
+    }
+
     @Test func settingsAreReadFromTheEnvironment() throws {
         func read(_ environment: [String: String]) throws -> HTTPServerSettings {
             try HTTPServerSettings(
