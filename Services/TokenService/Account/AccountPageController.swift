@@ -152,10 +152,11 @@ struct AccountPageController: Sendable {
     func perform(_ action: Action, _ request: Request, _ context: LatchkeyRequestContext) async throws -> Response {
         let tenant = try context.requireTenant()
         let clientID = try context.parameters.require("client_id")
-        let form: FormParameters
-        switch try await pages.postedForm(request, tenant: tenant, csrf: csrf, from: "your account page") {
-        case .accepted(let posted): form = posted
-        case .refused(let page): return page
+        // The form carries only its CSRF token: the action and the device are in the path.
+        if case .refused(let page) = try await pages.postedForm(
+            request, tenant: tenant, csrf: csrf, from: "your account page")
+        {
+            return page
         }
         let cookie = request.cookies[SSOSessions.cookieName]?.value
         let logger = database.logger

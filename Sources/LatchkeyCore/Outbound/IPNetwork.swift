@@ -59,14 +59,17 @@ public struct IPNetwork: Sendable, Equatable, CustomStringConvertible {
         return bytes
     }
 
-    /// The textual form of 4 or 16 address bytes.
+    /// The textual form of 4 or 16 address bytes; `?` for any other length.
     public static func format(_ bytes: [UInt8]) -> String {
+        // inet_ntop reads 4 or 16 bytes whatever the array holds.
+        guard bytes.count == 4 || bytes.count == 16 else { return "?" }
         var buffer = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN))
         let family = bytes.count == 4 ? AF_INET : AF_INET6
         let ok = bytes.withUnsafeBytes { raw in
             inet_ntop(family, raw.baseAddress, &buffer, socklen_t(buffer.count)) != nil
         }
-        return ok ? String(cString: buffer) : "?"
+        guard ok else { return "?" }
+        return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
     /// Networks no outgoing request may reach unless an operator allows them: loopback, private
