@@ -11,7 +11,7 @@ import Testing
         try await AuditTest.withCluster { cluster in
             let service = try await AuditTest.makeService(cluster: cluster)
             let management = ManagementClient(service.runtime.settings)
-            try await service.makeApplication().journaledTest(.router) { client in
+            try await service.makeApplication().journaledTest(.live) { client in
                 try await management.execute(uri: "/healthz") { response in
                     #expect(response.status == .ok)
                 }
@@ -51,7 +51,7 @@ import Testing
             .auditConsumer, kafkaBrokers: ServiceHealthExpectations.unreachableKafka)
         let app = try AuditService(settings: settings, audit: AuditTest.settings(), logger: AuditTest.logger)
             .makeApplication()
-        try await app.journaledTest(.router) { _ in
+        try await app.journaledTest(.live) { _ in
             try await ManagementClient(settings).execute(uri: "/readyz") { response in
                 #expect(response.status == .serviceUnavailable)
                 let body = String(buffer: response.body)
@@ -70,7 +70,7 @@ import Testing
             let service = try await AuditTest.makeService(
                 cluster: cluster, audit: AuditTest.settings(readyMaximumLag: 10))
             let management = ManagementClient(service.runtime.settings)
-            try await service.makeApplication().journaledTest(.router) { _ in
+            try await service.makeApplication().journaledTest(.live) { _ in
                 // The group needs seconds to form, so the first measurements see the whole backlog.
                 try await eventually("the lag to be measured", within: .seconds(60)) {
                     service.lagMonitor.lastMeasurement != nil

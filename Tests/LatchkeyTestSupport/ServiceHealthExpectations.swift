@@ -40,7 +40,7 @@ public enum ServiceHealthExpectations {
     /// the service port, and JSON 404s for unknown routes.
     public static func expectHealthy(_ app: some ApplicationProtocol, _ settings: ServiceSettings) async throws {
         let management = ManagementClient(settings)
-        try await app.journaledTest(.router) { client in
+        try await app.journaledTest(.live) { client in
             for path in ["/healthz", "/readyz", "/metrics"] {
                 #expect(
                     try await client.execute(uri: path, method: .get).status == .notFound, "\(path) on the service port"
@@ -107,7 +107,7 @@ public enum ServiceHealthExpectations {
         async throws
     {
         let management = ManagementClient(settings)
-        try await app.journaledTest(.router) { _ in
+        try await app.journaledTest(.live) { _ in
             try await management.execute(uri: "/readyz") { response in
                 #expect(response.status == .serviceUnavailable)
                 #expect(String(buffer: response.body).contains(#""kafka":"failing""#))
@@ -121,7 +121,7 @@ public enum ServiceHealthExpectations {
         async throws
     {
         let management = ManagementClient(settings)
-        try await app.journaledTest(.router) { _ in
+        try await app.journaledTest(.live) { _ in
             try await management.execute(uri: "/readyz") { response in
                 #expect(response.status == .ok)
                 #expect(

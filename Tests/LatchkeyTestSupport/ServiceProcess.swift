@@ -40,8 +40,8 @@ public final class ServiceProcess: Sendable {
     /// `http://127.0.0.1:<management port>`.
     public var managementURL: String { "http://127.0.0.1:\(managementPort)" }
 
-    /// Polls `GET /healthz` on the management port until it answers 200; false if the process exits or
-    /// time runs out.
+    /// Polls `GET /healthz` on the management port until it answers 200 (it answers 503 until the service
+    /// port listens); false if the process exits or time runs out.
     public func waitUntilHealthy(timeout: Duration = .seconds(20)) async -> Bool {
         let deadline = ContinuousClock.now + timeout
         while ContinuousClock.now < deadline, child.isRunning {

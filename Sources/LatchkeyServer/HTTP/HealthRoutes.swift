@@ -28,20 +28,32 @@ public struct ReadinessCheck: Sendable {
 }
 
 /// `/healthz`, `/readyz` and `/metrics`, the same on every service.
+///
+/// The management listener starts before the service's own: until `isListening` says that one accepts
+/// connections, `/healthz` and `/readyz` answer 503 `{"status":"starting"}`, so a probe (or a test) that
+/// sees 200 can connect to the service port at once.
 public struct HealthRoutes<Context: RequestContext>: Sendable {
     public let checks: [ReadinessCheck]
     public let registry: PrometheusCollectorRegistry
+    public let isListening: @Sendable () -> Bool
 
-    public init(checks: [ReadinessCheck], registry: PrometheusCollectorRegistry = LatchkeyMetrics.registry) {
+    public init(
+        checks: [ReadinessCheck], registry: PrometheusCollectorRegistry = LatchkeyMetrics.registry,
+        isListening: @escaping @Sendable () -> Bool = { true }
+    ) {
         self.checks = checks
         self.registry = registry
+        self.isListening = isListening
     }
 
     public func register(on router: Router<Context>) {
+        let isListening = self.isListening
         router.get("/healthz") { _, _ in
-            Self.json(.ok, ["status": "ok"])
+            guard isListening() else { return Self.starting }
+            return Self.json(.ok, ["status": "ok"])
         }
         router.get("/readyz") { _, _ in
+            guard isListening() else { return Self.starting }
             // Checks run concurrently so one slow dependency does not hide the others' state.
             let results = await withTaskGroup(of: (String, String).self) { group in
                 for check in checks {
@@ -69,6 +81,8 @@ public struct HealthRoutes<Context: RequestContext>: Sendable {
                 body: .init(byteBuffer: ByteBuffer(bytes: buffer)))
         }
     }
+
+    static var starting: Response { json(.serviceUnavailable, ["status": "starting"]) }
 
     static func json(_ status: HTTPResponse.Status, _ body: [String: String]) -> Response {
         let pairs = body.sorted { $0.key < $1.key }.map { "\"\($0.key)\":\"\($0.value)\"" }

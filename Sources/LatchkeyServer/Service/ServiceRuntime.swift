@@ -206,7 +206,8 @@ public struct ServiceRuntime: Sendable {
         router: Builder, server: HTTPServerBuilder? = nil, readiness: [ReadinessCheck] = [],
         services extra: [any Service] = []
     ) -> Application<Builder.Responder> where Builder.Responder.Context == LatchkeyRequestContext {
-        let managementRouter = makeManagementRouter(readiness: readiness)
+        let listener = ListenerState()
+        let managementRouter = makeManagementRouter(readiness: readiness, listener: listener)
         let management = makeManagementApplication(router: managementRouter)
         // Last, so that the group tells it first when the application stops.
         // First, so that it stops last and exports the spans of the final requests.
@@ -219,6 +220,7 @@ public struct ServiceRuntime: Sendable {
                 address: .hostname(settings.host, port: settings.port), serverName: settings.serviceName,
                 availableConnectionsDelegate: settings.http.connectionLimit),
             services: traceExport + services + extra + [management] + shutdownDeadline,
+            onServerRunning: { _ in listener.markListening() },
             logger: logger)
         reportOpenAPICoverage(of: [managementRouter] + ((router as? Router<LatchkeyRequestContext>).map { [$0] } ?? []))
         guard let primary else { return app }
