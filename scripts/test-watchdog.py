@@ -10,7 +10,8 @@ sessions (a hang that waits on the database shows there: a lock wait, a session 
 transaction); then the run is interrupted, killed 30 s later, and
 the exit status is 124 like coreutils' `timeout`. When the test process crashes instead (a trap, a
 signal), the report holds the crash message, the crashed thread's backtrace from Swift's backtracer and the
-tests that were running. A summary is printed again last, where a truncated CI log still shows it.
+tests that were running. When tests fail, the summary names each failed test with its first recorded
+issue, one short line each. A summary is printed again last, where a truncated CI log still shows it.
 
 The test process keeps a journal of each test's application steps (service group, servers, requests) in
 REPORT_DIR/journal (`LATCHKEY_TEST_JOURNAL`); for every unfinished test the report shows its last steps,
@@ -177,6 +178,28 @@ def crash_report(lines):
     return report
 
 
+ISSUE = re.compile(r"^✘ Test (.+?) recorded an issue(?: with \d+ arguments? .*?)? at (\S+?):\d+:\d+: (.*)$")
+FAILURE_LINES = 10
+FAILURE_WIDTH = 170
+
+
+def failure_digest(lines):
+    """One line per failed test, its first recorded issue: the end of a CI log is kept only a couple of
+    thousand characters long, and a failure far above it says nothing about the others."""
+    first = {}
+    for line in lines:
+        match = ISSUE.match(line)
+        if match and match.group(1) not in first:
+            test, file, issue = match.groups()
+            first[test] = f"  {test.split('(')[0]} ({file}): {issue}"[:FAILURE_WIDTH]
+    if not first:
+        return []
+    digest = [f"failed tests ({len(first)}), each with its first issue:"] + list(first.values())[:FAILURE_LINES]
+    if len(first) > FAILURE_LINES:
+        digest.append(f"  … and {len(first) - FAILURE_LINES} more")
+    return digest
+
+
 def write_summary(report_dir, summary):
     with open(os.path.join(report_dir, "summary.txt"), "w") as out:
         out.write("\n".join(summary) + "\n")
@@ -223,6 +246,8 @@ def main():
         if crashed:
             summary = ["the test process crashed:"] + ["  " + line for line in crash_report(list(lines))]
             write_summary(report_dir, summary + running_tests(list(lines), journal_dir))
+        elif status != 0 and (digest := failure_digest(list(lines))):
+            write_summary(report_dir, digest)
         return status
     except subprocess.TimeoutExpired:
         pass
