@@ -41,9 +41,4 @@ struct LatchkeyRun: CustomStringConvertible {
         }
         return LatchkeyRun(status: status, output: child.output())
     }
-
-    /// A `postgres://` URL for `configuration`.
-    static func url(_ configuration: DatabaseConfiguration) -> String {
-        "postgres://\(configuration.username):\(configuration.password ?? "")@\(configuration.host):\(configuration.port)/\(configuration.database)"
-    }
 }

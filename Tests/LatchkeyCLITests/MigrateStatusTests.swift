@@ -11,7 +11,7 @@ import Testing
     @Test func reportsPendingAppliedChangedAndUnknownMigrations() async throws {
         let bundled = try Migration.bundled()
         try await TestDatabase.withScratchDatabase { scratch in
-            let environment = ["DATABASE_MIGRATION_URL": LatchkeyRun.url(scratch)]
+            let environment = ["DATABASE_MIGRATION_URL": scratch.url]
             let status = ["migrate", "status", "--output", "json"]
 
             let fresh = try await LatchkeyRun.run(status, environment: environment)

@@ -65,12 +65,10 @@ public final class PlatformProcesses: @unchecked Sendable {
         var system = try TestEnvironment.systemDatabase()
         app.database = database.database
         system.database = database.database
-        func postgres(_ c: DatabaseConfiguration) -> String {
-            "postgres://\(c.username):\(c.password ?? "")@\(c.host):\(c.port)/\(c.database)"
-        }
         let key = KeyMaterial.generateConfigurationValue
         var environment = [
-            "DATABASE_URL": postgres(app), "DATABASE_SYSTEM_URL": postgres(system), "KAFKA_BROKERS": brokers,
+            "DATABASE_URL": app.serviceProcessURL, "DATABASE_SYSTEM_URL": system.serviceProcessURL,
+            "KAFKA_BROKERS": brokers,
             "LOG_LEVEL": "warning",
             "TOKEN_SERVICE_PUBLIC_URL": urls.tokenService, "REGISTRATION_GATEWAY_PUBLIC_URL": urls.gateway,
             "KEY_ENCRYPTION_KEY": key(), "SECRET_HASH_KEY": key(), "DPOP_NONCE_SECRET": key(),

@@ -208,8 +208,8 @@ import Testing
         let tokenService = try ServiceProcess(
             "token-service",
             environment: [
-                "DATABASE_URL": try TestEnvironment.value("LATCHKEY_TEST_DATABASE_URL"),
-                "DATABASE_SYSTEM_URL": try TestEnvironment.value("LATCHKEY_TEST_SYSTEM_DATABASE_URL"),
+                "DATABASE_URL": try TestEnvironment.appDatabase().serviceProcessURL,
+                "DATABASE_SYSTEM_URL": try TestEnvironment.systemDatabase().serviceProcessURL,
                 "KAFKA_BROKERS": GatewayHarness.sharedCluster.bootstrapServers, "LOG_LEVEL": "warning",
                 "TOKEN_SERVICE_PUBLIC_URL": GatewayHarness.tokenServiceURL,
                 "REGISTRATION_GATEWAY_PUBLIC_URL": GatewayHarness.publicURL,

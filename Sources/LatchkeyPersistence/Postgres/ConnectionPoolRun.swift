@@ -16,6 +16,8 @@ public final class ConnectionPoolRun: Sendable {
     private let task: Task<Void, Never>
     /// Finishes when the run returns.
     private let ended: AsyncStream<Void>
+    /// Finishes right before the run starts.
+    private let starting: AsyncStream<Void>
 
     /// Starts `client.run()`.
     public convenience init(_ client: PostgresClient) {
@@ -25,11 +27,21 @@ public final class ConnectionPoolRun: Sendable {
     /// Starts `run`, a pool's run loop (tests give one that ignores being stopped).
     init(running run: @escaping @Sendable () async -> Void) {
         let (ended, finish) = AsyncStream.makeStream(of: Void.self)
+        let (starting, start) = AsyncStream.makeStream(of: Void.self)
         self.ended = ended
+        self.starting = starting
         self.task = Task {
+            start.finish()
             await run()
             finish.finish()
         }
+    }
+
+    /// Returns once the run's task is about to call `run()`. PostgresNIO warns about every lease taken
+    /// before its pool runs (the lease waits, so it is harmless, but a test suite printed it a thousand
+    /// times); a caller that leases at once waits for this first.
+    public func started() async {
+        for await _ in starting {}
     }
 
     /// Stops the pool and waits up to `timeout` for its run to return; false when it did not (the caller
@@ -93,6 +105,7 @@ public func withRunningPool<Result>(
     _ client: PostgresClient, _ body: () async throws -> Result
 ) async throws -> Result {
     let run = ConnectionPoolRun(client)
+    await run.started()
     do {
         let result = try await body()
         await run.stop()

@@ -127,12 +127,9 @@ import Testing
     // MARK: The settings reach librdkafka in a running service
 
     func auditConsumerEnvironment(kafka: String) throws -> [String: String] {
-        func url(_ c: DatabaseConfiguration) -> String {
-            "postgres://\(c.username):\(c.password ?? "")@\(c.host):\(c.port)/\(c.database)"
-        }
         return [
-            "DATABASE_URL": url(try TestEnvironment.appDatabase()),
-            "DATABASE_SYSTEM_URL": url(try TestEnvironment.systemDatabase()), "KAFKA_BROKERS": kafka,
+            "DATABASE_URL": try TestEnvironment.appDatabase().serviceProcessURL,
+            "DATABASE_SYSTEM_URL": try TestEnvironment.systemDatabase().serviceProcessURL, "KAFKA_BROKERS": kafka,
         ]
     }
 

@@ -88,15 +88,13 @@ import Testing
         try await TestDatabase.prepare()
         let cluster = try EmbeddedKafkaCluster(brokers: 1)
         defer { cluster.shutdown() }
-        func url(_ c: DatabaseConfiguration) -> String {
-            "postgres://\(c.username):\(c.password ?? "")@\(c.host):\(c.port)/\(c.database)"
-        }
         let key = KeyMaterial.generateConfigurationValue
         // The inline variables are blanked: the test process may have them (scripts/test.sh exports the URLs).
         var environment = [
             "DATABASE_URL": "", "DATABASE_SYSTEM_URL": "", "KEY_ENCRYPTION_KEY": "", "SECRET_HASH_KEY": "",
-            "DPOP_NONCE_SECRET": "", "DATABASE_URL_FILE": try file(url(try TestEnvironment.appDatabase()) + "\n"),
-            "DATABASE_SYSTEM_URL_FILE": try file(url(try TestEnvironment.systemDatabase()) + "\n"),
+            "DPOP_NONCE_SECRET": "",
+            "DATABASE_URL_FILE": try file(try TestEnvironment.appDatabase().serviceProcessURL + "\n"),
+            "DATABASE_SYSTEM_URL_FILE": try file(try TestEnvironment.systemDatabase().serviceProcessURL + "\n"),
             "KEY_ENCRYPTION_KEY_FILE": try file(key() + "\n"), "SECRET_HASH_KEY_FILE": try file(key() + "\n"),
             "DPOP_NONCE_SECRET_FILE": try file(key()), "KAFKA_BROKERS": cluster.bootstrapServers,
             "TOKEN_SERVICE_PUBLIC_URL": "http://127.0.0.1:8082",

@@ -28,12 +28,10 @@ import Testing
             app.port = databasePort
             system.port = databasePort
         }
-        func url(_ c: DatabaseConfiguration) -> String {
-            "postgres://\(c.username):\(c.password ?? "")@\(c.host):\(c.port)/\(c.database)"
-        }
         let key = KeyMaterial.generateConfigurationValue
         return [
-            "DATABASE_URL": url(app), "DATABASE_SYSTEM_URL": url(system), "KAFKA_BROKERS": kafka, "LOG_LEVEL": "info",
+            "DATABASE_URL": app.serviceProcessURL, "DATABASE_SYSTEM_URL": system.serviceProcessURL,
+            "KAFKA_BROKERS": kafka, "LOG_LEVEL": "info",
             "TOKEN_SERVICE_PUBLIC_URL": "http://127.0.0.1:8082",
             "REGISTRATION_GATEWAY_PUBLIC_URL": "http://127.0.0.1:8081",
             "KEY_ENCRYPTION_KEY": key(), "SECRET_HASH_KEY": key(), "DPOP_NONCE_SECRET": key(),
