@@ -67,7 +67,7 @@ public final class PlatformProcesses: @unchecked Sendable {
         system.database = database.database
         let key = KeyMaterial.generateConfigurationValue
         var environment = [
-            "DATABASE_URL": app.serviceProcessURL, "DATABASE_SYSTEM_URL": system.serviceProcessURL,
+            "DATABASE_URL": app.url, "DATABASE_SYSTEM_URL": system.url,
             "KAFKA_BROKERS": brokers,
             "LOG_LEVEL": "warning",
             "TOKEN_SERVICE_PUBLIC_URL": urls.tokenService, "REGISTRATION_GATEWAY_PUBLIC_URL": urls.gateway,

@@ -208,8 +208,8 @@ import Testing
         let tokenService = try ServiceProcess(
             "token-service",
             environment: [
-                "DATABASE_URL": try TestEnvironment.appDatabase().serviceProcessURL,
-                "DATABASE_SYSTEM_URL": try TestEnvironment.systemDatabase().serviceProcessURL,
+                "DATABASE_URL": try TestEnvironment.appDatabase().url,
+                "DATABASE_SYSTEM_URL": try TestEnvironment.systemDatabase().url,
                 "KAFKA_BROKERS": GatewayHarness.sharedCluster.bootstrapServers, "LOG_LEVEL": "warning",
                 "TOKEN_SERVICE_PUBLIC_URL": GatewayHarness.tokenServiceURL,
                 "REGISTRATION_GATEWAY_PUBLIC_URL": GatewayHarness.publicURL,

@@ -128,8 +128,8 @@ import Testing
 
     func auditConsumerEnvironment(kafka: String) throws -> [String: String] {
         return [
-            "DATABASE_URL": try TestEnvironment.appDatabase().serviceProcessURL,
-            "DATABASE_SYSTEM_URL": try TestEnvironment.systemDatabase().serviceProcessURL, "KAFKA_BROKERS": kafka,
+            "DATABASE_URL": try TestEnvironment.appDatabase().url,
+            "DATABASE_SYSTEM_URL": try TestEnvironment.systemDatabase().url, "KAFKA_BROKERS": kafka,
         ]
     }
 

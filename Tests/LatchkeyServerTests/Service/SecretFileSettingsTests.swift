@@ -93,8 +93,8 @@ import Testing
         var environment = [
             "DATABASE_URL": "", "DATABASE_SYSTEM_URL": "", "KEY_ENCRYPTION_KEY": "", "SECRET_HASH_KEY": "",
             "DPOP_NONCE_SECRET": "",
-            "DATABASE_URL_FILE": try file(try TestEnvironment.appDatabase().serviceProcessURL + "\n"),
-            "DATABASE_SYSTEM_URL_FILE": try file(try TestEnvironment.systemDatabase().serviceProcessURL + "\n"),
+            "DATABASE_URL_FILE": try file(try TestEnvironment.appDatabase().url + "\n"),
+            "DATABASE_SYSTEM_URL_FILE": try file(try TestEnvironment.systemDatabase().url + "\n"),
             "KEY_ENCRYPTION_KEY_FILE": try file(key() + "\n"), "SECRET_HASH_KEY_FILE": try file(key() + "\n"),
             "DPOP_NONCE_SECRET_FILE": try file(key()), "KAFKA_BROKERS": cluster.bootstrapServers,
             "TOKEN_SERVICE_PUBLIC_URL": "http://127.0.0.1:8082",

@@ -30,7 +30,7 @@ import Testing
         }
         let key = KeyMaterial.generateConfigurationValue
         return [
-            "DATABASE_URL": app.serviceProcessURL, "DATABASE_SYSTEM_URL": system.serviceProcessURL,
+            "DATABASE_URL": app.url, "DATABASE_SYSTEM_URL": system.url,
             "KAFKA_BROKERS": kafka, "LOG_LEVEL": "info",
             "TOKEN_SERVICE_PUBLIC_URL": "http://127.0.0.1:8082",
             "REGISTRATION_GATEWAY_PUBLIC_URL": "http://127.0.0.1:8081",
