@@ -6,7 +6,8 @@
 # signs in once through the pages, prepares the requests and has wrk (Benchmarks/wrk-phase.lua) drive client_credentials,
 # authorization_code + PKCE + DPoP and refresh_token + DPoP in closed loops, each after an ANALYZE (as autovacuum keeps a running system's
 # statistics; a scratch database would otherwise be planned as empty). Same-run baselines: `pgbench` TPS
-# on a scratch database and `openssl speed -seconds 3 ecdsap256`. Writes Benchmarks/results/grants.md.
+# on a scratch database and `openssl speed -seconds 3 ecdsap256`, and pgbench for 5 s before and after each phase
+# (the phase's ratio is to their mean). Writes Benchmarks/results/grants.md.
 # Cost per grant: CPU of token-service and of every PostgreSQL process (/proc), statements from
 # pg_stat_statements (scripts/postgres.sh preloads it).
 # Idle cost: statements and CPU a minute of the idle service after the load (BENCH_IDLE_SECONDS).
@@ -72,7 +73,7 @@ STATS_DATABASE_URL="${DATABASE_MIGRATION_URL%/*}/postgres" ANALYZE_DATABASE_URL=
 "$BIN/GrantsLoad" --port "$PORT" --service-pid "$SERVICE_PID" --postmaster-pid "$(head -1 "$PG_DIR/data/postmaster.pid")" \
     --idle-seconds "${BENCH_IDLE_SECONDS:-60}" --workers "${BENCH_WORKERS:-8}" --seconds "${BENCH_SECONDS:-10}" --codes "${BENCH_CODES:-25000}" \
     --wrk-script "$ROOT/Benchmarks/wrk-phase.lua" \
-    --pgbench-tps "$PGBENCH_TPS" --pgbench-select-tps "${PGBENCH_SELECT_TPS:-–}" --openssl-sign "$OPENSSL_SIGN" --openssl-verify "$OPENSSL_VERIFY" \
+    --pgbench "$PGBENCH" --pgbench-url "$PGBENCH_URL" --pgbench-tps "$PGBENCH_TPS" --pgbench-select-tps "${PGBENCH_SELECT_TPS:-–}" --openssl-sign "$OPENSSL_SIGN" --openssl-verify "$OPENSSL_VERIFY" \
     --machine "$MACHINE" --report "$REPORT" ${KAFKA_NOTE:+--kafka-note "$KAFKA_NOTE"} || {
         cp "$WORK/token-service.log" "${TMPDIR:-/tmp}/grants-token-service.log"
         tail -20 "$WORK/token-service.log"

@@ -99,6 +99,30 @@ public enum TestDatabase {
         }
     }
 
+    /// Row updates of `table` in `database` that PostgreSQL's statistics show, and how many of them were heap-only
+    /// (no new index entries). A backend reports its counts some time after its transactions end (within about
+    /// ten seconds when idle), so this waits until at least `atLeast` updates are visible; every report adds
+    /// both counts of the same transactions, so they can be compared whenever read.
+    public static func updates(
+        of table: String, in database: String, atLeast: Int64, timeout: Duration = .seconds(30)
+    ) async throws -> (all: Int64, heapOnly: Int64) {
+        var configuration = try TestEnvironment.migrationDatabase()
+        configuration.database = database
+        return try await withPostgresClient(configuration) { client in
+            let deadline = ContinuousClock.now + timeout
+            while true {
+                let rows = try await client.query(
+                    """
+                    SELECT n_tup_upd, n_tup_hot_upd FROM pg_stat_user_tables WHERE relname = \(table)
+                    """, logger: TestEnvironment.logger)
+                var counts: (all: Int64, heapOnly: Int64) = (0, 0)
+                for try await row in rows.decode((Int64, Int64).self) { counts = row }
+                if counts.all >= atLeast || ContinuousClock.now >= deadline { return counts }
+                try await Task.sleep(for: .milliseconds(200))
+            }
+        }
+    }
+
     /// Creates an empty database owned by the migration role and drops it after `body`.
     public static func withScratchDatabase<Result: Sendable>(
         _ body: (DatabaseConfiguration) async throws -> Result

@@ -65,6 +65,12 @@ import Testing
                     // Two each; the pool's keep-alive may add one.
                     #expect(
                         statements <= Int64(2 * refreshes) + 1, "\(refreshes) refreshes ran \(statements) statements")
+                    // A redeemed code and a rotated refresh token change no indexed column: their updates add no
+                    // index entries.
+                    for table in ["authorization_codes", "refresh_tokens"] {
+                        let updates = try await TestDatabase.updates(of: table, in: owner.database, atLeast: 5)
+                        #expect(updates.all >= 5 && updates.heapOnly == updates.all, "\(table): \(updates)")
+                    }
                     native = try NativeApp(clientID: native.clientID)  // another key: the bound token is refused
                     #expect(try await native.refresh(http, fixture, token: token).1["error"] as? String != nil)
 

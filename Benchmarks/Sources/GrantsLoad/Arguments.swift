@@ -1,3 +1,4 @@
+import BenchmarkSupport
 import Foundation
 
 /// Command-line options of GrantsLoad (`--name value` pairs).
@@ -13,6 +14,9 @@ struct Arguments: Sendable {
     var pgbenchTPS = ""
     /// pgbench's built-in select-only script (`-S`): what a grant with one read-only statement could reach.
     var pgbenchSelectTPS = ""
+    /// pgbench and its initialised database, run for 5 s before and after each phase (the phase's own baseline).
+    var pgbench = ""
+    var pgbenchURL = ""
     var opensslSign = ""
     var opensslVerify = ""
     var machine = ""
@@ -23,6 +27,11 @@ struct Arguments: Sendable {
     /// How long the idle service is measured after the load (its relay drained, every periodic job running).
     var idleSeconds = 60.0
     var kafkaNote = "An embedded Kafka cluster receives `TokenIssued` from the outbox relay while the load runs."
+
+    /// The baseline run next to each phase, when pgbench is given.
+    var phaseBaseline: PgbenchBaseline? {
+        pgbench.isEmpty ? nil : PgbenchBaseline(executable: pgbench, url: pgbenchURL)
+    }
 
     init<S: Sequence>(_ raw: S) throws where S.Element == String {
         var iterator = raw.makeIterator()
@@ -38,6 +47,8 @@ struct Arguments: Sendable {
             case "--wrk-threads": wrkThreads = Int(value) ?? wrkThreads
             case "--pgbench-tps": pgbenchTPS = value
             case "--pgbench-select-tps": pgbenchSelectTPS = value
+            case "--pgbench": pgbench = value
+            case "--pgbench-url": pgbenchURL = value
             case "--openssl-sign": opensslSign = value
             case "--openssl-verify": opensslVerify = value
             case "--machine": machine = value
@@ -50,5 +61,8 @@ struct Arguments: Sendable {
             }
         }
         guard port > 0 else { throw BenchmarkError("--port is required") }
+        guard pgbench.isEmpty == pgbenchURL.isEmpty else {
+            throw BenchmarkError("--pgbench and --pgbench-url go together")
+        }
     }
 }

@@ -87,19 +87,30 @@ struct GrantsLoad {
         }
     }
 
-    /// Runs one phase between two meter readings, on fresh planner statistics.
+    /// What one phase measured: the load's result, its cost, and pgbench's rate around it when measured.
+    struct Phase {
+        let result: WrkPhase.Result
+        let cost: Meter.Cost
+        let pgbenchTPS: Double?
+    }
+
+    /// Runs one phase between two meter readings, on fresh planner statistics, with pgbench before and after it
+    /// when a baseline is given (outside the meter readings).
     static func measured(
-        _ meter: Meter, _ phase: () throws -> WrkPhase.Result
-    ) async throws -> (WrkPhase.Result, Meter.Cost) {
+        _ meter: Meter, baseline: PgbenchBaseline?, _ phase: () throws -> WrkPhase.Result
+    ) async throws -> Phase {
+        let before = try baseline?.measure()
         await meter.refreshStatistics()
         let start = await meter.read()
         let result = try phase()
-        return (result, meter.cost(from: start, to: await meter.read()))
+        let cost = meter.cost(from: start, to: await meter.read())
+        let after = try baseline?.measure()
+        return Phase(result: result, cost: cost, pgbenchTPS: before.flatMap { b in after.map { (b + $0) / 2 } })
     }
 
     static func phases(
         _ client: TokenServiceClient, secret: String, arguments: Arguments, meter: Meter
-    ) async throws -> [(WrkPhase.Result, Meter.Cost)] {
+    ) async throws -> [Phase] {
         let wrk = WrkPhase(
             script: arguments.wrkScript, url: client.origin, threads: arguments.wrkThreads,
             connections: arguments.workers, seconds: arguments.seconds,
@@ -112,7 +123,7 @@ struct GrantsLoad {
         let basic = "Basic " + Data("\(Seeder.serviceClient):\(secret)".utf8).base64EncodedString()
         for _ in 0..<20 { _ = try await client.clientCredentials(authorization: basic) }
 
-        let clientCredentials = try await measured(meter) {
+        let clientCredentials = try await measured(meter, baseline: arguments.phaseBaseline) {
             try wrk.run(
                 name: "client_credentials",
                 .repeating(
@@ -120,7 +131,7 @@ struct GrantsLoad {
                         path: client.tokenPath, headers: [("Authorization", basic), form],
                         body: "grant_type=client_credentials")))
         }
-        say("client_credentials: \(Int(clientCredentials.0.perSecond))/s")
+        say("client_credentials: \(Int(clientCredentials.result.perSecond))/s")
 
         // One DPoP key for every proof: a refresh token of the public app is bound to the key that got it, and a
         // chain's token may go out with any proof of its wrk thread.
@@ -149,10 +160,10 @@ struct GrantsLoad {
             }
         }
         say("prepared \(redemptions.count) codes")
-        let authorizationCode = try await measured(meter) {
+        let authorizationCode = try await measured(meter, baseline: arguments.phaseBaseline) {
             try wrk.run(name: "authorization_code + PKCE + DPoP", .once(dealt(redemptions, to: wrk.threads)))
         }
-        say("authorization_code: \(Int(authorizationCode.0.perSecond))/s")
+        say("authorization_code: \(Int(authorizationCode.result.perSecond))/s")
 
         // refresh_token + DPoP: one family per connection, each rotation's token sent again with a fresh proof;
         // after the code phase, so the refresh tokens' table holds its redemptions' tokens as a running system's
@@ -173,14 +184,14 @@ struct GrantsLoad {
             path: client.tokenPath, headers: [form],
             body: TokenServiceClient.encode([("grant_type", "refresh_token"), ("client_id", Seeder.nativeApp)])
                 + "&refresh_token=")
-        let refresh = try await measured(meter) {
+        let refresh = try await measured(meter, baseline: arguments.phaseBaseline) {
             try wrk.run(
                 name: "refresh_token + DPoP",
                 .chains(
                     template: template, tokens: dealt(families, to: wrk.threads),
                     proofs: dealt(proofs, to: wrk.threads)))
         }
-        say("refresh_token: \(Int(refresh.0.perSecond))/s")
+        say("refresh_token: \(Int(refresh.result.perSecond))/s")
 
         return [clientCredentials, authorizationCode, refresh]
     }

@@ -4,7 +4,7 @@ import Foundation
 /// The Markdown report: grants per second and latency per phase next to the same-run baselines.
 struct Report {
     let arguments: Arguments
-    let results: [(WrkPhase.Result, Meter.Cost)]
+    let results: [GrantsLoad.Phase]
     /// The service left idle after the load.
     let idle: Meter.Cost
 
@@ -31,14 +31,20 @@ struct Report {
             "| `openssl speed -seconds 3 ecdsap256` sign | \(arguments.opensslSign) |",
             "| `openssl speed -seconds 3 ecdsap256` verify | \(arguments.opensslVerify) |", "",
             "## Grants", "",
-            "| grant | grants/s | % of pgbench TPS | p50 ms | p99 ms | failed |", "|---|---|---|---|---|---|",
+            "`pgbench` around the phase: the same TPC-B-like run (8 clients) for 5 s right before and 5 s right",
+            "after the phase, their mean; the phase's ratio is to it, and its ratio to the run's first baseline",
+            "follows.", "",
+            "| grant | grants/s | pgbench TPS around the phase | % of it | % of the run's pgbench | p50 ms | p99 ms | failed |",
+            "|---|---|---|---|---|---|---|---|",
         ]
         let pgbench = Double(arguments.pgbenchTPS) ?? 0
-        for (result, _) in results {
-            let ratio = pgbench > 0 ? String(format: "%.0f %%", result.perSecond / pgbench * 100) : "–"
+        for phase in results {
+            let result = phase.result
+            let around = phase.pgbenchTPS.map { String(format: "%.0f", $0) } ?? "–"
             lines.append(
-                "| \(result.name) | \(Int(result.perSecond.rounded())) | \(ratio) | \(Self.ms(result.p50)) | "
-                    + "\(Self.ms(result.p99)) | \(result.failed) |")
+                "| \(result.name) | \(Int(result.perSecond.rounded())) | \(around) | "
+                    + "\(Self.ratio(result.perSecond, phase.pgbenchTPS ?? 0)) | \(Self.ratio(result.perSecond, pgbench)) | "
+                    + "\(Self.ms(result.p50)) | \(Self.ms(result.p99)) | \(result.failed) |")
         }
         lines += [
             "", "## Cost per grant", "",
@@ -50,8 +56,9 @@ struct Report {
             "| grant | service CPU µs | PostgreSQL CPU µs | statements | load generator CPU µs |",
             "|---|---|---|---|---|",
         ]
-        for (result, cost) in results {
-            let per = cost.per(result.completed)
+        for phase in results {
+            let result = phase.result
+            let per = phase.cost.per(result.completed)
             let statements = per.statements.map { String(format: "%.1f", $0) } ?? "–"
             let service = String(format: "%.0f", per.serviceMicroseconds)
             let postgres = String(format: "%.0f", per.postgresMicroseconds)
@@ -71,6 +78,10 @@ struct Report {
         ]
         lines.append("")
         try lines.joined(separator: "\n").write(toFile: arguments.report, atomically: true, encoding: .utf8)
+    }
+
+    static func ratio(_ rate: Double, _ baseline: Double) -> String {
+        baseline > 0 ? String(format: "%.0f %%", rate / baseline * 100) : "–"
     }
 
     static func ms(_ microseconds: Double) -> String {

@@ -14,6 +14,42 @@ import Testing
         #expect(PreparedStatementShape.declaresEveryParameter(MarkOutboxSentStatement.self))
     }
 
+    /// A session keeps the plans of the claim's statements. Made while the outbox held a few rows, they must
+    /// still walk its indexes once it holds tens of thousands (a broker outage's backlog): a claim of ten rows
+    /// then reads about a hundred pages, where a plan that scans the table reads all of it, several times.
+    @Test func aClaimPlannedOnASmallOutboxReadsFewPagesOfALargeOne() async throws {
+        try await OutboxTestDatabase.with { db in
+            let tenant = try await db.tenant()
+            try await db.system.client.withConnection { connection in
+                let logger = db.system.logger
+                // Statistics as autovacuum keeps them: taken while the outbox is small.
+                _ = try await db.insertEvents(3, tenant: tenant, key: "\(tenant)/small")
+                try await db.analyzeOutbox()
+                for _ in 0..<10 {
+                    _ = try await db.insertEvents(3, tenant: tenant, key: "\(tenant)/small")
+                    var claimed: [Int64] = []
+                    for try await seq in try await connection.query(
+                        "SELECT seq FROM claim_outbox_batch('relay-a', '{}', 10, 60)", logger: logger
+                    ).decode(Int64.self) { claimed.append(seq) }
+                    #expect(!claimed.isEmpty)
+                    try await db.markSent(claimed)
+                }
+                for key in 0..<4 { _ = try await db.insertEvents(10_000, tenant: tenant, key: "\(tenant)/big-\(key)") }
+                let rows = try await connection.query(
+                    "EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) SELECT seq FROM claim_outbox_batch('relay-a', '{}', 10, 60)",
+                    logger: logger)
+                var plan = ""
+                for try await text in rows.decode(String.self) { plan += text }
+                let root = try #require(
+                    (try JSONSerialization.jsonObject(with: Data(plan.utf8)) as? [[String: Any]])?.first?["Plan"]
+                        as? [String: Any])
+                let pages = (root["Shared Hit Blocks"] as? Int ?? 0) + (root["Shared Read Blocks"] as? Int ?? 0)
+                let tablePages = try await db.pages(of: "outbox")
+                #expect(tablePages > 1_000 && pages < 400, "a claim of 10 rows read \(pages) of \(tablePages) pages")
+            }
+        }
+    }
+
     @Test func aBacklogIsClaimedInSequenceOrderBatchByBatch() async throws {
         try await OutboxTestDatabase.with { db in
             let tenant = try await db.tenant()
@@ -205,6 +241,32 @@ extension OutboxTestDatabase {
         var sequences: [Int64] = []
         for try await seq in rows.decode(Int64.self) { sequences.append(seq) }
         return sequences
+    }
+
+    /// Refreshes the outbox's planner statistics, as its owner (autovacuum does it on a running system).
+    func analyzeOutbox() async throws {
+        var database: String?
+        for try await name in try await system.client.query("SELECT current_database()", logger: system.logger)
+            .decode(String.self)
+        {
+            database = name
+        }
+        var owner = try TestEnvironment.migrationDatabase()
+        owner.database = try #require(database)
+        try await withPostgresClient(owner) { client in
+            try await client.query("ANALYZE outbox", logger: system.logger)
+        }
+    }
+
+    /// The pages of `table` on disk.
+    func pages(of table: String) async throws -> Int {
+        for try await pages in try await system.client.query(
+            "SELECT (pg_relation_size(\(table)::regclass) / current_setting('block_size')::int)::int",
+            logger: system.logger
+        ).decode(Int.self) {
+            return pages
+        }
+        throw TestFailure("no size of \(table)")
     }
 
     func backendPID(of connection: PostgresConnection) async throws -> Int32 {
