@@ -86,8 +86,12 @@ struct LoadBenchmark {
         _ = try await LoadGenerator.run(
             port: sidecarPort, connections: connections, seconds: 2, mode: .closed, next: pool.next)
         log("peak through the sidecar")
+        let cpuBefore = Self.cpuSeconds(pid: sidecarPID)
+        let stealBeforePeak = Self.stealMilliseconds()
         let peak = try await LoadGenerator.run(
             port: sidecarPort, connections: connections, seconds: seconds, mode: .closed, next: pool.next)
+        let peakCPU = Self.cpuSeconds(pid: sidecarPID) - cpuBefore
+        let peakSteal = zip(Self.stealMilliseconds(), stealBeforePeak).map { $0 - $1 }
         // The same request bytes to a public path (DPOP_PUBLIC_PATHS=/public/*): the sidecar forwards it
         // without verifying anything, which measures what the proxying alone costs.
         let publicRequest = RequestPool.head(
@@ -103,7 +107,9 @@ struct LoadBenchmark {
             // Quick look while tuning (`BENCH_PHASES=peak`): no report is written.
             print(
                 "peak through the sidecar: \(format(peak.rate, 0)) req/s, p50 \(format(peak.percentile(0.5), 0)) µs, "
-                    + "p99 \(format(peak.percentile(0.99), 0)) µs, non-200 \(peak.failures); proxying only: \(format(proxyOnly.rate, 0)) req/s"
+                    + "p99 \(format(peak.percentile(0.99), 0)) µs, non-200 \(peak.failures); proxying only: \(format(proxyOnly.rate, 0)) req/s; "
+                    + "sidecar CPU per request \(format(peakCPU * 1e6 / max(peak.rate * seconds, 1), 1)) µs "
+                    + "(\(format(100 * peakCPU / seconds, 0)) % of a CPU), steal \(peakSteal.map { format($0, 0) }.joined(separator: "/")) ms"
             )
             return
         }
@@ -166,6 +172,17 @@ struct LoadBenchmark {
             let fields = line.split(separator: " ")
             return fields.count > 8 ? (Double(fields[8]) ?? 0) * 1_000 / ticksPerSecond : 0
         }
+    }
+
+    /// User + system CPU time of a process so far, seconds (0 without a process).
+    static func cpuSeconds(pid: Int) -> Double {
+        guard pid > 0, let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+            let close = stat.lastIndex(of: ")")
+        else { return 0 }
+        // Fields after the command name: state is field 3, utime and stime are fields 14 and 15.
+        let fields = stat[stat.index(after: close)...].split(separator: " ")
+        guard fields.count > 12, let user = Double(fields[11]), let system = Double(fields[12]) else { return 0 }
+        return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
     }
 
     /// VmRSS and VmHWM of a process, KiB.

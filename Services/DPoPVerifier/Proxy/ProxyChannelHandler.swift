@@ -24,7 +24,7 @@ struct ProxyRoute: Sendable {
 /// The handler does the channel work; what an event means for the exchange is decided by its
 /// ``StateMachine``. Before the upstream's response head, a failed or timed-out upstream is answered with
 /// 502 `upstream_unavailable` or 504 `upstream_timeout`; after it the client connection is closed.
-final class ProxyChannelHandler: ChannelDuplexHandler, RemovableChannelHandler {
+final class ProxyChannelHandler: ChannelDuplexHandler, RemovableChannelHandler, RoundFlushable {
     typealias InboundIn = HTTPServerRequestPart
     typealias OutboundIn = HTTPServerResponsePart
     typealias OutboundOut = HTTPServerResponsePart
@@ -81,14 +81,14 @@ final class ProxyChannelHandler: ChannelDuplexHandler, RemovableChannelHandler {
             upstream?.write(.body(.byteBuffer(buffer)))
         case .forwardEnd:
             upstream?.write(.end(nil))
-            upstream?.flush()
+            flushUpstream()
         case .finishExchange(let closeConnection):
             finish(closeConnection: closeConnection)
         }
     }
 
     func channelReadComplete(context: ChannelHandlerContext) {
-        if state.flushesUpstream { upstream?.flush() }
+        if state.flushesUpstream { flushUpstream() }
         context.fireChannelReadComplete()
     }
 
@@ -97,6 +97,17 @@ final class ProxyChannelHandler: ChannelDuplexHandler, RemovableChannelHandler {
         case .read: context.read()
         case .hold: break
         }
+    }
+
+    /// At the end of the event loop's round, with the other requests written in it (``RoundFlusher``).
+    private func flushUpstream() {
+        guard let upstream else { return }
+        if let pool { pool.flusher.flushSoon(upstream) } else { upstream.flushWritten() }
+    }
+
+    /// The relayed answer, at the end of the event loop's round (``RoundFlusher``).
+    private func flushClient() {
+        if let pool { pool.flusher.flushSoon(self) } else { flushWritten() }
     }
 
     private var upstreamCanTakeMore: Bool { upstream?.isWritable ?? true }
@@ -134,7 +145,7 @@ final class ProxyChannelHandler: ChannelDuplexHandler, RemovableChannelHandler {
             abandonExchange()
         case .closeConnection:
             abandonExchange()
-            context.close(promise: nil)
+            closeClient()
         }
     }
 
@@ -247,7 +258,7 @@ final class ProxyChannelHandler: ChannelDuplexHandler, RemovableChannelHandler {
             break
         case .closeConnection:
             abandonExchange()
-            context?.close(promise: nil)
+            closeClient()
         case .answerWithError:
             let answer =
                 timedOut
@@ -276,13 +287,19 @@ final class ProxyChannelHandler: ChannelDuplexHandler, RemovableChannelHandler {
         decision = nil
         if closeConnection {
             abandonExchange()
-            context.close(promise: nil)
+            closeClient()
             return
         }
         while let action = state.nextQueuedPart(now: .now()) {
             perform(action)
         }
         resumeClientReads()
+    }
+
+    /// What was relayed may still wait for the round's flush: it goes out before the close.
+    private func closeClient() {
+        context?.flush()
+        context?.close(promise: nil)
     }
 
     /// Drops what the exchange holds; the state machine already left it.
@@ -352,7 +369,7 @@ extension ProxyChannelHandler: UpstreamLeaseHolder {
             .head(route.proxy.requestHead(request, target: target, identity: identity, view: view, framing: framing)))
         for buffer in body { connection.write(.body(.byteBuffer(buffer))) }
         if end { connection.write(.end(nil)) }
-        connection.flush()
+        flushUpstream()
         resumeClientReads()
     }
 
@@ -389,7 +406,8 @@ extension ProxyChannelHandler: UpstreamConnectionDelegate {
 
     func upstreamEnd() {
         guard let context, let upstream else { return }
-        context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
+        context.write(wrapOutboundOut(.end(nil)), promise: nil)
+        flushClient()
         let end = state.upstreamResponseEnded()
         self.upstream = nil
         pool?.release(upstream, reusable: end.reusable)
@@ -397,6 +415,10 @@ extension ProxyChannelHandler: UpstreamConnectionDelegate {
     }
 
     func upstreamReadComplete() {
+        flushClient()
+    }
+
+    func flushWritten() {
         context?.flush()
     }
 

@@ -21,7 +21,7 @@ protocol UpstreamConnectionDelegate: AnyObject {
 /// Reusable only while the upstream has sent nothing beyond the responses asked for: any byte after a
 /// response's end (counted by the ``UpstreamByteCounter`` in front of the decoder) would otherwise become
 /// the start of the next request's response.
-final class UpstreamConnection: ChannelDuplexHandler {
+final class UpstreamConnection: ChannelDuplexHandler, RoundFlushable {
     typealias InboundIn = HTTPClientResponsePart
     typealias OutboundIn = HTTPClientRequestPart
     typealias OutboundOut = HTTPClientRequestPart
@@ -116,7 +116,7 @@ final class UpstreamConnection: ChannelDuplexHandler {
         context?.write(wrapOutboundOut(part), promise: nil)
     }
 
-    func flush() {
+    func flushWritten() {
         context?.flush()
     }
 

@@ -18,6 +18,8 @@ protocol UpstreamLeaseHolder: AnyObject {
 /// that wait in FIFO order (bounded in time by the proxy's total timeout).
 final class UpstreamPool {
     let eventLoop: any EventLoop
+    /// Flushes the loop's upstream and client writes at the end of each round.
+    let flusher: RoundFlusher
     private let endpoint: UpstreamEndpoint
     private let maxConnections: Int
     private var idle: [UpstreamConnection] = []
@@ -26,6 +28,7 @@ final class UpstreamPool {
 
     init(eventLoop: any EventLoop, endpoint: UpstreamEndpoint, maxConnections: Int) {
         self.eventLoop = eventLoop
+        flusher = RoundFlusher(eventLoop: eventLoop)
         self.endpoint = endpoint
         self.maxConnections = maxConnections
     }

@@ -45,7 +45,7 @@ import Testing
         connection.write(
             .head(HTTPRequestHead(version: .http1_1, method: method, uri: "/", headers: ["Host": "upstream"])))
         connection.write(.end(nil))
-        connection.flush()
+        connection.flushWritten()
         for read in reads { try channel.writeInbound(ByteBuffer(string: read)) }
         let result = (exchange, connection.isReusable, channel.isActive)
         _ = try? channel.finish()
