@@ -246,23 +246,35 @@ public struct StrictJSONParser {
 
     private mutating func parseNumber() throws(Failure) -> Double {
         let start = index
-        if bytes[index] == UInt8(ascii: "-") { index += 1 }
+        let negative = bytes[index] == UInt8(ascii: "-")
+        if negative { index += 1 }
         guard index < bytes.count else { throw failure("truncated number") }
+        let integerStart = index
         if bytes[index] == UInt8(ascii: "0") {
             index += 1
         } else {
             guard consumeDigits() > 0 else { throw failure("invalid number") }
         }
+        var integral = true
         if index < bytes.count, bytes[index] == UInt8(ascii: ".") {
+            integral = false
             index += 1
             guard consumeDigits() > 0 else { throw failure("digits expected after '.'") }
         }
         if index < bytes.count, bytes[index] == UInt8(ascii: "e") || bytes[index] == UInt8(ascii: "E") {
+            integral = false
             index += 1
             if index < bytes.count, bytes[index] == UInt8(ascii: "+") || bytes[index] == UInt8(ascii: "-") {
                 index += 1
             }
             guard consumeDigits() > 0 else { throw failure("digits expected in exponent") }
+        }
+        // Whole numbers of up to 15 digits (timestamps, lifetimes) are exact in a Double: summed here instead
+        // of going through a String and the C library's conversion.
+        if integral, index - integerStart <= 15 {
+            var value: Int64 = 0
+            for digit in bytes[integerStart..<index] { value = value * 10 + Int64(digit - UInt8(ascii: "0")) }
+            return negative ? -Double(value) : Double(value)
         }
         guard let value = Double(String(decoding: bytes[start..<index], as: UTF8.self)), value.isFinite else {
             throw Failure(offset: start, reason: "number out of range")

@@ -29,6 +29,30 @@ import Testing
         }
     }
 
+    @Test func wholeNumbersOfEveryLengthMatchTheirDecimalConversion() throws {
+        var generator = SystemRandomNumberGenerator()
+        var texts = [
+            "0", "-0", "9", "-1", "999999999999999", "-999999999999999", "1000000000000000", "9007199254740993",
+        ]
+        for length in 1...20 {
+            for _ in 0..<20 {
+                let digits = (0..<length).map { index in
+                    String(Int.random(in: (index == 0 && length > 1 ? 1 : 0)...9, using: &generator))
+                }
+                texts.append(digits.joined())
+                texts.append("-" + digits.joined())
+            }
+        }
+        for text in texts {
+            let parsed = try StrictJSONParser.parse(text)
+            guard case .number(let value) = parsed, let expected = Double(text) else {
+                Issue.record("\(text) did not parse as a number")
+                continue
+            }
+            #expect(value == expected && value.sign == expected.sign, "\(text)")
+        }
+    }
+
     @Test func refusesWhatFoundationWouldResolveSilentlyOrAcceptLoosely() {
         let refused = [
             "", " ", "{", "[1,]", "{\"a\":1,}", "{\"a\" 1}", "{a:1}", "'x'", "01", "1.", ".5", "-", "1e", "+1",
