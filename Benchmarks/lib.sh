@@ -4,7 +4,8 @@ source "$(dirname "${BASH_SOURCE[0]}")/../scripts/lib.sh"
 RESULTS="$ROOT/Benchmarks/results"
 
 # Release builds of the products in .build-bench, the one scratch folder of every benchmark: the
-# Benchmarks package's own executables and the product's executables it depends on. Sets BIN.
+# Benchmarks package's own executables and the product's executables it depends on, linked as the image
+# links them (the Swift runtime and Foundation statically). Sets BIN.
 # BENCH_BIN names a folder of binaries built before (with their .resources folders) to run instead, so
 # that two builds can be measured alternately in one session.
 bench_build() {
@@ -16,8 +17,10 @@ bench_build() {
     fi
     log "building release binaries (the first build takes several minutes)"
     for product in "$@"; do
-        swift build -c release --package-path "$ROOT/Benchmarks" --scratch-path "$scratch" --product "$product" >/dev/null \
-            || swift build -c release --package-path "$ROOT/Benchmarks" --scratch-path "$scratch" --product "$product" \
+        swift build -c release --static-swift-stdlib --package-path "$ROOT/Benchmarks" --scratch-path "$scratch" \
+            --product "$product" >/dev/null \
+            || swift build -c release --static-swift-stdlib --package-path "$ROOT/Benchmarks" --scratch-path "$scratch" \
+                --product "$product" \
             || die "could not build $product"
     done
     BIN="$scratch/release"
