@@ -1,3 +1,4 @@
+import BenchmarkSupport
 import Foundation
 import LatchkeyCore
 import NIOCore
@@ -86,11 +87,11 @@ struct LoadBenchmark {
         _ = try await LoadGenerator.run(
             port: sidecarPort, connections: connections, seconds: 2, mode: .closed, next: pool.next)
         log("peak through the sidecar")
-        let cpuBefore = Self.cpuSeconds(pid: sidecarPID)
+        let cpuBefore = Meter.cpuSeconds(Int32(sidecarPID))
         let stealBeforePeak = Self.stealMilliseconds()
         let peak = try await LoadGenerator.run(
             port: sidecarPort, connections: connections, seconds: seconds, mode: .closed, next: pool.next)
-        let peakCPU = Self.cpuSeconds(pid: sidecarPID) - cpuBefore
+        let peakCPU = Meter.cpuSeconds(Int32(sidecarPID)) - cpuBefore
         let peakSteal = zip(Self.stealMilliseconds(), stealBeforePeak).map { $0 - $1 }
         // The same request bytes to a public path (DPOP_PUBLIC_PATHS=/public/*): the sidecar forwards it
         // without verifying anything, which measures what the proxying alone costs.
@@ -172,17 +173,6 @@ struct LoadBenchmark {
             let fields = line.split(separator: " ")
             return fields.count > 8 ? (Double(fields[8]) ?? 0) * 1_000 / ticksPerSecond : 0
         }
-    }
-
-    /// User + system CPU time of a process so far, seconds (0 without a process).
-    static func cpuSeconds(pid: Int) -> Double {
-        guard pid > 0, let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
-            let close = stat.lastIndex(of: ")")
-        else { return 0 }
-        // Fields after the command name: state is field 3, utime and stime are fields 14 and 15.
-        let fields = stat[stat.index(after: close)...].split(separator: " ")
-        guard fields.count > 12, let user = Double(fields[11]), let system = Double(fields[12]) else { return 0 }
-        return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
     }
 
     /// VmRSS and VmHWM of a process, KiB.

@@ -99,15 +99,19 @@ final class ProxyChannelHandler: ChannelDuplexHandler, RemovableChannelHandler, 
         }
     }
 
-    /// At the end of the event loop's round, with the other requests written in it (``RoundFlusher``).
+    /// The forwarded request, at the end of the event loop's round.
     private func flushUpstream() {
-        guard let upstream else { return }
-        if let pool { pool.flusher.flushSoon(upstream) } else { upstream.flushWritten() }
+        if let upstream { flushAtRoundEnd(upstream) }
     }
 
-    /// The relayed answer, at the end of the event loop's round (``RoundFlusher``).
+    /// The relayed answer, at the end of the event loop's round.
     private func flushClient() {
-        if let pool { pool.flusher.flushSoon(self) } else { flushWritten() }
+        flushAtRoundEnd(self)
+    }
+
+    /// Together with everything else the loop wrote in this round (``RoundFlusher``).
+    private func flushAtRoundEnd(_ target: any RoundFlushable) {
+        if let pool { pool.flusher.flushSoon(target) } else { target.flushWritten() }
     }
 
     private var upstreamCanTakeMore: Bool { upstream?.isWritable ?? true }
