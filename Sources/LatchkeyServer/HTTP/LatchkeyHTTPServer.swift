@@ -50,8 +50,11 @@ public struct LatchkeyHTTPServer: ServerChildChannel, HTTPChannelHandler {
         }
     }
 
+    /// The connection's requests run on its event loop (``EventLoopTaskExecutor``).
     public func handle(value asyncChannel: Value, logger: Logger) async {
-        await handleHTTP(asyncChannel: asyncChannel, logger: logger)
+        await withTaskExecutorPreference(EventLoopTaskExecutor(asyncChannel.channel.eventLoop)) {
+            await handleHTTP(asyncChannel: asyncChannel, logger: logger)
+        }
     }
 }
 

@@ -3,6 +3,8 @@ import Hummingbird
 import HummingbirdTesting
 import LatchkeyCore
 import LatchkeyTestSupport
+import NIOCore
+import NIOPosix
 import Testing
 
 @testable import LatchkeyServer
@@ -17,6 +19,13 @@ import Testing
         router.add(middleware: ErrorMiddleware())
         router.post("/refuse") { _, _ -> Response in Response(status: .unauthorized) }
         router.get("/ok") { _, _ -> String in "ok" }
+        // Where the handler runs: on an event loop, and on the same one after another loop resumed it.
+        router.get("/where") { _, _ -> String in
+            guard let loop = MultiThreadedEventLoopGroup.currentEventLoop else { return "concurrency pool" }
+            try await Self.otherLoop.next().submit {}.get()
+            guard let after = MultiThreadedEventLoopGroup.currentEventLoop else { return "pool after an await" }
+            return after === loop ? "its event loop" : "another event loop after an await"
+        }
         router.post("/echo") { request, _ -> Response in
             Response(status: .ok, body: .init(byteBuffer: try await request.body.collect(upTo: 1 << 20)))
         }
@@ -115,6 +124,20 @@ import Testing
             server.cancel()
             _ = await server.result
             for client in clients { client.close() }
+        }
+    }
+
+    static let otherLoop = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+
+    @Test func requestsAreHandledOnTheirConnectionsEventLoop() async throws {
+        try await withServer { port in
+            let client = try await RawClient.connect(port: port)
+            defer { client.close() }
+            for _ in 0..<3 {
+                await client.send("GET /where HTTP/1.1\r\nHost: x\r\n\r\n")
+            }
+            #expect(await client.waitFor(.seconds(20)) { $0.statuses == [200, 200, 200] }, "\(client.received)")
+            #expect(client.received.ranges(of: "its event loop").count == 3, "\(client.received)")
         }
     }
 
