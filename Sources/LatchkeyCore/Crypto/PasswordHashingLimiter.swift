@@ -5,7 +5,7 @@ import Foundation
 /// ``maximumWait`` (or finds the queue full) is refused with ``Busy`` — answered 503 with
 /// `Retry-After` — instead of piling up memory or starving other requests.
 ///
-/// Hashes run on a GCD worker thread, not on the Swift concurrency pool, so a slow hash never
+/// Hashes run on a GCD worker thread, not on the Swift concurrency pool or an event loop, so a slow hash never
 /// blocks unrelated requests on a small machine.
 public final class PasswordHashingLimiter: Sendable {
     /// No slot became free in time.
