@@ -12,22 +12,21 @@ struct AuthorizationCodeGrant: Sendable {
     let database: Database
     let dpop: TokenEndpointDPoP
 
+    /// A code's row: what it was issued with, and its use.
+    @dynamicMemberLookup
     private struct StoredCode {
+        let contents: AuthorizationCodeContents
         let clientID: String
-        let userID: UUID
         let redirectURI: String
-        let scope: String
-        let challenge: String?
-        let challengeMethod: String?
-        let nonce: String?
-        let dpopJKT: String?
-        let authTime: Date
-        let expiresAt: Date
         let consumedAt: Date?
         let issuedFamilyID: UUID?
         let issuedAccessJTI: String?
         /// Whether the user may still obtain tokens, where the read included it.
         var userActive = true
+
+        subscript<Value>(dynamicMember field: KeyPath<AuthorizationCodeContents, Value>) -> Value {
+            contents[keyPath: field]
+        }
     }
 
     /// A replay must commit its revocations before the error goes out, so the transaction returns it.
@@ -43,8 +42,8 @@ struct AuthorizationCodeGrant: Sendable {
         }
         let verifier = grant.form["code_verifier"]
         let codeHash = issuer.hasher.hash(code)
-        if let response = try await redeemInTwoStatements(
-            grant, codeHash: codeHash, redirectURI: redirectURI, verifier: verifier, signer: signer)
+        if let response = try await redeemUsual(
+            grant, code: code, codeHash: codeHash, redirectURI: redirectURI, verifier: verifier, signer: signer)
         {
             return response
         }
@@ -100,16 +99,28 @@ struct AuthorizationCodeGrant: Sendable {
     }
 
     /// The usual redemption (an unused, unexpired code of this client, its redirect URI, PKCE verifier and proof
-    /// key, the user active) as one read and one write, without holding a transaction open in between: the write
-    /// uses the code only while it is still unused. Nil whenever anything else applies (a replay, an error to
-    /// report); the caller then decides in one transaction.
-    private func redeemInTwoStatements(
-        _ grant: GrantContext, codeHash: String, redirectURI: String, verifier: String?,
+    /// key, the user active) in one statement that uses the code only while it is still unused and the user
+    /// still active. What the checks need comes from the code itself when it is a sealed code of this client and
+    /// redirect URI, otherwise from a read of its row without a lock. Nil whenever anything else applies (a
+    /// replay, an error to report); the caller then decides in one transaction.
+    private func redeemUsual(
+        _ grant: GrantContext, code: String, codeHash: String, redirectURI: String, verifier: String?,
         signer: (kid: String, key: SigningKey)
     ) async throws -> TokenResponse? {
-        guard let stored = try await state(codeHash, tenant: grant.tenant.id), stored.userActive,
-            stored.consumedAt == nil, stored.clientID == grant.client.clientID, stored.expiresAt > Date(),
-            stored.redirectURI == redirectURI, (try? checkPKCE(stored: stored, verifier: verifier, grant: grant)) != nil
+        let stored: StoredCode
+        if let sealed = issuer.codes.open(
+            code, tenant: grant.tenant.id, clientID: grant.client.clientID, redirectURI: redirectURI)
+        {
+            stored = StoredCode(
+                contents: sealed, clientID: grant.client.clientID, redirectURI: redirectURI, consumedAt: nil,
+                issuedFamilyID: nil, issuedAccessJTI: nil)
+        } else {
+            guard let read = try await state(codeHash, tenant: grant.tenant.id) else { return nil }
+            stored = read
+        }
+        guard stored.userActive, stored.consumedAt == nil, stored.clientID == grant.client.clientID,
+            stored.expiresAt > Date(), stored.redirectURI == redirectURI,
+            (try? checkPKCE(stored: stored, verifier: verifier, grant: grant)) != nil
         else { return nil }
         if let bound = stored.dpopJKT {
             guard let proof = grant.proof, ConstantTime.equals(bound, proof.jkt) else { return nil }
@@ -134,7 +145,7 @@ struct AuthorizationCodeGrant: Sendable {
             wantsRefresh
             ? RefreshPlan(
                 familyID: RandomUUID.make(), generation: 0,
-                expiresAt: Date().addingTimeInterval(TimeInterval(grant.tenant.policy.tokenLifetimes.refreshToken)),
+                expiresAt: Date.wholeSeconds(fromNow: grant.tenant.policy.tokenLifetimes.refreshToken),
                 boundJKT: grant.refreshBinding)
             : nil
         return IssuanceRequest(
@@ -150,9 +161,11 @@ struct AuthorizationCodeGrant: Sendable {
                 AuthorizationCodeStateStatement(tenant: tenant, codeHash: codeHash), logger: database.logger)
             for try await row in rows {
                 return StoredCode(
-                    clientID: row.0, userID: row.1, redirectURI: row.2, scope: row.3, challenge: row.4,
-                    challengeMethod: row.5, nonce: row.6, dpopJKT: row.7, authTime: row.8, expiresAt: row.9,
-                    consumedAt: row.10, issuedFamilyID: nil, issuedAccessJTI: nil, userActive: row.11)
+                    contents: AuthorizationCodeContents(
+                        userID: row.1, scope: row.3, challenge: row.4, challengeMethod: row.5, nonce: row.6,
+                        dpopJKT: row.7, authTime: row.8, expiresAt: row.9),
+                    clientID: row.0, redirectURI: row.2, consumedAt: row.10, issuedFamilyID: nil, issuedAccessJTI: nil,
+                    userActive: row.11)
             }
             return nil
         }
@@ -211,10 +224,11 @@ struct AuthorizationCodeGrant: Sendable {
             (String, UUID, String, String, String?, String?, String?, String?, Date, Date, Date?, UUID?, String?).self)
         {
             return StoredCode(
-                clientID: row.0, userID: row.1, redirectURI: row.2, scope: row.3, challenge: row.4,
-                challengeMethod: row.5,
-                nonce: row.6, dpopJKT: row.7, authTime: row.8, expiresAt: row.9, consumedAt: row.10,
-                issuedFamilyID: row.11, issuedAccessJTI: row.12)
+                contents: AuthorizationCodeContents(
+                    userID: row.1, scope: row.3, challenge: row.4, challengeMethod: row.5, nonce: row.6, dpopJKT: row.7,
+                    authTime: row.8, expiresAt: row.9),
+                clientID: row.0, redirectURI: row.2, consumedAt: row.10, issuedFamilyID: row.11,
+                issuedAccessJTI: row.12)
         }
         return nil
     }

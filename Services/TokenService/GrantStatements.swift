@@ -72,7 +72,7 @@ struct RotateRefreshTokenStatement: PostgresPreparedStatement {
     var userID: UUID?
     var oldTokenHash: String
     var oldGeneration: Int
-    var newTokenHash: String
+    var newTokenHash: String?
     var plan: RefreshPlan
     var scope: String
     var jti: String

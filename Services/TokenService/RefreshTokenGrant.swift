@@ -13,18 +13,35 @@ struct RefreshTokenGrant: Sendable {
     let database: Database
     let dpop: TokenEndpointDPoP
 
+    /// A refresh token's row: what it was issued with, and its status.
+    @dynamicMemberLookup
     private struct StoredRefresh {
-        let familyID: UUID
-        let generation: Int
+        let contents: RefreshTokenContents
         let clientID: String
-        let userID: UUID?
-        let scope: String
-        let dpopJKT: String?
         let status: String
-        let expiresAt: Date
         let rotatedAt: Date?
         /// Whether the user may still obtain tokens, where the read included it.
         var userActive = true
+
+        subscript<Value>(dynamicMember field: KeyPath<RefreshTokenContents, Value>) -> Value {
+            contents[keyPath: field]
+        }
+
+        init(row: (UUID, Int, String, UUID?, String, String?, String, Date, Date?), userActive: Bool = true) {
+            contents = RefreshTokenContents(
+                familyID: row.0, generation: row.1, userID: row.3, scope: row.4, dpopJKT: row.5, expiresAt: row.7)
+            clientID = row.2
+            status = row.6
+            rotatedAt = row.8
+            self.userActive = userActive
+        }
+
+        init(sealed contents: RefreshTokenContents, clientID: String) {
+            self.contents = contents
+            self.clientID = clientID
+            status = "active"
+            rotatedAt = nil
+        }
     }
 
     private enum Outcome {
@@ -37,7 +54,7 @@ struct RefreshTokenGrant: Sendable {
             throw OAuthError.invalidRequest("refresh_token is required")
         }
         let tokenHash = issuer.hasher.hash(token)
-        if let response = try await rotateInTwoStatements(grant, token: token, tokenHash: tokenHash, signer: signer) {
+        if let response = try await rotateUsual(grant, token: token, tokenHash: tokenHash, signer: signer) {
             return response
         }
         // Only the rotation's statement re-checks a cached client record: anything else is decided on the
@@ -90,14 +107,22 @@ struct RefreshTokenGrant: Sendable {
     }
 
     /// The usual rotation (an active token of this client, the user active, the proof key it is bound to, a
-    /// scope within the original) as one read and one write, without holding a transaction open in between:
-    /// the write rotates the token only while it is still in the state read. Nil whenever anything else
-    /// applies (reuse, the grace window, an error to report); the caller then decides in one transaction.
-    private func rotateInTwoStatements(
+    /// scope within the original) in one statement that rotates the token only while it is still active and of
+    /// the generation it carries. What the checks need comes from the token itself when it is a sealed token of
+    /// this client, otherwise from a read of its row without a lock. Nil whenever anything else applies (reuse,
+    /// the grace window, an error to report); the caller then decides in one transaction.
+    private func rotateUsual(
         _ grant: GrantContext, token: String, tokenHash: String, signer: (kid: String, key: SigningKey)
     ) async throws -> TokenResponse? {
-        guard let stored = try await state(tokenHash, tenant: grant.tenant.id), stored.userActive,
-            stored.status == "active", stored.clientID == grant.client.clientID, stored.expiresAt > Date()
+        let stored: StoredRefresh
+        if let sealed = issuer.refreshTokens.open(token, tenant: grant.tenant.id, clientID: grant.client.clientID) {
+            stored = StoredRefresh(sealed: sealed, clientID: grant.client.clientID)
+        } else {
+            guard let read = try await state(tokenHash, tenant: grant.tenant.id) else { return nil }
+            stored = read
+        }
+        guard stored.userActive, stored.status == "active", stored.clientID == grant.client.clientID,
+            stored.expiresAt > Date()
         else { return nil }
         if let bound = stored.dpopJKT {
             guard let proof = grant.proof, ConstantTime.equals(bound, proof.jkt) else { return nil }
@@ -124,14 +149,7 @@ struct RefreshTokenGrant: Sendable {
             jkt: grant.proof?.jkt,
             refresh: RefreshPlan(
                 familyID: stored.familyID, generation: stored.generation + 1, expiresAt: stored.expiresAt,
-                boundJKT: stored.dpopJKT, token: successor(of: token)))
-    }
-
-    /// The successor of a refresh token, derived with the keyed hash (unguessable without the server's key),
-    /// so a concurrent refresh within the grace window can be answered with the very same successor
-    /// although only hashes are stored.
-    private func successor(of token: String) -> String {
-        issuer.hasher.hash("refresh-successor|" + token)
+                boundJKT: stored.dpopJKT, successorOf: token))
     }
 
     /// Concurrent refresh: the token was rotated moments ago and comes again with the same DPoP key. Answers
@@ -147,9 +165,7 @@ struct RefreshTokenGrant: Sendable {
             let bound = stored.dpopJKT, let proof = grant.proof, ConstantTime.equals(bound, proof.jkt),
             grant.form["scope"] == nil, stored.expiresAt > Date()
         else { return nil }
-        let next = successor(of: token)
-        guard let successorRow = try await find(issuer.hasher.hash(next), on: connection, logger: logger),
-            successorRow.familyID == stored.familyID, successorRow.generation == stored.generation + 1,
+        guard let (successorRow, next) = try await successor(of: stored, token: token, grant: grant, on: connection),
             successorRow.status == "active"
         else { return nil }
         if let userID = stored.userID, try await !UserStatus.isActive(userID, on: connection, logger: logger) {
@@ -162,6 +178,32 @@ struct RefreshTokenGrant: Sendable {
             request, tenant: grant.tenant, endpoints: grant.endpoints, signer: signer, on: connection, logger: logger)
         response.refreshToken = next
         return response
+    }
+
+    /// The successor `stored` was rotated to, and its value: derived from `token` (the successor of a token is
+    /// always the same), recognised by its keyed hash.
+    private func successor(
+        of stored: StoredRefresh, token: String, grant: GrantContext, on connection: PostgresConnection
+    ) async throws -> (StoredRefresh, String)? {
+        let rows = try await connection.query(
+            """
+            SELECT family_id, generation, client_id, user_id, scope, dpop_jkt, status, expires_at, rotated_at, token_hash
+            FROM refresh_tokens WHERE family_id = \(stored.familyID) AND generation = \(stored.generation + 1) FOR UPDATE
+            """, logger: database.logger)
+        for try await row in rows.decode((UUID, Int, String, UUID?, String, String?, String, Date, Date?, String).self)
+        {
+            let successor = StoredRefresh(row: (row.0, row.1, row.2, row.3, row.4, row.5, row.6, row.7, row.8))
+            let sealed = issuer.refreshToken(
+                RefreshPlan(
+                    familyID: successor.familyID, generation: successor.generation, expiresAt: successor.expiresAt,
+                    boundJKT: successor.dpopJKT, successorOf: token),
+                userID: successor.userID, scope: successor.scope, tenant: grant.tenant.id, clientID: successor.clientID)
+            for candidate in [sealed, issuer.unsealedSuccessor(of: token)]
+            where ConstantTime.equals(issuer.hasher.hash(candidate), row.9) {
+                return (successor, candidate)
+            }
+        }
+        return nil
     }
 
     private func reuseDetected(
@@ -186,8 +228,7 @@ struct RefreshTokenGrant: Sendable {
                 RefreshTokenStateStatement(tenant: tenant, tokenHash: tokenHash), logger: database.logger)
             for try await row in rows {
                 return StoredRefresh(
-                    familyID: row.0, generation: row.1, clientID: row.2, userID: row.3, scope: row.4, dpopJKT: row.5,
-                    status: row.6, expiresAt: row.7, rotatedAt: row.8, userActive: row.9)
+                    row: (row.0, row.1, row.2, row.3, row.4, row.5, row.6, row.7, row.8), userActive: row.9)
             }
             return nil
         }
@@ -202,9 +243,7 @@ struct RefreshTokenGrant: Sendable {
             FROM refresh_tokens WHERE token_hash = \(tokenHash) FOR UPDATE
             """, logger: logger)
         for try await row in rows.decode((UUID, Int, String, UUID?, String, String?, String, Date, Date?).self) {
-            return StoredRefresh(
-                familyID: row.0, generation: row.1, clientID: row.2, userID: row.3, scope: row.4, dpopJKT: row.5,
-                status: row.6, expiresAt: row.7, rotatedAt: row.8)
+            return StoredRefresh(row: row)
         }
         return nil
     }

@@ -30,8 +30,9 @@ struct RefreshPlan: Sendable {
     var expiresAt: Date
     /// The DPoP key the refresh token is bound to (public clients).
     var boundJKT: String?
-    /// The refresh token's value when the grant derived it (rotation); a fresh random one otherwise.
-    var token: String? = nil
+    /// The token this one succeeds (a rotation): the successor is derived from it, so the same rotation always
+    /// yields the same token. Nil for the first token of a family.
+    var successorOf: String? = nil
 }
 
 struct IDTokenPlan: Sendable {
@@ -66,6 +67,37 @@ struct TokenIssuer: Sendable {
     let hasher: KeyedHasher
     let outbox: OutboxWriter
     let usage: ClientUsageRecorder
+    /// Opens the authorization codes the authorization endpoint seals.
+    let codes: AuthorizationCodeSealer
+    let refreshTokens: RefreshTokenSealer
+
+    init(hasher: KeyedHasher, outbox: OutboxWriter, usage: ClientUsageRecorder) {
+        self.hasher = hasher
+        self.outbox = outbox
+        self.usage = usage
+        codes = AuthorizationCodeSealer(hasher: hasher)
+        refreshTokens = RefreshTokenSealer(hasher: hasher)
+    }
+
+    /// The refresh token `plan` creates for `clientID`, with the scope the grant issues: its state sealed into
+    /// it. Only a state too long to seal gets a token of random bits (or, for a successor, one derived from
+    /// its predecessor with the keyed hash), whose rotation reads the row.
+    func refreshToken(_ plan: RefreshPlan, userID: UUID?, scope: String, tenant: String, clientID: String) -> String {
+        let contents = RefreshTokenContents(
+            familyID: plan.familyID, generation: plan.generation, userID: userID, scope: scope,
+            dpopJKT: plan.boundJKT, expiresAt: plan.expiresAt)
+        if let sealed = refreshTokens.seal(contents, tenant: tenant, clientID: clientID, successorOf: plan.successorOf)
+        {
+            return sealed
+        }
+        return plan.successorOf.map(unsealedSuccessor(of:)) ?? SecretTokens.generate()
+    }
+
+    /// The successor of a refresh token whose successor could not be sealed, derived with the keyed hash
+    /// (unguessable without the server's key).
+    func unsealedSuccessor(of token: String) -> String {
+        hasher.hash("refresh-successor|" + token)
+    }
 
     /// A signed access token and what its record and event need.
     private struct SignedAccessToken {
@@ -92,7 +124,8 @@ struct TokenIssuer: Sendable {
 
         var refreshToken: String?
         if let plan = request.refresh {
-            let token = plan.token ?? SecretTokens.generate()
+            let token = self.refreshToken(
+                plan, userID: request.userID, scope: access.scope, tenant: tenant.id, clientID: request.client.clientID)
             try await connection.query(
                 """
                 INSERT INTO refresh_tokens (tenant_id, token_hash, family_id, generation, client_id, user_id, scope, dpop_jkt, expires_at)
@@ -122,8 +155,8 @@ struct TokenIssuer: Sendable {
         precondition(request.refresh == nil && request.idToken == nil, "one-statement issuance is access-only")
         let client = request.client
         let response = try await issueInOneStatement(
-            request, refreshToken: nil, tenant: tenant, endpoints: endpoints, signer: signer, database: database
-        ) { access, row in
+            request, tenant: tenant, endpoints: endpoints, signer: signer, database: database
+        ) { access, row, _ in
             IssueAccessTokenStatement(
                 tenant: tenant.id, client: client, jti: access.jti, userID: request.userID, familyID: request.familyID,
                 expiresAt: access.expiresAt, event: row, relayWokenByCaller: outbox.relayWokenByCaller)
@@ -132,8 +165,8 @@ struct TokenIssuer: Sendable {
         return response
     }
 
-    /// Rotates the refresh token `tokenHash` (of generation `request.refresh.generation - 1`) to the successor
-    /// `request.refresh.token` and issues an access token with it, in one statement, its own transaction: the
+    /// Rotates the refresh token `tokenHash` (of generation `request.refresh.generation - 1`) to its successor
+    /// and issues an access token with it, in one statement, its own transaction: the
     /// old token marked rotated, the new one, the access token's record and its `TokenIssued` row, written only
     /// while the old token is still active and of that generation, the user active and the client still
     /// grantable as read. Nil, with nothing written, when any of that no longer holds.
@@ -141,14 +174,13 @@ struct TokenIssuer: Sendable {
         _ request: IssuanceRequest, rotating tokenHash: String, tenant: ResolvedTenant, endpoints: TenantEndpoints,
         signer: (kid: String, key: SigningKey), database: Database
     ) async throws -> TokenResponse? {
-        guard let plan = request.refresh, let token = plan.token, request.idToken == nil else {
+        guard let plan = request.refresh, plan.successorOf != nil, request.idToken == nil else {
             preconditionFailure("a rotation issues a derived refresh token and no ID token")
         }
         let client = request.client
-        let newHash = hasher.hash(token)
         return try await issueInOneStatement(
-            request, refreshToken: token, tenant: tenant, endpoints: endpoints, signer: signer, database: database
-        ) { access, row in
+            request, tenant: tenant, endpoints: endpoints, signer: signer, database: database
+        ) { access, row, newHash in
             RotateRefreshTokenStatement(
                 tenant: tenant.id, client: client, userID: request.userID, oldTokenHash: tokenHash,
                 oldGeneration: plan.generation - 1, newTokenHash: newHash, plan: plan, scope: access.scope,
@@ -168,13 +200,10 @@ struct TokenIssuer: Sendable {
     ) async throws -> TokenResponse? {
         precondition(request.refresh?.generation ?? 0 == 0, "a code starts a refresh family")
         let plan = request.refresh
-        let refreshToken = plan.map { $0.token ?? SecretTokens.generate() }
-        let refreshHash = refreshToken.map(hasher.hash)
         let client = request.client
         return try await issueInOneStatement(
-            request, refreshToken: refreshToken, tenant: tenant, endpoints: endpoints, signer: signer,
-            database: database
-        ) { access, row in
+            request, tenant: tenant, endpoints: endpoints, signer: signer, database: database
+        ) { access, row, refreshHash in
             RedeemAuthorizationCodeStatement(
                 tenant: tenant.id, client: client, userID: request.userID, codeHash: codeHash,
                 refreshTokenHash: refreshHash, plan: plan, scope: access.scope, jti: access.jti,
@@ -182,18 +211,23 @@ struct TokenIssuer: Sendable {
         }
     }
 
-    /// Signs what `request` issues, then runs `statement` (a function returning whether it wrote the grant) as
-    /// its own transaction; the response, or nil when the statement wrote nothing.
+    /// Signs what `request` issues, then runs `statement` (a function returning whether it wrote the grant; given
+    /// the access token, the event's row and the refresh token's hash) as its own transaction; the response, or
+    /// nil when the statement wrote nothing.
     private func issueInOneStatement<Statement: PostgresPreparedStatement>(
-        _ request: IssuanceRequest, refreshToken: String?, tenant: ResolvedTenant, endpoints: TenantEndpoints,
+        _ request: IssuanceRequest, tenant: ResolvedTenant, endpoints: TenantEndpoints,
         signer: (kid: String, key: SigningKey), database: Database,
-        statement: (SignedAccessToken, OutboxRow) -> Statement
+        statement: (SignedAccessToken, OutboxRow, String?) -> Statement
     ) async throws -> TokenResponse? where Statement.Row == Bool {
         let access = try signAccessToken(request, tenant: tenant, endpoints: endpoints, signer: signer)
+        let refreshToken = request.refresh.map {
+            self.refreshToken(
+                $0, userID: request.userID, scope: access.scope, tenant: tenant.id, clientID: request.client.clientID)
+        }
         let idToken = try signIDToken(request, access: access, tenant: tenant, endpoints: endpoints, signer: signer)
         let row = try outbox.row(
             for: event(request, tenant: tenant, access: access, refreshToken: refreshToken, idToken: idToken))
-        let call = statement(access, row)
+        let call = statement(access, row, refreshToken.map(hasher.hash))
         let written = try await database.withStatementTransaction(tenant: tenant.id) {
             var written = false
             for try await value in try await database.client.execute(call, logger: database.logger) { written = value }

@@ -140,6 +140,48 @@ struct NativeApp {
         }
     }
 
+    /// Codes and refresh tokens are sealed, opaque to clients: one altered character, or a code sealed under
+    /// another key with any contents, is refused like an unknown code and uses nothing up.
+    @Test func alteredOrForgedSealedCodesAndRefreshTokensAreRefusedAndUseNothingUp() async throws {
+        try await TokenServiceHarness.run { client, fixture in
+            let app = try await Self.publicApp(fixture)
+            let user = try await fixture.insertUser()
+            let verifier = PKCE.generateVerifier()
+            let code = try await fixture.insertCode(clientID: app.clientID, userID: user, verifier: verifier)
+            let altered = { (token: String, position: Int) -> String in
+                var characters = Array(token)
+                characters[position] = characters[position] == "A" ? "B" : "A"
+                return String(characters)
+            }
+            for position in [0, 1, code.count / 2, code.count - 2] {
+                let (status, json) = try await app.redeem(
+                    client, fixture, code: altered(code, position), verifier: verifier)
+                #expect(status == 400 && json["error"] as? String == "invalid_grant", "position \(position)")
+            }
+            let forger = AuthorizationCodeSealer(
+                hasher: try KeyedHasher(configuration: KeyMaterial.generateConfigurationValue()))
+            let forged = try #require(
+                forger.seal(
+                    AuthorizationCodeContents(
+                        userID: user, scope: "openid profile", challenge: PKCE.s256Challenge(for: verifier),
+                        challengeMethod: "S256", nonce: nil, dpopJKT: nil, authTime: Date(),
+                        expiresAt: Date() + 60),
+                    tenant: fixture.tenant, clientID: app.clientID, redirectURI: "com.example.app:/cb"))
+            #expect(
+                try await app.redeem(client, fixture, code: forged, verifier: verifier).1["error"] as? String
+                    == "invalid_grant")
+            let (status, json) = try await app.redeem(client, fixture, code: code, verifier: verifier)
+            #expect(status == 200, "\(json)")
+            let refreshToken = try #require(json["refresh_token"] as? String)
+            for position in [0, refreshToken.count / 2, refreshToken.count - 2] {
+                let (status, json) = try await app.refresh(client, fixture, token: altered(refreshToken, position))
+                #expect(status == 400 && json["error"] as? String == "invalid_grant", "position \(position)")
+            }
+            // Neither rotated nor revoked the family.
+            #expect(try await app.refresh(client, fixture, token: refreshToken).0 == 200)
+        }
+    }
+
     @Test func codeBindingRules() async throws {
         try await TokenServiceHarness.run { client, fixture in
             let app = try await Self.publicApp(fixture)

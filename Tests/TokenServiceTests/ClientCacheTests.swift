@@ -286,7 +286,7 @@ struct DirectGrant {
         rotation.scopes = ["openid"]
         rotation.grantType = .refreshToken
         rotation.refresh = RefreshPlan(
-            familyID: family.0, generation: 1, expiresAt: family.2, boundJKT: nil, token: SecretTokens.generate())
+            familyID: family.0, generation: 1, expiresAt: family.2, boundJKT: nil, successorOf: refreshToken)
         return try await issuer.rotateRefreshToken(
             rotation, rotating: hash, tenant: tenant, endpoints: endpoints, signer: signer, database: database)
     }

@@ -9,11 +9,11 @@ import Testing
 
 @testable import TokenService
 
-/// The usual code redemption and refresh (DPoP-bound public client, its client record cached) read the code's
-/// or token's state in one statement and use it up in another; a client_credentials grant is one statement.
+/// The usual code redemption and refresh (DPoP-bound public client, its client record cached) are one statement
+/// each: the code or token carries its state, sealed. A client_credentials grant is one statement.
 /// The client record and the tenant's signing key come from caches that PostgreSQL's notifications keep current.
 @Suite struct GrantStatementsTests {
-    @Test func aCodeRedemptionAndARefreshAreTwoStatementsEachAndClientCredentialsOne() async throws {
+    @Test func aCodeRedemptionARefreshAndAClientCredentialsGrantAreOneStatementEach() async throws {
         try await TestDatabase.withScratchDatabase { owner in
             try await TestDatabase.migrate(owner)
             var appConfiguration = try TestEnvironment.appDatabase()
@@ -36,35 +36,63 @@ import Testing
                     var (native, token) = try await RefreshTokenGrantTests.signedIn(http, fixture)
                     let user = try await fixture.insertUser(username: "counted")
                     let codes = 5
-                    var prepared: [(code: String, verifier: String)] = []
-                    for _ in 0..<codes {
-                        let verifier = PKCE.generateVerifier()
-                        prepared.append(
-                            (
-                                try await fixture.insertCode(
-                                    clientID: native.clientID, userID: user, verifier: verifier),
-                                verifier
-                            ))
+                    // Sealed codes, as the authorization endpoint issues them: one statement each. Codes of random
+                    // bits (issued before codes were sealed): the row is read first, two.
+                    for (sealed, perCode) in [(true, 1), (false, 2)] {
+                        var prepared: [(code: String, verifier: String)] = []
+                        for _ in 0..<codes {
+                            let verifier = PKCE.generateVerifier()
+                            prepared.append(
+                                (
+                                    try await fixture.insertCode(
+                                        clientID: native.clientID, userID: user, verifier: verifier, sealed: sealed),
+                                    verifier
+                                ))
+                        }
+                        let beforeCodes = try await TestDatabase.statementsRun(by: appRole, in: owner.database)
+                        for (code, verifier) in prepared {
+                            let (status, json) = try await native.redeem(http, fixture, code: code, verifier: verifier)
+                            #expect(status == 200, "\(json)")
+                        }
+                        let codeStatements =
+                            try await TestDatabase.statementsRun(by: appRole, in: owner.database) - beforeCodes
+                        // The pool's keep-alive may add one.
+                        #expect(
+                            codeStatements <= Int64(perCode * codes) + 1,
+                            "\(codes) redemptions of sealed: \(sealed) codes ran \(codeStatements) statements")
                     }
-                    let beforeCodes = try await TestDatabase.statementsRun(by: appRole, in: owner.database)
-                    for (code, verifier) in prepared {
-                        let (status, json) = try await native.redeem(http, fixture, code: code, verifier: verifier)
-                        #expect(status == 200, "\(json)")
-                    }
-                    let codeStatements =
-                        try await TestDatabase.statementsRun(by: appRole, in: owner.database) - beforeCodes
-                    // Two each; the pool's keep-alive may add one.
-                    #expect(
-                        codeStatements <= Int64(2 * codes) + 1, "\(codes) redemptions ran \(codeStatements) statements")
                     // The first refresh also caches the client record.
                     token = try await Self.refreshed(native, token, http, fixture)
                     let refreshes = 5
                     let before = try await TestDatabase.statementsRun(by: appRole, in: owner.database)
                     for _ in 0..<refreshes { token = try await Self.refreshed(native, token, http, fixture) }
                     let statements = try await TestDatabase.statementsRun(by: appRole, in: owner.database) - before
-                    // Two each; the pool's keep-alive may add one.
+                    // Sealed tokens, as every grant issues them: one each; the pool's keep-alive may add one.
                     #expect(
-                        statements <= Int64(2 * refreshes) + 1, "\(refreshes) refreshes ran \(statements) statements")
+                        statements <= Int64(refreshes) + 1, "\(refreshes) refreshes ran \(statements) statements")
+                    // A token of random bits (issued before refresh tokens were sealed): its row is read first, and
+                    // its successor is sealed.
+                    let unsealed = SecretTokens.generate()
+                    try await fixture.database.withTenantTransaction(fixture.tenant) { connection in
+                        try await connection.query(
+                            """
+                            INSERT INTO refresh_tokens (tenant_id, token_hash, family_id, generation, client_id, user_id,
+                                                        scope, dpop_jkt, expires_at)
+                            VALUES (\(fixture.tenant), \(settings.secretHasher.hash(unsealed)), \(UUID()), 0,
+                                    \(native.clientID), \(user), 'openid', \(native.dpop.jkt), now() + interval '1 hour')
+                            """, logger: fixture.database.logger)
+                    }
+                    let beforeUnsealed = try await TestDatabase.statementsRun(by: appRole, in: owner.database)
+                    let successor = try await Self.refreshed(native, unsealed, http, fixture)
+                    let unsealedStatements =
+                        try await TestDatabase.statementsRun(by: appRole, in: owner.database) - beforeUnsealed
+                    #expect(
+                        unsealedStatements <= 3, "a refresh of an unsealed token ran \(unsealedStatements) statements")
+                    let beforeSuccessor = try await TestDatabase.statementsRun(by: appRole, in: owner.database)
+                    token = try await Self.refreshed(native, successor, http, fixture)
+                    let successorStatements =
+                        try await TestDatabase.statementsRun(by: appRole, in: owner.database) - beforeSuccessor
+                    #expect(successorStatements <= 2, "its successor's refresh ran \(successorStatements) statements")
                     // A redeemed code and a rotated refresh token change no indexed column: their updates add no
                     // index entries.
                     for table in ["authorization_codes", "refresh_tokens"] {

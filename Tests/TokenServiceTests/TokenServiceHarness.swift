@@ -250,11 +250,21 @@ struct TokenServiceHarness: Sendable {
     func insertCode(
         clientID: String, userID: UUID, redirectURI: String = "com.example.app:/cb", scope: String = "openid profile",
         verifier: String? = PKCE.generateVerifier(), method: String = "S256", nonce: String? = nil,
-        dpopJKT: String? = nil, expiresIn: Int = 60
+        dpopJKT: String? = nil, expiresIn: Int = 60, sealed: Bool = true
     ) async throws -> String {
-        let code = SecretTokens.generate()
         let challenge = verifier.map { method == "S256" ? PKCE.s256Challenge(for: $0) : $0 }
-        let expires = Date().addingTimeInterval(TimeInterval(expiresIn))
+        let expires = Date.wholeSeconds(fromNow: expiresIn)
+        // As the authorization endpoint issues them; `sealed: false` makes a code of random bits, whose
+        // redemption reads the row.
+        let contents = AuthorizationCodeContents(
+            userID: userID, scope: scope, challenge: challenge, challengeMethod: challenge == nil ? nil : method,
+            nonce: nonce, dpopJKT: dpopJKT, authTime: Date(), expiresAt: expires)
+        let code =
+            sealed
+            ? try #require(
+                AuthorizationCodeSealer(hasher: settings.secretHasher).seal(
+                    contents, tenant: tenant, clientID: clientID, redirectURI: redirectURI))
+            : SecretTokens.generate()
         try await database.withTenantTransaction(tenant) { connection in
             try await connection.query(
                 """

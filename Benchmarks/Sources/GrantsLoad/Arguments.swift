@@ -7,7 +7,7 @@ struct Arguments: Sendable {
     var workers = 8
     var seconds = 10.0
     var codes = 25_000
-    var proofsPerWorker = 2_000
+    var proofsPerWorker = 5_000
     /// `Benchmarks/wrk-phase.lua`, the wrk script that sends the prepared requests.
     var wrkScript = "Benchmarks/wrk-phase.lua"
     var wrkThreads = 2
