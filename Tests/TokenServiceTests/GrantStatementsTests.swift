@@ -37,7 +37,7 @@ import Testing
                     let user = try await fixture.insertUser(username: "counted")
                     let codes = 5
                     // Sealed codes, as the authorization endpoint issues them: one statement each. Codes of random
-                    // bits (issued before codes were sealed): the row is read first, two.
+                    // bits (as earlier versions issued): the row is read first, two.
                     for (sealed, perCode) in [(true, 1), (false, 2)] {
                         var prepared: [(code: String, verifier: String)] = []
                         for _ in 0..<codes {
@@ -70,7 +70,7 @@ import Testing
                     // Sealed tokens, as every grant issues them: one each; the pool's keep-alive may add one.
                     #expect(
                         statements <= Int64(refreshes) + 1, "\(refreshes) refreshes ran \(statements) statements")
-                    // A token of random bits (issued before refresh tokens were sealed): its row is read first, and
+                    // A token of random bits (as earlier versions issued): its row is read first, and
                     // its successor is sealed.
                     let unsealed = SecretTokens.generate()
                     try await fixture.database.withTenantTransaction(fixture.tenant) { connection in
