@@ -64,10 +64,6 @@ struct RefreshTokenSealer: Sendable {
     }
 
     private func associatedData(tenant: String, clientID: String) -> [UInt8]? {
-        var fields = SealedFields()
-        for value in ["refresh_token", tenant, clientID] {
-            guard fields.append(value) else { return nil }
-        }
-        return fields.bytes
+        SealedFields(strings: ["refresh_token", tenant, clientID])?.bytes
     }
 }

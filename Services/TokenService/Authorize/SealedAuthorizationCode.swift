@@ -59,11 +59,7 @@ struct AuthorizationCodeSealer: Sendable {
     }
 
     private func associatedData(tenant: String, clientID: String, redirectURI: String) -> [UInt8]? {
-        var fields = SealedFields()
-        for value in ["authorization_code", tenant, clientID, redirectURI] {
-            guard fields.append(value) else { return nil }
-        }
-        return fields.bytes
+        SealedFields(strings: ["authorization_code", tenant, clientID, redirectURI])?.bytes
     }
 }
 

@@ -89,6 +89,13 @@ public struct SealedFields: Sendable {
 
     public init() {}
 
+    /// The strings in order, as associated data; nil when one is 65,535 bytes or longer.
+    public init?(strings: [String]) {
+        for string in strings {
+            guard append(string) else { return nil }
+        }
+    }
+
     public mutating func append(_ value: UInt8) { bytes.append(value) }
 
     public mutating func append(_ value: Int64) {
