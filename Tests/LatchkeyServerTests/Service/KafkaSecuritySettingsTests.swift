@@ -27,13 +27,15 @@ import Testing
         }
     }
 
-    /// A readable file in a fresh temporary folder.
+    let folder: TemporaryFolder
+
+    init() throws {
+        folder = try TemporaryFolder(prefix: "kafka")
+    }
+
+    /// A readable file in the suite's temporary folder.
     func file(_ contents: String = "-----BEGIN CERTIFICATE-----\n") throws -> String {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("kafka-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        let url = folder.appendingPathComponent("file.pem")
-        try Data(contents.utf8).write(to: url)
-        return url.path
+        try folder.file(contents)
     }
 
     @Test func plaintextByDefault() throws {

@@ -14,13 +14,15 @@ import Testing
         SettingsReader(ConfigReader(providers: [EnvironmentVariablesProvider(environmentVariables: environment)]))
     }
 
-    /// A file in a fresh temporary folder holding `contents`.
+    let folder: TemporaryFolder
+
+    init() throws {
+        folder = try TemporaryFolder(prefix: "secret")
+    }
+
+    /// A file in the suite's temporary folder holding `contents`.
     func file(_ contents: String) throws -> String {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("secret-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        let url = folder.appendingPathComponent("value")
-        try Data(contents.utf8).write(to: url)
-        return url.path
+        try folder.file(contents)
     }
 
     func configurationError(_ body: () throws -> Void) -> String? {
@@ -56,10 +58,8 @@ import Testing
         }
         #expect(
             missing?.contains("DATABASE_URL_FILE names a file that cannot be read (/nonexistent/latchkey/url)") == true)
-        let folder = try file("x")
         let directory = configurationError {
-            _ = try reader(["DATABASE_URL_FILE": URL(fileURLWithPath: folder).deletingLastPathComponent().path])
-                .secretText("database.url")
+            _ = try reader(["DATABASE_URL_FILE": folder.url.path]).secretText("database.url")
         }
         #expect(directory?.contains("DATABASE_URL_FILE names a file that cannot be read") == true)
         let empty = configurationError {
