@@ -20,6 +20,12 @@ command -v openssl >/dev/null || die "openssl is required"
 NICE=()
 if [ "$(id -u)" = 0 ] && [ "${BENCH_NICE:--10}" != 0 ]; then NICE=(nice -n "${BENCH_NICE:--10}"); fi
 
+# The open-loop phases, which measure latency, run the load generator and the sidecar under SCHED_FIFO at
+# this priority (BENCH_RT_PRIORITY=0 turns it off): a process of the machine outside the benchmark wakes about
+# once a second and holds a CPU for several milliseconds, which a niced process does not preempt.
+RT_PRIORITY=0
+if [ "$(id -u)" = 0 ]; then RT_PRIORITY="${BENCH_RT_PRIORITY:-10}"; fi
+
 bench_build dpop-verifier latchkey SidecarLoad
 SIDECAR_PORT="$(free_port)"
 UPSTREAM_PORT="$(free_port)"
@@ -121,7 +127,7 @@ REPORT="$ROOT/Benchmarks/results/dpop-verifier${BENCH_HALTPOLL_NS:+-haltpoll}.md
 "${NICE[@]}" taskset -c 1 "$BIN/SidecarLoad" load --sidecar-port "$SIDECAR_PORT" --upstream-port "$UPSTREAM_PORT" --sidecar-pid "$SIDECAR_PID" \
     --openssl-verify "$OPENSSL_VERIFY" --swift-verify "$SWIFT_VERIFY" --library-checks "$LIBRARY_CHECKS" \
     --connections "${BENCH_CONNECTIONS:-32}" --seconds "${BENCH_SECONDS:-10}" --proofs "${BENCH_PROOFS:-300000}" \
-    --phases "${BENCH_PHASES:-all}" --timeline "${BENCH_TIMELINE:-}" --machine "$MACHINE" --report "$REPORT" || { tail -20 "$WORK/sidecar.log"; die "load generator failed"; }
+    --realtime-priority "$RT_PRIORITY" --phases "${BENCH_PHASES:-all}" --timeline "${BENCH_TIMELINE:-}" --machine "$MACHINE" --report "$REPORT" || { tail -20 "$WORK/sidecar.log"; die "load generator failed"; }
 [ -z "$REPORT" ] || printf 'Load average when the load ended: %s.\n' "$(cut -d' ' -f1-3 /proc/loadavg)" >>"$REPORT"
 if [ -n "${PERF_STAT_PID:-}" ]; then kill -INT "$PERF_STAT_PID"; wait "$PERF_STAT_PID" 2>/dev/null || true; fi
 [ -z "$REPORT" ] || log "report written to $REPORT"

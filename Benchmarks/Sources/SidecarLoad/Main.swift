@@ -119,19 +119,26 @@ struct LoadBenchmark {
             port: upstreamPort, connections: connections, seconds: seconds, mode: .closed
         ) { fixed }
         let half = peak.rate / 2
-        log("half of peak (\(Int(half)) req/s) through the sidecar")
+        let realTime = RealTimeWindow(
+            priority: Int32(try options.int("realtime-priority", 0)),
+            pids: [getpid()] + (sidecarPID > 0 ? [Int32(sidecarPID)] : []))
+        let underRealTime = realTime.enter()
+        log("half of peak (\(Int(half)) req/s) through the sidecar\(underRealTime ? ", SCHED_FIFO" : "")")
         let stealBefore = Self.stealMilliseconds()
+        let halfCPUBefore = Meter.cpuSeconds(Int32(sidecarPID))
         let halfSidecar = try await LoadGenerator.run(
             port: sidecarPort, connections: connections, seconds: seconds,
             mode: .open(perSecond: half), next: pool.next)
+        let halfCPU = Meter.cpuSeconds(Int32(sidecarPID)) - halfCPUBefore
         let stealDuringHalf = zip(Self.stealMilliseconds(), stealBefore).map { $0 - $1 }
-        let timeline = options.string("timeline", "")
-        if !timeline.isEmpty { try LoadGenerator.writeTimeline(halfSidecar, to: timeline) }
         log("same rate to the upstream alone")
         let halfDirect = try await LoadGenerator.run(
             port: upstreamPort, connections: connections, seconds: seconds,
             mode: .open(perSecond: half)
         ) { fixed }
+        realTime.leave()
+        let timeline = options.string("timeline", "")
+        if !timeline.isEmpty { try LoadGenerator.writeTimeline(halfSidecar, to: timeline) }
 
         // Fill the replay cache past its bound (its entries outlive the run: iat window), then measure memory.
         var metrics = try await SimpleHTTP.get(port: sidecarPort + 1000, path: "/metrics").body
@@ -157,6 +164,7 @@ struct LoadBenchmark {
             replayEntries: SimpleHTTP.metric(metrics, "latchkey_dpop_replay_cache_entries") ?? -1,
             replayEvictions: SimpleHTTP.metric(metrics, "latchkey_dpop_replay_cache_evictions_total") ?? -1,
             rssKiB: memory.rss, peakRssKiB: memory.peak, stealDuringHalf: stealDuringHalf,
+            sidecarCPUDuringHalf: halfCPU, peakCPU: peakCPU, openLoopRealTime: underRealTime,
             machine: options.string("machine", ""))
         let markdown = report.markdown()
         print(markdown)

@@ -19,6 +19,11 @@ struct Report {
     let peakRssKiB: Int
     /// Steal time per CPU during the half-of-peak phase through the sidecar, ms.
     let stealDuringHalf: [Double]
+    /// CPU seconds the sidecar spent in the half-of-peak phase through it, and in the peak phase.
+    let sidecarCPUDuringHalf: Double
+    let peakCPU: Double
+    /// Whether the open-loop phases ran the load generator and the sidecar under `SCHED_FIFO`.
+    let openLoopRealTime: Bool
     let machine: String
 
     func markdown() -> String {
@@ -30,6 +35,9 @@ struct Report {
         let perVerified = peak.rate > 0 ? 1e6 / peak.rate : .nan
         let perProxied = proxyOnly.rate > 0 ? 1e6 / proxyOnly.rate : .nan
         let perOpenSSLVerify = opensslVerify > 0 ? 1e6 / opensslVerify : .nan
+        let halfRequests = halfSidecar.rate * seconds
+        let perHalfRequest = halfRequests > 0 ? sidecarCPUDuringHalf * 1e6 / halfRequests : .nan
+        let perPeakRequest = peak.rate > 0 ? peakCPU * 1e6 / (peak.rate * seconds) : .nan
         func failures(_ result: PhaseResult) -> String {
             result.failures.isEmpty
                 ? "0"
@@ -45,6 +53,7 @@ struct Report {
             \(machine)
 
             Sidecar pinned to CPU 0 (`taskset -c 0`); load generator, upstream and issuer pinned to CPU 1.
+            \(openLoopRealTime ? "In the two open-loop phases the load generator and the sidecar run under `SCHED_FIFO`, so that no other process of the shared machine takes their CPU while they are runnable; the closed-loop phases run them at the niceness above." : "Every phase runs the load generator and the sidecar at the niceness above (no real-time policy).")
             \(connections) keep-alive connections, \(format(seconds, 0)) s per phase, a fresh ES256 DPoP proof for every
             request (\(proofsUsed) pre-generated proofs used), one access token (verified once, then served from the
             token cache as designed).
@@ -74,6 +83,8 @@ struct Report {
             - Hypervisor steal time during that phase (10 s): \(stealDuringHalf.enumerated().map { "CPU \($0.offset) \(format($0.element, 0)) ms" }.joined(separator: ", ")).
               Steal comes in bursts of milliseconds; a stalled vCPU delays every request in flight on it, so it sets
               a floor under p99 that no change to the sidecar can lower.
+            - The sidecar's CPU in that phase: \(format(100 * sidecarCPUDuringHalf / seconds, 0)) % of CPU 0, \(format(perHalfRequest, 0)) µs per request
+              (at peak: \(format(perPeakRequest, 0)) µs; at half the rate, fewer requests share each wake-up of the event loop).
             - Where a verified request's \(format(perVerified, 0)) µs of CPU 0 go: \(format(perProxied, 0)) µs of proxying (receive, parse,
               forward, relay the answer: the public-path phase) and \(format(perVerified - perProxied, 0)) µs of verification
               (token cache, proof checks, replay cache, identity headers); one `openssl speed` verify is \(format(perOpenSSLVerify, 0)) µs.
