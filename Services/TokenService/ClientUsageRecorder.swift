@@ -50,7 +50,7 @@ final class ClientUsageRecorder: Service, Sendable {
                 database.logger.warning(
                     "recording client use failed; retried at the next flush",
                     metadata: ["tenant": "\(tenant)", "error": "\(error.logDescription)"])
-                _ = pending.withLock { $0[tenant, default: []].formUnion(clients) }
+                pending.withLock { $0[tenant, default: []].formUnion(clients) }
             }
         }
     }

@@ -100,7 +100,7 @@ import Testing
             // One event, for the change that happened, naming the user and carrying no password.
             let events = try await fixture.outboxPayloads(type: .userPasswordChanged)
             #expect(events.count == 1)
-            let event = try TestJSON.object(Data((events.first ?? "").utf8))
+            let event = TestJSON.object(Data((events.first ?? "").utf8))
             let data = event["data"] as? [String: Any]
             #expect((data?["user_id"] as? String)?.lowercased() == alice.uuidString.lowercased())
             #expect(data?["method"] as? String == "user")

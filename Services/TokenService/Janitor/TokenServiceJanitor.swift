@@ -64,7 +64,7 @@ struct TokenServiceJanitor: Service {
                         SELECT ctid FROM \(task.table) WHERE \(task.condition) LIMIT $1))
                     RETURNING 1
                     """)
-            try query.binds.append(Int64(batchSize), context: .default)
+            query.binds.append(Int64(batchSize), context: .default)
             let rows = try await systemDatabase.client.query(query, logger: logger)
             var count = 0
             for try await _ in rows.decode(Int.self) { count += 1 }

@@ -7,13 +7,20 @@ import Tracing
 /// Tenant-scoped work goes through ``withTenantTransaction(_:_:)``: it sets `app.tenant_id`
 /// for that transaction only, so Row-Level Security confines every statement to that tenant.
 public struct Database: Sendable {
-    public let client: PostgresClient
+    public let pools: EventLoopPools
     public let logger: Logger
 
-    public init(client: PostgresClient, logger: Logger) {
-        self.client = client
+    public init(pools: EventLoopPools, logger: Logger) {
+        self.pools = pools
         self.logger = logger
     }
+
+    public init(client: PostgresClient, logger: Logger) {
+        self.init(pools: EventLoopPools(client), logger: logger)
+    }
+
+    /// The pool to lease from: the one on the caller's event loop (``EventLoopPools``).
+    public var client: PostgresClient { pools.current }
 
     /// Runs `body` in a transaction scoped to `tenant` (`SET LOCAL app.tenant_id`).
     @discardableResult

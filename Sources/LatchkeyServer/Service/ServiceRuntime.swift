@@ -26,9 +26,9 @@ public struct ServiceRuntime: Sendable {
         self.settings = settings
         self.logger = logger
         if let configuration = settings.database {
-            let client = configuration.makeClient(logger: logger)
+            let pools = EventLoopPools(configuration: configuration, logger: logger)
             self.primary = PrimaryDatabase(
-                client: client, database: Database(client: client, logger: logger),
+                client: pools.clients[0], database: Database(pools: pools, logger: logger),
                 migrator: try Migrator(logger: logger))
         } else {
             self.primary = nil
@@ -62,6 +62,7 @@ public struct ServiceRuntime: Sendable {
 
     /// A service's own database: its pool, its queries and the check of its schema.
     public struct PrimaryDatabase: Sendable {
+        /// The first of the database's pools (schema checks, `LISTEN`).
         public let client: PostgresClient
         public let database: Database
         public let migrator: Migrator
@@ -107,8 +108,9 @@ public struct ServiceRuntime: Sendable {
     /// any query; each check comes after its pool, so it stops first).
     public var services: [any Service] {
         var pools: [(PostgresClient, String, DatabaseConfiguration)] = []
-        if let primary, let configuration = settings.database {
-            pools.append((primary.client, "app", configuration))
+        if let primary {
+            let app = primary.database.pools
+            pools += zip(app.clients, app.shares).map { ($0, "app", $1) }
         }
         if let systemPostgres, let configuration = settings.systemDatabase {
             pools.append((systemPostgres, "system", configuration))
