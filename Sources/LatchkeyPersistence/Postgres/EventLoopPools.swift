@@ -9,39 +9,57 @@ import PostgresNIO
 /// A request runs on the event loop of its HTTP connection. A statement sent over a PostgreSQL connection
 /// of another loop crosses threads twice (the write handed to that loop, the answer handed back), and each
 /// crossing wakes a sleeping thread, which on a virtual machine is an exit to the hypervisor. Leasing from
-/// the pool of the caller's own loop keeps a request's statements on its thread. Callers on no event loop
-/// (background jobs on Swift's pool) lease from the first pool.
+/// the pool of the caller's own loop keeps a request's statements on its thread.
+///
+/// Every pool keeps at least ``minimumShare`` connections, so that a loop's concurrent requests (and a
+/// connection held for `LISTEN`) do not wait on one another: with fewer connections in all than two
+/// pools need, there is one pool over every loop, and with more loops than pools the other loops share
+/// the pools in turn. Callers on no event loop (background jobs on Swift's pool) lease from the first.
 public struct EventLoopPools: Sendable {
-    /// One client per loop (or the one client given).
+    /// The fewest connections a pool of one loop gets.
+    public static let minimumShare = 4
+
+    /// One client per pool.
     public let clients: [PostgresClient]
     /// Each client's share of the connections, when these pools were built from a configuration.
     public let shares: [DatabaseConfiguration]
-    /// The loop each member's connections live on, by identity; empty for a single pool.
-    private let loops: [ObjectIdentifier]
+    /// The pool of each loop, by the loop's identity; empty for a single pool.
+    private let poolOfLoop: [ObjectIdentifier: Int]
 
-    /// One pool per loop of `group`, as many as `configuration` allows connections (a pool opens at least one).
+    /// As many pools as `configuration` has connections for (one per loop of `group` at most).
     public init(
         configuration: DatabaseConfiguration, group: MultiThreadedEventLoopGroup = .singleton, logger: Logger
     ) {
-        let loops = Array(group.makeIterator().prefix(max(1, configuration.maximumConnections)))
-        shares = loops.indices.map { configuration.share($0, of: loops.count) }
+        let loops = Array(group.makeIterator())
+        let count = min(loops.count, max(1, configuration.maximumConnections / Self.minimumShare))
+        guard count > 1 else {
+            shares = [configuration]
+            clients = [
+                PostgresClient(
+                    configuration: configuration.clientConfiguration, eventLoopGroup: group, backgroundLogger: logger)
+            ]
+            poolOfLoop = [:]
+            return
+        }
+        let shares = (0..<count).map { configuration.share($0, of: count) }
+        self.shares = shares
         clients = zip(loops, shares).map { loop, share in
             PostgresClient(configuration: share.clientConfiguration, eventLoopGroup: loop, backgroundLogger: logger)
         }
-        self.loops = loops.count > 1 ? loops.map { ObjectIdentifier($0) } : []
+        poolOfLoop = Dictionary(uniqueKeysWithValues: loops.enumerated().map { (ObjectIdentifier($1), $0 % count) })
     }
 
     /// One pool on any loop (commands, tests, the cross-tenant pool).
     public init(_ client: PostgresClient) {
         clients = [client]
         shares = []
-        loops = []
+        poolOfLoop = [:]
     }
 
-    /// The pool whose connections live on the caller's event loop, else the first.
+    /// The pool of the caller's event loop, else the first.
     public var current: PostgresClient {
-        if !loops.isEmpty, let loop = MultiThreadedEventLoopGroup.currentEventLoop,
-            let index = loops.firstIndex(of: ObjectIdentifier(loop))
+        if !poolOfLoop.isEmpty, let loop = MultiThreadedEventLoopGroup.currentEventLoop,
+            let index = poolOfLoop[ObjectIdentifier(loop)]
         {
             return clients[index]
         }

@@ -23,12 +23,25 @@ import Testing
         #expect((0..<2).map { configuration.share($0, of: 2).minimumConnections } == [0, 0])
     }
 
-    @Test func aPoolOfOneConnectionStaysOnePool() throws {
-        let group = MultiThreadedEventLoopGroup(numberOfThreads: 2)
-        defer { try? group.syncShutdownGracefully() }
-        let configuration = try DatabaseConfiguration(url: "postgres://u:p@db:5432/d?pool_max=1")
-        let pools = EventLoopPools(configuration: configuration, group: group, logger: TestEnvironment.logger)
-        #expect(pools.clients.count == 1 && pools.shares.map(\.maximumConnections) == [1])
+    @Test func everyPoolKeepsEnoughConnectionsAndEveryLoopHasOne() async throws {
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 3)
+        let loops = Array(group.makeIterator())
+        for (url, expected) in [
+            ("pool_max=7", [7]), ("pool_max=8", [4, 4]), ("pool_max=10", [5, 5]), ("pool_max=13", [5, 4, 4]),
+        ] {
+            let configuration = try DatabaseConfiguration(url: "postgres://u:p@db:5432/d?\(url)")
+            let pools = EventLoopPools(configuration: configuration, group: group, logger: TestEnvironment.logger)
+            #expect(pools.shares.map(\.maximumConnections) == expected, "\(url)")
+            #expect(pools.clients.count == expected.count)
+            // Every loop leases from a pool; with fewer pools than loops, they take turns.
+            var chosen: [Int] = []
+            for loop in loops {
+                let client = try await loop.submit { pools.current }.get()
+                chosen.append(pools.clients.firstIndex { $0 === client } ?? -1)
+            }
+            #expect(chosen == loops.indices.map { $0 % expected.count }, "\(url)")
+        }
+        try await group.shutdownGracefully()
     }
 
     @Test func aCallerOnAnEventLoopLeasesAConnectionOfThatLoop() async throws {
@@ -45,10 +58,11 @@ import Testing
     private func leaseOnEachLoop(of group: MultiThreadedEventLoopGroup) async throws {
         try await TestDatabase.prepare()
         var configuration = try TestEnvironment.appDatabase()
-        configuration.maximumConnections = 4
+        configuration.maximumConnections = 8
+        configuration.minimumConnections = 1
         configuration.keepAliveInterval = nil
         let pools = EventLoopPools(configuration: configuration, group: group, logger: TestEnvironment.logger)
-        #expect(pools.clients.count == 2 && pools.shares.map(\.maximumConnections) == [2, 2])
+        #expect(pools.clients.count == 2 && pools.shares.map(\.maximumConnections) == [4, 4])
         let database = Database(pools: pools, logger: TestEnvironment.logger)
         let loops = Array(group.makeIterator())
         try await withRunningPool(pools.clients[0]) {
