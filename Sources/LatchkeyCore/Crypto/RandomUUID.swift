@@ -1,15 +1,15 @@
-import Crypto
 import Foundation
 
-/// Random (version 4, RFC 9562) UUIDs drawn from BoringSSL's generator.
+/// Random (version 4, RFC 9562) UUIDs drawn from ``RandomPool``.
 ///
 /// Foundation's `UUID()` opens, reads and closes the kernel's random device for every id, three system
-/// calls, and a grant or a registration makes several ids (request id, token id, event id, client id).
-/// BoringSSL's generator is seeded by the kernel and draws without a system call per id.
+/// calls, and a grant or a registration makes several ids (request id, token id, event id, client id); the
+/// pool asks the kernel once for hundreds of them.
 public enum RandomUUID {
     /// A fresh random UUID.
     public static func make() -> UUID {
-        var uuid = SymmetricKey(size: .bits128).withUnsafeBytes { $0.loadUnaligned(as: uuid_t.self) }
+        var uuid: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+        withUnsafeMutableBytes(of: &uuid) { RandomPool.fill($0) }
         uuid.6 = (uuid.6 & 0x0F) | 0x40  // version 4
         uuid.8 = (uuid.8 & 0x3F) | 0x80  // RFC 9562 variant
         return UUID(uuid: uuid)

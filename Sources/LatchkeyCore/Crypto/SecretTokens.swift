@@ -1,12 +1,14 @@
 import Crypto
 import Foundation
 
-/// Cryptographically secure random bytes from BoringSSL's CSPRNG (seeded by the OS).
+/// Cryptographically secure random bytes from the kernel's generator (``RandomPool``).
 public enum SecureRandom {
     public static func bytes(count: Int) -> [UInt8] {
         guard count > 0 else { return [] }
-        // SymmetricKey(size:) draws from RAND_bytes in one call, unlike per-byte generator calls.
-        return SymmetricKey(size: SymmetricKeySize(bitCount: count * 8)).withUnsafeBytes { Array($0) }
+        return [UInt8](unsafeUninitializedCapacity: count) { buffer, initialized in
+            RandomPool.fill(UnsafeMutableRawBufferPointer(buffer))
+            initialized = count
+        }
     }
 }
 
