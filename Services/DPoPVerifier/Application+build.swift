@@ -51,12 +51,10 @@ func buildApplication(
         services: [httpClient, listener, gauges])
 }
 
-/// The services' router without Hummingbird's per-request `MetricsMiddleware`: it wraps every response
-/// body in a closure, which turns Hummingbird's single write of head + body + end into three socket writes
-/// on the hot path, and the sidecar counts its requests itself (`latchkey_dpop_requests_total`,
-/// `latchkey_dpop_verification_duration_seconds`). Nothing of the sidecar's own is served here but check
-/// mode's `/check`: health, metrics and the OpenAPI document are on the management port, so every path of
-/// the API behind the proxy stays reachable. Proxy mode streams bodies of any size to the upstream, so the
+/// The services' router without the per-request HTTP metrics: the sidecar counts its requests itself
+/// (`latchkey_dpop_requests_total`, `latchkey_dpop_verification_duration_seconds`). Nothing of the sidecar's own
+/// is served here but check mode's `/check`: health, metrics and the OpenAPI document are on the management
+/// port, so every path of the API behind the proxy stays reachable. Proxy mode streams bodies of any size to the upstream, so the
 /// 64 KiB body limit applies in check mode only.
 func makeSidecarRouter(runtime: ServiceRuntime, mode: SidecarSettings.Mode) -> Router<LatchkeyRequestContext> {
     runtime.makeRouter(limitBodies: mode == .check, requestMetrics: false, servesOpenAPIDocument: false)

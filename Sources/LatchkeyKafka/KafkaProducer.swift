@@ -49,83 +49,92 @@ public final class KafkaProducer: Service, Sendable {
     /// librdkafka without duplicating the record. Cancelling the calling task does not
     /// withdraw a record that was already handed over; the call still waits for its fate.
     public func send(_ message: KafkaOutgoingMessage) async throws -> KafkaDeliveryReport {
-        try await send(message, whenEnqueued: {})
+        try await send(batch: [message])[0].get()
     }
 
     /// Publishes records in order and waits for every delivery report; one result per record.
     ///
     /// Each record is handed to librdkafka only after the previous one, so records of one key keep
     /// their order on the partition, while all deliveries are awaited together (one round trip, not N).
+    /// The calling task enqueues them itself and is resumed once, when the last report arrives: no task
+    /// per record, so a batch costs the cooperative pool one wake-up however many records it holds.
     /// `whenEnqueued` runs once every record has been handed to librdkafka (or refused), before the
     /// deliveries are awaited.
     public func send(
         batch messages: [KafkaOutgoingMessage], whenEnqueued: @Sendable () -> Void = {}
     ) async -> [Result<KafkaDeliveryReport, any Error>] {
-        // Each child stores its own outcome; the group's children return nothing. (Returning
-        // `(index, result)` tuples through the group crashed in release builds under load.)
-        let results = BatchResults(count: messages.count)
-        await withTaskGroup(of: Void.self) { group in
-            for (index, message) in messages.enumerated() {
-                await withCheckedContinuation { (enqueued: CheckedContinuation<Void, Never>) in
-                    group.addTask {
-                        do {
-                            results.set(
-                                index, .success(try await self.send(message, whenEnqueued: { enqueued.resume() })))
-                        } catch {
-                            results.set(index, .failure(error))
-                        }
-                    }
-                }
-            }
-            whenEnqueued()
-            await group.waitForAll()
+        let outcomes = BatchOutcomes(count: messages.count)
+        for (index, message) in messages.enumerated() {
+            await enqueue(message) { outcomes.set(index, $0) }
         }
-        return results.all()
+        whenEnqueued()
+        return await outcomes.all()
     }
 
-    /// The outcomes of one batch, filled in by its sends.
-    private final class BatchResults: Sendable {
-        private let results: Mutex<[Result<KafkaDeliveryReport, any Error>?]>
-
-        init(count: Int) { results = Mutex(Array(repeating: nil, count: count)) }
-
-        func set(_ index: Int, _ result: Result<KafkaDeliveryReport, any Error>) {
-            results.withLock { $0[index] = result }
-        }
-
-        func all() -> [Result<KafkaDeliveryReport, any Error>] {
-            results.withLock { $0.map { $0 ?? .failure(KafkaError.producerShutDown) } }
-        }
-    }
-
-    /// `whenEnqueued` runs exactly once: when librdkafka took the record, or when it was refused for good.
-    private func send(
-        _ message: KafkaOutgoingMessage, whenEnqueued: @escaping @Sendable () -> Void
-    ) async throws -> KafkaDeliveryReport {
+    /// Hands one record to librdkafka, waiting for room while its local queue is full
+    /// (`queue.buffering.max.messages`). `outcome` receives the delivery report, or the error that refused
+    /// the record for good (or the cancellation that ended the wait for room); exactly once.
+    private func enqueue(
+        _ message: KafkaOutgoingMessage, outcome: @escaping @Sendable (Result<KafkaDeliveryReport, any Error>) -> Void
+    ) async {
+        let client = self.client
         while true {
-            do {
-                return try await enqueueAndAwaitDelivery(message, whenEnqueued: whenEnqueued)
-            } catch let error as KafkaError where error.code == .queueFull {
-                // The local queue is bounded (queue.buffering.max.messages); wait for room.
-                try await Task.sleep(for: .milliseconds(20))
-            }
-        }
-    }
-
-    private func enqueueAndAwaitDelivery(
-        _ message: KafkaOutgoingMessage, whenEnqueued: @Sendable () -> Void
-    ) async throws -> KafkaDeliveryReport {
-        try await withCheckedThrowingContinuation { continuation in
-            let client = self.client
-            let failure = deliveries.register(continuation) { id in
+            let refusal = deliveries.register({ outcome($0.mapError { $0 }) }) { id in
                 client.produce(message, messageID: id)
             }
-            if let failure {
-                if failure.code != .queueFull { whenEnqueued() }
-                continuation.resume(throwing: failure)
-            } else {
-                whenEnqueued()
+            guard let refusal else { return }
+            guard refusal.code == .queueFull else { return outcome(.failure(refusal)) }
+            do {
+                try await Task.sleep(for: .milliseconds(20))
+            } catch {
+                return outcome(.failure(error))
             }
+        }
+    }
+
+    /// The outcomes of one batch: the task that sent it waits for the last one.
+    private final class BatchOutcomes: Sendable {
+        typealias Outcome = Result<KafkaDeliveryReport, any Error>
+
+        private struct State {
+            var results: [Outcome?]
+            var missing: Int
+            var waiter: CheckedContinuation<[Outcome], Never>?
+        }
+
+        private let state: Mutex<State>
+
+        init(count: Int) { state = Mutex(State(results: Array(repeating: nil, count: count), missing: count)) }
+
+        func set(_ index: Int, _ result: Outcome) {
+            let finished = state.withLock { state -> (CheckedContinuation<[Outcome], Never>, [Outcome])? in
+                guard state.results[index] == nil else { return nil }
+                state.results[index] = result
+                state.missing -= 1
+                guard state.missing == 0, let waiter = state.waiter else { return nil }
+                state.waiter = nil
+                return (waiter, Self.complete(state.results))
+            }
+            // Resumed outside the lock: the waiting task may run at once.
+            finished.map { $0.0.resume(returning: $0.1) }
+        }
+
+        /// Every outcome, once the last one is in.
+        func all() async -> [Outcome] {
+            await withCheckedContinuation { continuation in
+                let ready = state.withLock { state -> [Outcome]? in
+                    guard state.missing == 0 else {
+                        state.waiter = continuation
+                        return nil
+                    }
+                    return Self.complete(state.results)
+                }
+                ready.map { continuation.resume(returning: $0) }
+            }
+        }
+
+        private static func complete(_ results: [Outcome?]) -> [Outcome] {
+            results.map { $0 ?? .failure(KafkaError.producerShutDown) }
         }
     }
 

@@ -51,4 +51,39 @@ struct KafkaBatchSendTests {
             #expect((try? results[2].get()) != nil)
         }
     }
+
+    @Test("a batch larger than the producer's local queue waits for room and keeps its order")
+    func batchLargerThanLocalQueue() async throws {
+        let logger = KafkaTestSupport.logger("batch-queue")
+        try await KafkaTestSupport.withCluster(brokers: 1, logger: logger) { cluster in
+            let topic = KafkaTestSupport.uniqueName("batch-queue")
+            try cluster.createTopic(topic, partitions: 1)
+            let producer = try KafkaProducer(
+                configuration: KafkaTestSupport.configuration(
+                    cluster, clientID: "batch-queue-producer", properties: ["queue.buffering.max.messages": "5"]),
+                logger: logger)
+            let messages = (0..<60).map { KafkaOutgoingMessage(topic: topic, key: "k", value: "\($0)") }
+            let results = try await KafkaTestSupport.withRunningProducer(producer) { producer in
+                await producer.send(batch: messages)
+            }
+            let offsets = try results.map { try $0.get().offset }
+            #expect(offsets.count == 60)
+            #expect(offsets == offsets.sorted())
+            #expect(Set(offsets).count == 60)
+        }
+    }
+
+    @Test("an empty batch returns at once")
+    func emptyBatch() async throws {
+        let logger = KafkaTestSupport.logger("batch-empty")
+        try await KafkaTestSupport.withCluster(brokers: 1, logger: logger) { cluster in
+            let producer = try KafkaProducer(
+                configuration: KafkaTestSupport.configuration(cluster, clientID: "batch-empty-producer"), logger: logger
+            )
+            let results = try await KafkaTestSupport.withRunningProducer(producer) { producer in
+                await producer.send(batch: [])
+            }
+            #expect(results.isEmpty)
+        }
+    }
 }

@@ -55,7 +55,7 @@ import Testing
                     text,
                     #"latchkey_revocations_total{tenant="\#(tenant)",kind="refresh_token_family",reason="revocation_request"}"#
                 ) == 1)
-            // Hummingbird's request metrics under Prometheus names: counters end in _total, durations in _seconds.
+            // Request metrics under Prometheus names: counters end in _total, durations in _seconds.
             let names = PrometheusText.names(text)
             #expect(names.contains("latchkey_http_requests_total"))
             #expect(names.contains("latchkey_http_request_duration_seconds_bucket"))

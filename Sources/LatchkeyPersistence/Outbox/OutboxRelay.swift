@@ -130,7 +130,8 @@ public final class OutboxRelay: Service, Sendable {
 
     /// Relays until no row is claimable, with up to two batches in flight: the next batch is claimed
     /// and handed to the publisher while the previous one's deliveries are awaited and marked, so a row
-    /// written during a round waits for the next claim rather than for the whole round. A notification
+    /// written during a round waits for the next claim rather than for the whole round. Claims are at least
+    /// `claimInterval` apart unless the last one was full. A notification
     /// that arrives while a batch is in flight starts the next claim at once. Returns how many rows
     /// were claimed and how many of them failed to publish.
     ///
@@ -153,10 +154,20 @@ public final class OutboxRelay: Service, Sendable {
                 }
             }
             var claimFailure: (any Error)?
+            var lastClaim: (at: ContinuousClock.Instant, full: Bool)?
             while true {
+                if let lastClaim, !lastClaim.full {
+                    try? await Task.sleep(until: lastClaim.at + configuration.claimInterval, clock: .continuous)
+                    if Task.isCancelled {
+                        claimFailure = CancellationError()
+                        break
+                    }
+                }
                 let batch: [OutboxMessage]
                 do {
+                    let start = ContinuousClock.now
                     batch = try await claim(excluding: inFlight.values.flatMap { $0 })
+                    lastClaim = (start, batch.count >= configuration.batchSize)
                 } catch {
                     claimFailure = error
                     break

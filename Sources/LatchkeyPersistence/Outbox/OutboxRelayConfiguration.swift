@@ -2,6 +2,12 @@
 public struct OutboxRelayConfiguration: Sendable {
     /// Rows claimed per round trip.
     public var batchSize: Int = 200
+    /// Shortest time between two claims while rows keep arriving. Under steady load a claim made as soon as the
+    /// last one returned finds only the few rows committed meanwhile, and each claim costs a statement and a
+    /// dozen task wake-ups however few rows it carries; spacing them gathers the rows into fewer, larger
+    /// batches. The first claim after an idle spell and the claim after a full batch (a backlog) are not
+    /// delayed, so a lone event is relayed at once and a backlog drains back to back.
+    public var claimInterval: Duration = .milliseconds(20)
     /// Shortest wait before looking again at rows waiting out a retry backoff.
     public var retryPollInterval: Duration = .milliseconds(25)
     /// How long a claim protects rows from other relays; a crashed relay's rows return after this.

@@ -5,9 +5,7 @@ import Prometheus
 public enum LatchkeyMetrics {
     public static let registry: PrometheusCollectorRegistry = {
         let registry = PrometheusCollectorRegistry()
-        var factory = PrometheusMetricsFactory(registry: registry)
-        factory.nameAndLabelSanitizer = MetricNames.sanitize
-        MetricsSystem.bootstrap(factory)
+        MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: registry))
         return registry
     }()
 

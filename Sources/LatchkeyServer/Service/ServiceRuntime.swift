@@ -146,7 +146,7 @@ public struct ServiceRuntime: Sendable {
     }
 
     /// The router of every service: a span per request when tracing is on, request id, access log and JSON
-    /// errors, then, unless turned off, the 64 KiB body limit, Hummingbird's per-request metrics and `GET /openapi.json`. Health, readiness and
+    /// errors, then, unless turned off, the 64 KiB body limit, per-request metrics and `GET /openapi.json`. Health, readiness and
     /// metrics are on the management port (`makeManagementApplication(router:)`).
     public func makeRouter(
         limitBodies: Bool = true, requestMetrics: Bool = true, servesOpenAPIDocument: Bool = true
@@ -162,7 +162,7 @@ public struct ServiceRuntime: Sendable {
         router.add(middleware: AccessLogMiddleware())
         router.add(middleware: ErrorMiddleware())
         if limitBodies { router.add(middleware: BodyLimitMiddleware()) }
-        if requestMetrics { router.add(middleware: MetricsMiddleware()) }
+        if requestMetrics { router.add(middleware: RequestMetricsMiddleware()) }
         if servesOpenAPIDocument { registerOpenAPIDocument(on: router) }
         return router
     }

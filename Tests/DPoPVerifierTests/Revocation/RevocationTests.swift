@@ -38,7 +38,9 @@ import Testing
             let started = ContinuousClock.now
             await group.triggerGracefulShutdown()
             try await tasks.next()
-            #expect(ContinuousClock.now - started < .seconds(4))
+            // The grace is 1 s; without it the shutdown never ends, so the bound can be loose enough for a machine
+            // loaded by the whole suite.
+            #expect(ContinuousClock.now - started < .seconds(15))
         }
     }
 

@@ -80,16 +80,81 @@ import Testing
     /// A tenant, and a relay recording what it publishes whose fallback poll is far longer than a test may
     /// take: only a wake-up (a notification, or the writer's) makes it publish in time.
     private func sleepingRelay(
-        in db: OutboxTestDatabase, wakeup: RelayWakeup = RelayWakeup()
+        in db: OutboxTestDatabase, wakeup: RelayWakeup = RelayWakeup(),
+        adjust: (inout OutboxRelayConfiguration) -> Void = { _ in }
     ) async throws -> (tenant: String, publisher: RecordingPublisher, relay: OutboxRelay) {
         let tenant = TestEnvironment.uniqueTenant("wk")
         try await TestDatabase.createTenant(tenant, in: db.app)
         let publisher = RecordingPublisher()
         var configuration = OutboxRelayConfiguration()
         configuration.maintenanceInterval = .seconds(600)
+        adjust(&configuration)
         let relay = OutboxRelay(
             database: db.system, publisher: publisher, configuration: configuration, wakeup: wakeup, logger: logger)
         return (tenant, publisher, relay)
+    }
+
+    @Test func rowsWrittenInASteadyStreamAreClaimedInRoundsAClaimIntervalApart() async throws {
+        try await OutboxTestDatabase.with { db in
+            let interval = Duration.seconds(2)
+            let (tenant, publisher, relay) = try await sleepingRelay(in: db) { $0.claimInterval = interval }
+            try await withRunning([{ try await relay.run() }]) {
+                try await eventually("the relay listens", within: .seconds(30)) {
+                    try await db.listeners(on: OutboxRelay.notificationChannel) > 0
+                }
+                // Each event its own transaction, each announced by its own notification.
+                let started = ContinuousClock.now
+                var written: [UUID] = []
+                for _ in 0..<30 {
+                    written += try await db.writeEvents(
+                        1, tenant: tenant, keys: 1, writer: OutboxWriter(), topicSuffix: "test-events"
+                    ).map(\.0)
+                }
+                let writing = ContinuousClock.now - started
+                try await eventually("every event is published", within: .seconds(30)) {
+                    publisher.published.isSuperset(of: written)
+                }
+                // The first claim at once, then one claim per interval while rows keep coming, and the last one.
+                let rounds = Int(writing / interval) + 3
+                #expect(publisher.batches <= rounds, "\(publisher.batches) batches for 30 rows in \(writing)")
+            }
+        }
+    }
+
+    // An interval far longer than a test may take: only the first claim of a round and full claims go without
+    // waiting for it.
+    @Test func aLoneEventIsClaimedAtOnce() async throws {
+        try await OutboxTestDatabase.with { db in
+            let (tenant, publisher, relay) = try await sleepingRelay(in: db) { $0.claimInterval = .seconds(600) }
+            try await withRunning([{ try await relay.run() }]) {
+                try await eventually("the relay listens", within: .seconds(30)) {
+                    try await db.listeners(on: OutboxRelay.notificationChannel) > 0
+                }
+                let written = try await db.writeEvents(
+                    1, tenant: tenant, keys: 1, writer: OutboxWriter(), topicSuffix: "test-events")
+                try await eventually("the event is published", within: .seconds(30)) {
+                    publisher.published.contains(written[0].0)
+                }
+            }
+        }
+    }
+
+    @Test func aBacklogIsClaimedBackToBack() async throws {
+        try await OutboxTestDatabase.with { db in
+            let (tenant, publisher, relay) = try await sleepingRelay(in: db) {
+                $0.claimInterval = .seconds(600)
+                $0.batchSize = 10
+            }
+            let backlog = try await db.writeEvents(
+                45, tenant: tenant, keys: 45, writer: OutboxWriter(), topicSuffix: "test-events"
+            ).map(\.0)
+            try await withRunning([{ try await relay.run() }]) {
+                try await eventually("the backlog is published", within: .seconds(30)) {
+                    publisher.published.isSuperset(of: backlog)
+                }
+                #expect(publisher.batches == 5)
+            }
+        }
     }
 
     @Test func anIdleRelayIssuesAFewStatementsAMinute() async throws {
@@ -117,13 +182,17 @@ private struct CurrentDatabaseUnknown: Error {}
 /// Records what it was asked to publish and reports success.
 private final class RecordingPublisher: OutboxPublisher, Sendable {
     private let ids = Mutex<Set<UUID>>([])
+    private let publishCalls = Mutex(0)
 
     var published: Set<UUID> { ids.withLock { $0 } }
+    /// How many batches it was given.
+    var batches: Int { publishCalls.withLock { $0 } }
 
     func publish(
         _ messages: [OutboxMessage], whenHandedOver: @escaping @Sendable () -> Void
     ) async -> [Result<Void, any Error>] {
         whenHandedOver()
+        publishCalls.withLock { $0 += 1 }
         ids.withLock { ids in for message in messages { ids.insert(message.eventID) } }
         return messages.map { _ in .success(()) }
     }
