@@ -54,8 +54,8 @@ func buildApplication(
 /// The services' router without the per-request HTTP metrics: the sidecar counts its requests itself
 /// (`latchkey_dpop_requests_total`, `latchkey_dpop_verification_duration_seconds`). Nothing of the sidecar's own
 /// is served here but check mode's `/check`: health, metrics and the OpenAPI document are on the management
-/// port, so every path of the API behind the proxy stays reachable. Proxy mode streams bodies of any size to the upstream, so the
-/// 64 KiB body limit applies in check mode only.
+/// port, so every path of the API behind the proxy stays reachable. Proxy mode streams bodies of any size to
+/// the upstream, so the 64 KiB body limit applies in check mode only.
 func makeSidecarRouter(runtime: ServiceRuntime, mode: SidecarSettings.Mode) -> Router<LatchkeyRequestContext> {
     runtime.makeRouter(limitBodies: mode == .check, requestMetrics: false, servesOpenAPIDocument: false)
 }

@@ -14,8 +14,9 @@ import Synchronization
 public struct RequestMetricsMiddleware<Context: RequestContext>: RouterMiddleware {
     private let metrics: RequestMetrics
 
-    /// `factory` is the process's metrics backend unless a test gives its own.
-    public init(factory: any MetricsFactory = MetricsSystem.factory) {
+    /// Without a `factory` (a test gives its own), each metric is made with the process's backend when a request
+    /// first needs it, so a router built before the backend is bootstrapped still reports.
+    public init(factory: (any MetricsFactory)? = nil) {
         metrics = RequestMetrics(factory: factory)
     }
 
@@ -36,13 +37,8 @@ public struct RequestMetricsMiddleware<Context: RequestContext>: RouterMiddlewar
             }
             let body = response.body
             response.body = ResponseBody { writer in
-                do {
-                    try await body.write(writer)
-                } catch {
-                    route.record(since: start, active: active)
-                    throw error
-                }
-                route.record(since: start, active: active)
+                defer { route.record(since: start, active: active) }
+                try await body.write(writer)
             }
             return response
         } catch {
@@ -89,11 +85,11 @@ final class RequestMetrics: Sendable {
         }
     }
 
-    private let factory: any MetricsFactory
+    private let factory: (any MetricsFactory)?
     private let methods = Mutex<[HTTPRequest.Method: Meter]>([:])
     private let routes = Mutex<[RouteKey: Route]>([:])
 
-    init(factory: any MetricsFactory) {
+    init(factory: (any MetricsFactory)?) {
         self.factory = factory
     }
 
@@ -101,7 +97,8 @@ final class RequestMetrics: Sendable {
         methods.withLock { methods in
             if let meter = methods[method] { return meter }
             let meter = Meter(
-                label: "latchkey_http_active_requests", dimensions: [("method", method.rawValue)], factory: factory)
+                label: "latchkey_http_active_requests", dimensions: [("method", method.rawValue)],
+                factory: factory ?? MetricsSystem.factory)
             methods[method] = meter
             return meter
         }
@@ -110,7 +107,7 @@ final class RequestMetrics: Sendable {
     func route(_ key: RouteKey) -> Route {
         routes.withLock { routes in
             if let route = routes[key] { return route }
-            let route = Route(key, factory: factory)
+            let route = Route(key, factory: factory ?? MetricsSystem.factory)
             routes[key] = route
             return route
         }
