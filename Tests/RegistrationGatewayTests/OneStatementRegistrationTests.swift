@@ -75,9 +75,9 @@ import Testing
                 #expect(response.status == .created)
             }
             let statements = try await scratch.calls(of: "") - before
-            // One statement each; the pool's keep-alive may add one.
+            // One statement each.
             #expect(
-                statements <= Int64(registrations) + 1,
+                statements == Int64(registrations),
                 "\(registrations) registrations ran \(statements) statements")
         }
     }

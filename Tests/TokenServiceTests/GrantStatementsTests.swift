@@ -56,7 +56,7 @@ import Testing
                         }
                         let codeStatements =
                             try await TestDatabase.statementsRun(by: appRole, in: owner.database) - beforeCodes
-                        // The pool's keep-alive may add one.
+                        // The batched last-use update may add one.
                         #expect(
                             codeStatements <= Int64(perCode * codes) + 1,
                             "\(codes) redemptions of sealed: \(sealed) codes ran \(codeStatements) statements")
@@ -67,7 +67,7 @@ import Testing
                     let before = try await TestDatabase.statementsRun(by: appRole, in: owner.database)
                     for _ in 0..<refreshes { token = try await Self.refreshed(native, token, http, fixture) }
                     let statements = try await TestDatabase.statementsRun(by: appRole, in: owner.database) - before
-                    // Sealed tokens, as every grant issues them: one each; the pool's keep-alive may add one.
+                    // Sealed tokens, as every grant issues them: one each; the batched last-use update may add one.
                     #expect(
                         statements <= Int64(refreshes) + 1, "\(refreshes) refreshes ran \(statements) statements")
                     // A token of random bits (as earlier versions issued): its row is read first, and
@@ -110,9 +110,9 @@ import Testing
                     for _ in 0..<grants { _ = try await ClientCredentials.token(http, fixture, "svc", secret) }
                     let grantStatements =
                         try await TestDatabase.statementsRun(by: appRole, in: owner.database) - beforeGrants
-                    // One each; the pool's keep-alive and the batched last-use update may add one each.
+                    // One each; the batched last-use update may add one.
                     #expect(
-                        grantStatements <= Int64(grants) + 2, "\(grants) grants ran \(grantStatements) statements")
+                        grantStatements <= Int64(grants) + 1, "\(grants) grants ran \(grantStatements) statements")
                 }
             }
         }
