@@ -61,6 +61,17 @@ struct TokenResponse: Encodable, Sendable {
     }
 }
 
+extension TokenResponse: CompactJSONObject {
+    func writeMembers(to object: inout CompactJSONObjectWriter) {
+        object.member("access_token", accessToken)
+        object.member("expires_in", expiresIn)
+        object.member("id_token", idToken)
+        object.member("refresh_token", refreshToken)
+        object.member("scope", scope)
+        object.member("token_type", tokenType)
+    }
+}
+
 /// Signs access and ID tokens, stores their records and refresh tokens, and writes `TokenIssued` —
 /// all on the caller's open transaction, so the grant's state change and its event commit together.
 struct TokenIssuer: Sendable {

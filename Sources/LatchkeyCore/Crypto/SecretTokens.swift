@@ -30,12 +30,14 @@ public enum SecretTokens {
 /// Secrets stored this way cannot be recovered or brute-forced from a database dump without the
 /// server key, yet lookups stay deterministic (hash the presented secret, look up by hash).
 public struct KeyedHasher: Sendable {
-    private let key: SymmetricKey
+    /// HMAC with the key already absorbed: each hash starts from a copy of it instead of hashing the padded
+    /// key again (every client-secret check on the token endpoint hashes once).
+    private let keyed: HMAC<SHA256>
 
     /// The key must be at least 256 bits.
     public init(key: SymmetricKey) throws(KeyMaterial.Failure) {
         guard key.bitCount >= 256 else { throw .tooShort(minimumBytes: 32) }
-        self.key = key
+        keyed = HMAC(key: key)
     }
 
     /// Builds the hasher from a configuration value (base64 or base64url of ≥ 32 bytes).
@@ -45,7 +47,10 @@ public struct KeyedHasher: Sendable {
 
     /// base64url(HMAC-SHA256(key, UTF-8 secret)).
     public func hash(_ secret: String) -> String {
-        Base64URL.encode(HMAC<SHA256>.authenticationCode(for: Data(secret.utf8), using: key))
+        var mac = keyed
+        var secret = secret
+        secret.withUTF8 { mac.update(data: UnsafeRawBufferPointer($0)) }
+        return Base64URL.encode(mac.finalize())
     }
 
     /// True when `secret` hashes to `storedHash`, compared in constant time.

@@ -148,3 +148,18 @@ extension CloudEvent: Codable {
         return trimmed == "application/json" || trimmed.hasSuffix("+json")
     }
 }
+
+extension CloudEvent: CompactJSONObject where Payload: CompactJSONObject {
+    public func writeMembers(to object: inout CompactJSONObjectWriter) {
+        object.member("data", object: data)
+        object.member("datacontenttype", CloudEvents.dataContentType)
+        object.member("id", id)
+        object.member("source", source)
+        object.member("specversion", CloudEvents.specVersion)
+        object.member("subject", subject)
+        object.member("tenantid", tenantID)
+        object.member("time", RFC3339Timestamp.string(from: time))
+        object.member("traceparent", traceparent)
+        object.member("type", type.rawValue)
+    }
+}

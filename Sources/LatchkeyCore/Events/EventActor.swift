@@ -28,3 +28,10 @@ public struct EventActor: Codable, Sendable, Hashable {
     public static func system(_ name: String) -> EventActor { EventActor(type: .system, id: name) }
     public static func client(_ clientID: String) -> EventActor { EventActor(type: .client, id: clientID) }
 }
+
+extension EventActor: CompactJSONObject {
+    public func writeMembers(to object: inout CompactJSONObjectWriter) {
+        object.member("id", id)
+        object.member("type", type)
+    }
+}

@@ -9,7 +9,8 @@ import Foundation
 /// integers in decimal, floating-point numbers as their `description` without a trailing `.0`, `Data` as
 /// base64, `URL` as its absolute string. What it does not write the same way — nested and super encoders,
 /// `Decimal`, non-finite numbers, a top-level value that writes nothing, mixing container kinds — it does
-/// not write at all: `encode` returns nil and the caller uses `JSONEncoder`.
+/// not write at all: `encode` returns nil and the caller uses `JSONEncoder`. A ``CompactJSONObject`` writes
+/// its members itself.
 public enum CompactJSONEncoder {
     public enum Dates: Sendable {
         /// RFC 3339 strings, as `LatchkeyJSON`'s date strategy writes them.
@@ -21,6 +22,10 @@ public enum CompactJSONEncoder {
     /// The JSON of `value`, or nil when `value` needs something only `JSONEncoder` writes.
     public static func encode<T: Encodable>(_ value: T, dates: Dates) throws -> Data? {
         let writer = CompactJSONWriter(dates: dates)
+        if let object = value as? any CompactJSONObject {
+            CompactJSONObjectWriter.write(object, to: writer)
+            return writer.unsupported ? nil : Data(writer.bytes)
+        }
         let root = writer.level(at: 0, key: nil)
         try root.encodeValue(value)
         guard !writer.unsupported, root.wroteValue else { return nil }

@@ -1,4 +1,5 @@
 import Foundation
+import LatchkeyCore
 
 /// Claims of a Latchkey access token (RFC 9068 JWT profile, `typ: at+jwt`); wrong JSON types fail decoding.
 public struct AccessTokenClaims: Codable, Sendable, Equatable {
@@ -91,5 +92,26 @@ public struct Audience: Codable, Sendable, Equatable {
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.singleValueContainer()
         if values.count == 1 { try container.encode(values[0]) } else { try container.encode(values) }
+    }
+}
+
+extension AccessTokenClaims: CompactJSONObject {
+    public func writeMembers(to object: inout CompactJSONObjectWriter) {
+        if aud.values.count == 1 { object.member("aud", aud.values[0]) } else { object.member("aud", aud.values) }
+        object.member("client_id", clientID)
+        object.member("cnf", object: cnf)
+        object.member("exp", exp)
+        object.member("iat", iat)
+        object.member("iss", iss)
+        object.member("jti", jti)
+        object.member("nbf", nbf)
+        object.member("scope", scope)
+        object.member("sub", sub)
+    }
+}
+
+extension AccessTokenClaims.Confirmation: CompactJSONObject {
+    public func writeMembers(to object: inout CompactJSONObjectWriter) {
+        object.member("jkt", jkt)
     }
 }

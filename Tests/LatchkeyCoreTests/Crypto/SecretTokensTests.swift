@@ -25,6 +25,7 @@ struct SecretTokensTests {
         #expect(hasher.hash(secret) == stored)
         #expect(hasher.matches(secret, storedHash: stored))
         #expect(!hasher.matches(secret + "x", storedHash: stored))
+        #expect(hasher.hash(secret) == stored, "an earlier hash changed the next one")
         #expect(!other.matches(secret, storedHash: stored))
         #expect(!hasher.matches(secret, storedHash: ""))
     }
@@ -35,6 +36,9 @@ struct SecretTokensTests {
         let expected = HMAC<SHA256>.authenticationCode(
             for: Data("Hi There".utf8), using: SymmetricKey(data: Data(repeating: 0x0b, count: 32)))
         #expect(hasher.hash("Hi There") == Base64URL.encode(expected))
+        let empty = HMAC<SHA256>.authenticationCode(
+            for: Data(), using: SymmetricKey(data: Data(repeating: 0x0b, count: 32)))
+        #expect(hasher.hash("") == Base64URL.encode(empty))
     }
 
     @Test func keysComeFromConfiguration() throws {

@@ -1,4 +1,5 @@
 import Foundation
+import LatchkeyTestSupport
 import Testing
 
 @testable import LatchkeyCore
@@ -6,30 +7,11 @@ import Testing
 /// `CompactJSONEncoder` must write exactly the bytes `JSONEncoder` writes with sorted keys and unescaped
 /// slashes (the audit chain hashes event payloads), so every test compares the two byte for byte.
 @Suite struct CompactJSONEncoderTests {
-    static func foundation(_ dates: CompactJSONEncoder.Dates) -> JSONEncoder {
-        switch dates {
-        case .rfc3339:
-            return LatchkeyJSON.makeEncoder()
-        case .deferredToDate:
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-            return encoder
-        }
-    }
-
-    /// The compact encoding of `value`, which must exist and equal Foundation's.
     static func expectSame<T: Encodable>(
         _ value: T, dates: CompactJSONEncoder.Dates = .rfc3339, _ label: String = "",
         sourceLocation: SourceLocation = #_sourceLocation
     ) throws {
-        let expected = try foundation(dates).encode(value)
-        let compact = try CompactJSONEncoder.encode(value, dates: dates)
-        #expect(compact != nil, "\(label): left to JSONEncoder", sourceLocation: sourceLocation)
-        if let compact, compact != expected {
-            Issue.record(
-                "\(label)\ncompact:    \(String(decoding: compact, as: UTF8.self))\nfoundation: \(String(decoding: expected, as: UTF8.self))",
-                sourceLocation: sourceLocation)
-        }
+        try JSONEncoderParity.expectSame(value, dates: dates, label, sourceLocation: sourceLocation)
     }
 
     @Test(arguments: LatchkeyEventType.allCases)
@@ -45,6 +27,34 @@ import Testing
         try Self.expectSame(TenantPolicy(), "default tenant policy")
         try Self.expectSame(JSONValue.object([:]), "empty object")
         try Self.expectSame([JSONValue](), "empty array")
+    }
+
+    /// Types that write their own members (the documents of every grant) write what their `Encodable`
+    /// conformance writes, with either date strategy, whatever their strings hold and whichever optionals
+    /// are set.
+    @Test func objectsThatWriteTheirOwnMembersWriteWhatTheirEncodableWrites() throws {
+        let texts = [
+            "", "plain", "\"quoted\" \\ back/slash", "tab\tnew\nline\u{01}", "é 漢字 😀", "https://a.example/x?y=1",
+        ]
+        for (index, text) in texts.enumerated() {
+            var payload = SampleEvents.fullTokenIssued
+            payload.scope = text
+            payload.jti = text
+            payload.clientID = text
+            payload.jkt = index.isMultiple(of: 2) ? text : nil
+            payload.refreshFamilyID = index.isMultiple(of: 2) ? nil : text
+            payload.audience = [[], [text], [text, "b"], nil][index % 4]
+            payload.userID = index.isMultiple(of: 3) ? nil : UUID()
+            payload.refreshExpiresAt = index.isMultiple(of: 2) ? nil : Date(timeIntervalSince1970: 1.5e9 + 0.25)
+            payload.actor = EventActor(type: .system, id: text)
+            var event = SampleEvents.event(payload, source: text)
+            event.traceparent =
+                index.isMultiple(of: 2) ? "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01" : nil
+            for dates in [CompactJSONEncoder.Dates.rfc3339, .deferredToDate] {
+                try Self.expectSame(event, dates: dates, "TokenIssued event \(index), \(dates)")
+                try Self.expectSame(payload, dates: dates, "TokenIssued \(index), \(dates)")
+            }
+        }
     }
 
     @Test func stringsAreEscapedAsJSONEncoderEscapesThem() throws {

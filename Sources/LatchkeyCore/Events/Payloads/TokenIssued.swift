@@ -83,3 +83,21 @@ public struct TokenIssued: EventPayload, Hashable {
         case actor
     }
 }
+
+extension TokenIssued: CompactJSONObject {
+    public func writeMembers(to object: inout CompactJSONObjectWriter) {
+        object.member("actor", object: actor)
+        object.member("audience", audience)
+        object.member("client_id", clientID)
+        object.member("expires_at", expiresAt)
+        object.member("grant_type", grantType)
+        object.member("jkt", jkt)
+        object.member("jti", jti)
+        object.member("refresh_expires_at", refreshExpiresAt)
+        object.member("refresh_family_id", refreshFamilyID)
+        object.member("scope", scope)
+        object.member("tenant", tenant)
+        object.member("token_types", tokenTypes)
+        object.member("user_id", userID)
+    }
+}
