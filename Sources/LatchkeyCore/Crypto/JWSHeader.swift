@@ -86,3 +86,13 @@ struct EncodedHeader: Encodable {
     let cty: String?
     let jwk: JWK?
 }
+
+extension EncodedHeader: CompactJSONObject {
+    func writeMembers(to object: inout CompactJSONObjectWriter) {
+        object.member("alg", alg)
+        object.member("cty", cty)
+        object.member("jwk", encoding: jwk)
+        object.member("kid", kid)
+        object.member("typ", typ)
+    }
+}

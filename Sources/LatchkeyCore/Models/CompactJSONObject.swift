@@ -118,4 +118,15 @@ public struct CompactJSONObjectWriter {
         guard let value else { return }
         member(key, object: value)
     }
+
+    /// A member whose value writes itself through `Encodable`, as the rest of `CompactJSONEncoder` does; a
+    /// value it leaves to `JSONEncoder` (or that throws) leaves the whole document to it.
+    public mutating func member(_ key: StaticString, encoding value: (some Encodable)?) {
+        guard let value else { return }
+        self.key(key)
+        // A direct writer uses no level: the first one is free for this value and what it contains.
+        let level = writer.level(at: 0, key: nil)
+        do { try level.encodeValue(value) } catch { writer.unsupported = true }
+        if !level.wroteValue { writer.writeLiteral("{}") }
+    }
 }

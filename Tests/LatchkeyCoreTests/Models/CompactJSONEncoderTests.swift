@@ -57,6 +57,19 @@ import Testing
         }
     }
 
+    /// A JWS header writes itself too; an embedded key (a DPoP proof's) goes through `Encodable`.
+    @Test func jwsHeadersAreWrittenAsTheirEncodableWritesThem() throws {
+        let keys = JWSAlgorithm.allCases.map { JOSETestKeys.key(for: $0).publicJWK(kid: "k/1") }
+        for (index, jwk) in ([nil] + keys).enumerated() {
+            let header = EncodedHeader(
+                alg: "ES256", typ: index.isMultiple(of: 2) ? "dpop+jwt" : nil,
+                kid: index.isMultiple(of: 3) ? nil : "kid \"\(index)\"", cty: index == 1 ? "JWT" : nil, jwk: jwk)
+            for dates in [CompactJSONEncoder.Dates.rfc3339, .deferredToDate] {
+                try Self.expectSame(header, dates: dates, "header \(index)")
+            }
+        }
+    }
+
     @Test func stringsAreEscapedAsJSONEncoderEscapesThem() throws {
         let controls = String(decoding: (0..<0x20).map { UInt8($0) }, as: UTF8.self)
         for text in [
