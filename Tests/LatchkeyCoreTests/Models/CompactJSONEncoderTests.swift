@@ -7,26 +7,19 @@ import Testing
 /// `CompactJSONEncoder` must write exactly the bytes `JSONEncoder` writes with sorted keys and unescaped
 /// slashes (the audit chain hashes event payloads), so every test compares the two byte for byte.
 @Suite struct CompactJSONEncoderTests {
-    static func expectSame<T: Encodable>(
-        _ value: T, dates: CompactJSONEncoder.Dates = .rfc3339, _ label: String = "",
-        sourceLocation: SourceLocation = #_sourceLocation
-    ) throws {
-        try JSONEncoderParity.expectSame(value, dates: dates, label, sourceLocation: sourceLocation)
-    }
-
     @Test(arguments: LatchkeyEventType.allCases)
     func everyEventIsWrittenAsJSONEncoderWritesIt(type: LatchkeyEventType) throws {
         for sample in SampleEvents.samples(type) {
-            try Self.expectSame(sample.event, sample.label)
+            try JSONEncoderParity.expectSame(sample.event, sample.label)
         }
     }
 
     @Test func modelsAreWrittenAsJSONEncoderWritesThem() throws {
-        try Self.expectSame(ClientMetadataTests.full, "full client metadata")
-        try Self.expectSame(ClientMetadata(redirectURIs: ["com.acme.app:/cb"]), "minimal client metadata")
-        try Self.expectSame(TenantPolicy(), "default tenant policy")
-        try Self.expectSame(JSONValue.object([:]), "empty object")
-        try Self.expectSame([JSONValue](), "empty array")
+        try JSONEncoderParity.expectSame(ClientMetadataTests.full, "full client metadata")
+        try JSONEncoderParity.expectSame(ClientMetadata(redirectURIs: ["com.acme.app:/cb"]), "minimal client metadata")
+        try JSONEncoderParity.expectSame(TenantPolicy(), "default tenant policy")
+        try JSONEncoderParity.expectSame(JSONValue.object([:]), "empty object")
+        try JSONEncoderParity.expectSame([JSONValue](), "empty array")
     }
 
     /// Types that write their own members (the documents of every grant) write what their `Encodable`
@@ -51,8 +44,8 @@ import Testing
             event.traceparent =
                 index.isMultiple(of: 2) ? "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01" : nil
             for dates in [CompactJSONEncoder.Dates.rfc3339, .deferredToDate] {
-                try Self.expectSame(event, dates: dates, "TokenIssued event \(index), \(dates)")
-                try Self.expectSame(payload, dates: dates, "TokenIssued \(index), \(dates)")
+                try JSONEncoderParity.expectSame(event, dates: dates, "TokenIssued event \(index), \(dates)")
+                try JSONEncoderParity.expectSame(payload, dates: dates, "TokenIssued \(index), \(dates)")
             }
         }
     }
@@ -65,7 +58,7 @@ import Testing
                 alg: "ES256", typ: index.isMultiple(of: 2) ? "dpop+jwt" : nil,
                 kid: index.isMultiple(of: 3) ? nil : "kid \"\(index)\"", cty: index == 1 ? "JWT" : nil, jwk: jwk)
             for dates in [CompactJSONEncoder.Dates.rfc3339, .deferredToDate] {
-                try Self.expectSame(header, dates: dates, "header \(index)")
+                try JSONEncoderParity.expectSame(header, dates: dates, "header \(index)")
             }
         }
     }
@@ -76,20 +69,20 @@ import Testing
             controls, "\"quoted\" \\ back/slash", "\u{7F}\u{80}\u{2028}\u{2029}", "é e\u{301} 漢字 😀 🇸🇪",
             "", "https://acme.example/cb?a=1&b=</script>",
         ] {
-            try Self.expectSame(text, "string \(Array(text.utf8))")
-            try Self.expectSame([text: text], "member named \(Array(text.utf8))")
+            try JSONEncoderParity.expectSame(text, "string \(Array(text.utf8))")
+            try JSONEncoderParity.expectSame([text: text], "member named \(Array(text.utf8))")
         }
     }
 
     @Test func membersAreSortedByTheirKeysUTF8Bytes() throws {
         let keys = ["z", "Z", "a", "aa", "a\u{0}", "", "_", "1", "10", "9", "B", "a\"", "a\\", "~"]
-        try Self.expectSame(Dictionary(uniqueKeysWithValues: keys.map { ($0, $0.count) }))
-        try Self.expectSame(["é": 1], "one non-ASCII key")
+        try JSONEncoderParity.expectSame(Dictionary(uniqueKeysWithValues: keys.map { ($0, $0.count) }))
+        try JSONEncoderParity.expectSame(["é": 1], "one non-ASCII key")
         // Non-ASCII keys among others are JSONEncoder's ("é" and "e\u{301}" are one key to it).
         let unicode = ["é": 1, "z": 2, "😀": 3]
         #expect(try CompactJSONEncoder.encode(unicode, dates: .rfc3339) == nil)
         #expect(try LatchkeyJSON.encode(unicode) == LatchkeyJSON.makeEncoder().encode(unicode))
-        try Self.expectSame([3: "three", 1: "one", 20: "twenty", -4: "minus four"], "integer keys")
+        try JSONEncoderParity.expectSame([3: "three", 1: "one", 20: "twenty", -4: "minus four"], "integer keys")
     }
 
     @Test func numbersAreWrittenAsJSONEncoderWritesThem() throws {
@@ -97,10 +90,10 @@ import Testing
             0, -0.0, 1, -1, 0.1, 0.1 + 0.2, 1e-7, 1e21, 1e22, 123_456_789_012_345_680, 5e-324,
             .greatestFiniteMagnitude, -.greatestFiniteMagnitude, 2.5, 1.0 / 3, 9_007_199_254_740_993,
         ]
-        try Self.expectSame(doubles, "doubles")
-        try Self.expectSame(doubles.map(Float.init).filter(\.isFinite), "floats")
-        try Self.expectSame(doubles.map { JSONValue.number($0) }, "JSONValue numbers")
-        try Self.expectSame(Integers(), "integer extremes")
+        try JSONEncoderParity.expectSame(doubles, "doubles")
+        try JSONEncoderParity.expectSame(doubles.map(Float.init).filter(\.isFinite), "floats")
+        try JSONEncoderParity.expectSame(doubles.map { JSONValue.number($0) }, "JSONValue numbers")
+        try JSONEncoderParity.expectSame(Integers(), "integer extremes")
     }
 
     @Test func datesDataAndURLsAreWrittenAsJSONEncoderWritesThem() throws {
@@ -108,15 +101,15 @@ import Testing
             date: Date(timeIntervalSince1970: 1_741_964_966.535897), data: Data([0, 1, 2, 250, 251, 255]),
             url: URL(string: "https://acme.example/a path?q=1#f")!, optionalDate: nil,
             dates: [Date(timeIntervalSince1970: 0), Date(timeIntervalSinceReferenceDate: -1.5)])
-        try Self.expectSame(special, dates: .rfc3339, "RFC 3339 dates")
-        try Self.expectSame(special, dates: .deferredToDate, "dates deferred to Date")
-        try Self.expectSame(Date(timeIntervalSince1970: 12.25), dates: .rfc3339, "top-level date")
+        try JSONEncoderParity.expectSame(special, dates: .rfc3339, "RFC 3339 dates")
+        try JSONEncoderParity.expectSame(special, dates: .deferredToDate, "dates deferred to Date")
+        try JSONEncoderParity.expectSame(Date(timeIntervalSince1970: 12.25), dates: .rfc3339, "top-level date")
     }
 
     @Test func containerEdgeCasesAreWrittenAsJSONEncoderWritesThem() throws {
-        try Self.expectSame(Edges(), "edge cases")
-        try Self.expectSame(["a": [[Int]](), "b": [[], [1], [2, 3]]], "nested arrays")
-        try Self.expectSame([String: [String: Int]](), "empty dictionary")
+        try JSONEncoderParity.expectSame(Edges(), "edge cases")
+        try JSONEncoderParity.expectSame(["a": [[Int]](), "b": [[], [1], [2, 3]]], "nested arrays")
+        try JSONEncoderParity.expectSame([String: [String: Int]](), "empty dictionary")
     }
 
     @Test func whatOnlyJSONEncoderWritesIsLeftToIt() throws {
@@ -143,7 +136,8 @@ import Testing
         var generator = SeededGenerator(seed: 0x5EED_1A7C)
         for round in 0..<2_000 {
             let document = Self.randomValue(depth: 0, using: &generator)
-            try Self.expectSame(document, dates: round.isMultiple(of: 2) ? .rfc3339 : .deferredToDate, "round \(round)")
+            try JSONEncoderParity.expectSame(
+                document, dates: round.isMultiple(of: 2) ? .rfc3339 : .deferredToDate, "round \(round)")
         }
     }
 
